@@ -1,0 +1,66 @@
+# vinterp — VCODE interpreter. `make` builds bin/vinterp; `make test` runs
+# every test and ends with "N passed, N failed".
+
+CC      ?= gcc
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+WARN    := -Wall -Wextra -Werror
+OPT     ?= -O2
+CFLAGS  ?=
+ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) -I. $(CFLAGS)
+LDLIBS  := -lm
+
+BUILD   ?= build
+BIN     ?= bin
+
+VCODE_SRC   := $(wildcard vcode/*.c)
+RUNTIME_SRC := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
+LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC)
+LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ    := $(BUILD)/runtime/main.o
+
+UNIT_SRC    := $(wildcard tests/unit/*.c)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+
+.PHONY: all test unit golden corpus asan asan-test clean bench
+
+all: $(BIN)/vinterp
+
+$(BIN)/vinterp: $(LIB_OBJ) $(MAIN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
+
+# Every test; the last line is the total "N passed, N failed".
+test: $(BIN)/vinterp $(UNIT_BIN)
+	@sh tests/run_all.sh $(BIN)/vinterp $(BUILD)
+
+unit: $(UNIT_BIN)
+	@for t in $(UNIT_BIN); do $$t || exit 1; done
+
+# The corpus of NESL-generated programs (needs ../shared/corpus).
+corpus: $(BIN)/vinterp
+	python3 ../shared/corpus/run_corpus.py $(BIN)/vinterp --quiet
+
+# Sanitizer build of everything, then the whole test suite with it.
+asan:
+	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
+	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDLIBS="-lm -fsanitize=address,undefined" all
+
+asan-test: asan
+	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
+	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDLIBS="-lm -fsanitize=address,undefined" test
+
+bench: $(BIN)/vinterp
+	sh tests/bench/run_bench.sh $(BIN)/vinterp
+
+clean:
+	rm -rf build build-asan bin

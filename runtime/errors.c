@@ -1,0 +1,61 @@
+/* runtime/errors.c — fatal run-time errors with the VCODE location. */
+#include "runtime/errors.h"
+#include "vcode/optable.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const Program *cur_prog;
+static const Instr *cur_instr;
+static int abort_on_fatal;
+
+void rt_set_where(const Program *p, const Instr *ins)
+{
+    cur_prog = p;
+    cur_instr = ins;
+}
+
+const Instr *rt_current(void) { return cur_instr; }
+
+void rt_set_abort(int on) { abort_on_fatal = on; }
+
+void rt_exit_status(int status)
+{
+    fflush(stderr);
+    if (status != 0 && abort_on_fatal) {
+        fprintf(stderr, "vinterp: dumping core\n");
+        abort();
+    }
+    /* stdout may hold part of a dump; a fatal error must not let it out. */
+    if (status != 0)
+        _Exit(status);
+    exit(status);
+}
+
+void rt_fatal(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (cur_instr && cur_prog)
+        fprintf(stderr, "vinterp: %s:%d: %s: ", cur_prog->filename, cur_instr->line,
+                vc_ops[cur_instr->op].name);
+    else if (cur_prog)
+        fprintf(stderr, "vinterp: %s: ", cur_prog->filename);
+    else
+        fprintf(stderr, "vinterp: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    rt_exit_status(1);
+}
+
+void rt_fatal_raw(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    rt_exit_status(1);
+}

@@ -1,0 +1,384 @@
+/* runtime/interp.c — the interpreter loop: stack instructions, control,
+ * constants, timers, SRAND, and dispatch to the op implementations. */
+#define _POSIX_C_SOURCE 200809L
+#include "runtime/interp.h"
+#include "runtime/argcheck.h"
+#include "runtime/errors.h"
+#include "runtime/ops.h"
+#include "runtime/ops_io.h"
+#include "runtime/print.h"
+#include "runtime/rand.h"
+#include "vcode/optable.h"
+#include "vcode/printer.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void grow(Interp *it, int64_t need)
+{
+    if (need <= it->cap)
+        return;
+    int64_t cap = it->cap ? it->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    Value **s = realloc(it->stk, (size_t)cap * sizeof *s);
+    if (!s)
+        rt_fatal("out of host memory for the value stack (%lld entries)", (long long)need);
+    it->stk = s;
+    it->cap = cap;
+}
+
+void vs_push(Interp *it, Value *v)
+{
+    if (it->sp == it->cap)
+        grow(it, it->sp + 1);
+    it->stk[it->sp++] = v;
+}
+
+void vs_need(Interp *it, int64_t k)
+{
+    if (it->sp < k)
+        rt_fatal("stack underflow: needs %lld value%s, the stack holds %lld", (long long)k,
+                 k == 1 ? "" : "s", (long long)it->sp);
+}
+
+static ValType vt_of(VcType t)
+{
+    switch (t) {
+    case TY_BOOL: return VT_BOOL;
+    case TY_FLOAT: return VT_FLOAT;
+    case TY_SEGDES: return VT_SEGDES;
+    default: return VT_INT;
+    }
+}
+
+void interp_init(Interp *it, const Program *p, const InterpOptions *opt)
+{
+    memset(it, 0, sizeof *it);
+    it->prog = p;
+    it->opt = *opt;
+    rt_set_where(p, NULL);
+    it->consts = calloc((size_t)(p->nconsts ? p->nconsts : 1), sizeof *it->consts);
+    if (!it->consts)
+        rt_fatal("out of host memory");
+    /* Vector, string and SEGDES constants are built once, in file order. */
+    for (int i = 0; i < p->nconsts; i++) {
+        const VcConst *c = &p->consts[i];
+        Value *v;
+        if (c->type == TY_SEGDES) {
+            v = seg_new(c->len);
+            if (c->len)
+                memcpy(v->data, c->ints, (size_t)c->len * 4);
+            seg_finish(v);
+        } else {
+            v = val_new(vt_of(c->type), c->len);
+            if (c->len)
+                memcpy(v->data, c->type == TY_FLOAT ? (void *)c->floats : (void *)c->ints,
+                       (size_t)c->len * val_esize(vt_of(c->type)));
+        }
+        it->consts[i] = v;
+    }
+    grow(it, 256);
+    io_init();
+}
+
+void interp_free(Interp *it)
+{
+    for (int64_t i = 0; i < it->sp; i++)
+        val_release(it->stk[i]);
+    free(it->stk);
+    for (int i = 0; i < it->prog->nconsts; i++)
+        if (it->consts[i])
+            val_release(it->consts[i]);
+    free(it->consts);
+    io_shutdown();
+    memset(it, 0, sizeof *it);
+}
+
+/* COPY/POP/CPOP operand check. */
+static void stack_operands(Interp *it, const Instr *ins)
+{
+    int i = ins->a, j = ins->b;
+    const char *name = vc_ops[ins->op].name;
+    if (it->opt.check) {
+        if (ins->op == OP_POP && (i < 0 || j < 0))
+            rt_fatal_raw("vinterp: line %d: negative argument: POP %d %d", ins->line, i, j);
+        if ((int64_t)i + j > it->sp)
+            rt_fatal_raw("vinterp: line %d: can't do a %s %d %d; only %lld items on the stack.",
+                         ins->line, name, i, j, (long long)it->sp);
+    }
+    if (i < 0 || j < 0)
+        rt_fatal("negative operand in %s %d %d", name, i, j);
+    if ((int64_t)i + j > it->sp)
+        rt_fatal("stack underflow: %s %d %d needs %lld entries, the stack holds %lld", name, i, j,
+                 (long long)i + j, (long long)it->sp);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void trace_before(Interp *it, int pc)
+{
+    const Instr *ins = &it->prog->code[pc];
+    if (it->opt.trace_stack || it->opt.trace_values) {
+        for (int64_t i = 0; i < it->sp; i++)
+            print_shape(stderr, it->stk[i]);
+        if (it->opt.trace_values) {
+            fputc('\t', stderr);
+            for (int64_t i = 0; i < it->sp; i++)
+                print_value(stderr, it->stk[i]);
+            if (it->sp == 0)
+                fputc('\n', stderr);
+        } else {
+            fputc('\n', stderr);
+        }
+    }
+    if (it->opt.trace_command)
+        vc_print_instr(stderr, it->prog, pc, ins->line);
+}
+
+static void trace_runtime(const char *what, int64_t count, int64_t pc)
+{
+    fprintf(stderr, "%s: \t stack_count = %lld, %s = %lld\n", what, (long long)count,
+            what[1] == 'u' ? "saved_pc" : "new_pc", (long long)pc);
+}
+
+int interp_run(Interp *it)
+{
+    const Program *p = it->prog;
+    const Instr *code = p->code;
+    int64_t rcap = 1024, rsp = 0;
+    int32_t *rstack = malloc((size_t)rcap * sizeof *rstack);
+    if (!rstack)
+        rt_fatal("out of host memory");
+    int pc = p->funcs[p->entry].start;
+    int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values;
+    int64_t steps = 0, max_steps = it->opt.max_steps;
+    double timer_start = 0.0;
+    rstack[rsp++] = -1;
+    if (it->opt.trace_runtime)
+        trace_runtime("push", rsp, -1);
+    for (;;) {
+        const Instr *ins = &code[pc];
+        rt_set_where(p, ins);
+        if (tracing)
+            trace_before(it, pc);
+        if (max_steps && ++steps > max_steps)
+            rt_fatal("instruction limit (--max-steps=%lld) reached", (long long)max_steps);
+        switch (ins->op) {
+        case OP_COPY: {
+            stack_operands(it, ins);
+            int64_t i = ins->a, base = it->sp - ins->b - i;
+            if (it->sp + i > it->cap)
+                grow(it, it->sp + i);
+            for (int64_t k = 0; k < i; k++)
+                it->stk[it->sp++] = val_ref(it->stk[base + k]);
+            pc++;
+            break;
+        }
+        case OP_POP: {
+            stack_operands(it, ins);
+            int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
+            for (int64_t k = 0; k < i; k++)
+                val_release(it->stk[base + k]);
+            memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
+            it->sp -= i;
+            pc++;
+            break;
+        }
+        case OP_CPOP: {
+            stack_operands(it, ins);
+            int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
+            if (i > 0 && j > 0) {
+                Value *tmp[64];
+                Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
+                if (!t)
+                    rt_fatal("out of host memory");
+                memcpy(t, it->stk + base, (size_t)i * sizeof *t);
+                memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
+                memcpy(it->stk + it->sp - i, t, (size_t)i * sizeof *t);
+                if (t != tmp)
+                    free(t);
+            }
+            pc++;
+            break;
+        }
+        case OP_PAIR: {
+            vs_need(it, 2);
+            Value *b = vs_pop(it), *a = vs_pop(it);
+            vs_push(it, val_pair(a, b));
+            pc++;
+            break;
+        }
+        case OP_UNPAIR: {
+            vs_need(it, 1);
+            Value *v = vs_at(it, 0);
+            if (v->type != VT_PAIR) {
+                if (it->opt.check)
+                    rt_fatal_raw("vinterp: line %d: attempting to UNPAIR an non-pair (%s)", ins->line,
+                                 val_type_name((ValType)v->type));
+                rt_fatal("attempting to UNPAIR a non-pair (%s)", val_type_name((ValType)v->type));
+            }
+            it->sp--;
+            Value *a = val_ref(v->fst), *b = val_ref(v->snd);
+            val_release(v);
+            vs_push(it, a);
+            vs_push(it, b);
+            pc++;
+            break;
+        }
+        case OP_CALL:
+            if (rsp == rcap) {
+                if (it->opt.max_depth && rsp >= it->opt.max_depth)
+                    rt_fatal("call depth limit (%lld) exceeded: runaway recursion?",
+                             (long long)it->opt.max_depth);
+                int64_t ncap = rcap * 2;
+                if (it->opt.max_depth && ncap > it->opt.max_depth + 1)
+                    ncap = it->opt.max_depth + 1;
+                int32_t *r = realloc(rstack, (size_t)ncap * sizeof *r);
+                if (!r)
+                    rt_fatal("out of host memory for the call stack");
+                rstack = r;
+                rcap = ncap;
+            }
+            rstack[rsp++] = pc + 1;
+            if (it->opt.trace_runtime)
+                trace_runtime("push", rsp, pc + 1);
+            pc = p->funcs[ins->target].start;
+            break;
+        case OP_RET:
+            pc = rstack[--rsp];
+            if (it->opt.trace_runtime)
+                trace_runtime("pop", rsp, pc);
+            if (pc < 0) {
+                free(rstack);
+                rt_set_where(p, NULL);
+                return 0;
+            }
+            break;
+        case OP_IF: {
+            if (it->opt.check) {
+                if (it->sp < 1 || it->stk[it->sp - 1]->type != VT_BOOL || it->stk[it->sp - 1]->len != 1)
+                    rt_fatal_raw("vinterp: line %d: IF: top of stack not bool scalar.", ins->line);
+            }
+            vs_need(it, 1);
+            Value *c = vs_pop(it);
+            if ((c->type != VT_BOOL && c->type != VT_INT) || c->len < 1)
+                rt_fatal("the condition must be a non-empty Bool vector, not %lld(%s)", (long long)c->len,
+                         val_type_name((ValType)c->type));
+            int t = VI(c)[0] != 0;
+            val_release(c);
+            pc = t ? pc + 1 : ins->target;
+            break;
+        }
+        case OP_ELSE:
+            pc = ins->target;
+            break;
+        case OP_ENDIF:
+            pc++;
+            break;
+        case OP_EXIT:
+            fflush(stdout);
+            fflush(stderr);
+            exit(0);
+        case OP_CONST: {
+            Value *v;
+            if (ins->ckind == CK_VECTOR) {
+                v = val_ref(it->consts[ins->cidx]);
+            } else {
+                v = val_new(vt_of(ins->type), 1);
+                if (ins->type == TY_FLOAT)
+                    VF(v)[0] = ins->fval;
+                else
+                    VI(v)[0] = ins->ival;
+            }
+            vs_push(it, v);
+            pc++;
+            break;
+        }
+        case OP_START_TIMER:
+            timer_start = now_seconds();
+            pc++;
+            break;
+        case OP_STOP_TIMER: {
+            Value *v = val_new(VT_FLOAT, 1);
+            VF(v)[0] = now_seconds() - timer_start;
+            vs_push(it, v);
+            pc++;
+            break;
+        }
+        case OP_SRAND: {
+            argcheck(it, ins);
+            Value *s = vs_pop(it);
+            if (s->len < 1)
+                rt_fatal("the seed is an empty vector");
+            uint32_t seed = (uint32_t)VI(s)[0];
+            val_release(s);
+            rnd_seed(rnd_global(), seed);
+            Value *r = val_new(VT_BOOL, 1);
+            VI(r)[0] = 1;
+            vs_push(it, r);
+            pc++;
+            break;
+        }
+        case OP_READ: case OP_WRITE: case OP_FOPEN: case OP_FCLOSE:
+        case OP_FREAD: case OP_FREAD_CHAR: case OP_FWRITE: case OP_SPAWN:
+            io_exec(it, ins);
+            pc++;
+            break;
+        case OP_FUSED:
+            rt_fatal("FUSED %d: fused-operation libraries (-l) are not supported", ins->a);
+        default:
+            argcheck(it, ins);
+            switch (ins->op) {
+            case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
+            case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
+            case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
+                op_binary(it, ins);
+                break;
+            case OP_SELECT:
+                op_select(it, ins);
+                break;
+            case OP_RAND:
+                op_rand(it, ins);
+                break;
+            case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
+            case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
+                op_scan(it, ins);
+                break;
+            case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
+            case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
+                op_reduce(it, ins);
+                break;
+            case OP_PERMUTE: op_permute(it, ins); break;
+            case OP_DPERMUTE: op_dpermute(it, ins); break;
+            case OP_FPERMUTE: op_fpermute(it, ins); break;
+            case OP_BPERMUTE: op_bpermute(it, ins); break;
+            case OP_BFPERMUTE: op_bfpermute(it, ins); break;
+            case OP_DFPERMUTE: op_dfpermute(it, ins); break;
+            case OP_EXTRACT: op_extract(it, ins); break;
+            case OP_REPLACE: op_replace(it, ins); break;
+            case OP_DIST: op_dist(it, ins); break;
+            case OP_INDEX: op_index(it, ins); break;
+            case OP_RANK_UP: case OP_RANK_DOWN: op_rank(it, ins); break;
+            case OP_PACK:
+                grow(it, it->sp + 1);
+                op_pack(it, ins);
+                break;
+            case OP_LENGTH: op_length(it, ins); break;
+            case OP_MAKE_SEGDES: op_make_segdes(it, ins); break;
+            case OP_LENGTHS: op_lengths(it, ins); break;
+            default:
+                op_unary(it, ins);
+                break;
+            }
+            pc++;
+            break;
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/* runtime/interp.h — the value stack and the interpreter loop. */
+#ifndef RUNTIME_INTERP_H
+#define RUNTIME_INTERP_H
+
+#include <stdio.h>
+#include "vcode/program.h"
+#include "runtime/value.h"
+
+typedef struct {
+    int check;          /* -c: classic argument checking */
+    int time;           /* -t */
+    int trace_command;  /* -d command */
+    int trace_stack;    /* -d stack */
+    int trace_values;   /* -d values */
+    int trace_runtime;  /* -d runtime */
+    int trace_heap;     /* -d heap */
+    int no_spawn;       /* --no-spawn */
+    int64_t max_steps;  /* 0 = unlimited */
+    int64_t max_depth;  /* call depth limit */
+} InterpOptions;
+
+typedef struct Interp {
+    const Program *prog;
+    InterpOptions opt;
+    Value **stk;        /* value stack, bottom at index 0 */
+    int64_t sp;         /* number of entries */
+    int64_t cap;
+    Value **consts;     /* one Value per Program.consts entry */
+} Interp;
+
+/* Stack access for op implementations. The interpreter has already checked
+ * that the stack holds the op's arguments. */
+static inline Value *vs_at(Interp *it, int64_t depth) { return it->stk[it->sp - 1 - depth]; }
+static inline Value *vs_pop(Interp *it) { return it->stk[--it->sp]; }
+void vs_push(Interp *it, Value *v);        /* takes the reference */
+/* Fatal unless the stack holds at least K entries. */
+void vs_need(Interp *it, int64_t k);
+
+void interp_init(Interp *it, const Program *p, const InterpOptions *opt);
+/* Runs the entry function. Returns 0 on normal end (stack left for the
+ * caller to print); EXIT ends the process directly with status 0. */
+int interp_run(Interp *it);
+void interp_free(Interp *it);
+
+#endif

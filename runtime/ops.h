@@ -1,0 +1,54 @@
+/* runtime/ops.h — the reference implementation of the vector instructions.
+ *
+ * Each function executes one instruction on the interpreter's stack: the
+ * interpreter has already run the argument checks of runtime/argcheck.h
+ * (stack depth, types, length rules), so an op reads its arguments with
+ * vs_at, validates what only it can (indices, divisors), builds its result,
+ * and replaces the arguments with it (ops_finish). */
+#ifndef RUNTIME_OPS_H
+#define RUNTIME_OPS_H
+
+#include "runtime/interp.h"
+
+/* Pop K arguments (releasing them) and push RES (whose reference the
+ * caller owns). RES may be one of the arguments reused in place. */
+void ops_finish(Interp *it, int k, Value *res);
+/* An argument of type T and length LEN that can take the result in place,
+ * or NULL. Candidate arguments are the depths listed, -1 terminated. */
+Value *ops_reusable(Interp *it, ValType t, int64_t len, const int *depths);
+
+/* ops_elementwise.c */
+void op_binary(Interp *it, const Instr *ins);     /* + - * / % < <= > >= = != LSHIFT RSHIFT AND OR XOR */
+void op_unary(Interp *it, const Instr *ins);      /* NOT, FLOOR … TANH, I_TO_F, I_TO_B, B_TO_I */
+void op_select(Interp *it, const Instr *ins);
+void op_rand(Interp *it, const Instr *ins);
+/* ops_scan.c */
+void op_scan(Interp *it, const Instr *ins);
+void op_reduce(Interp *it, const Instr *ins);
+/* ops_permute.c */
+void op_permute(Interp *it, const Instr *ins);
+void op_dpermute(Interp *it, const Instr *ins);
+void op_fpermute(Interp *it, const Instr *ins);
+void op_bpermute(Interp *it, const Instr *ins);
+void op_bfpermute(Interp *it, const Instr *ins);
+void op_dfpermute(Interp *it, const Instr *ins);
+/* ops_vector.c */
+void op_extract(Interp *it, const Instr *ins);
+void op_replace(Interp *it, const Instr *ins);
+void op_dist(Interp *it, const Instr *ins);
+void op_index(Interp *it, const Instr *ins);
+void op_pack(Interp *it, const Instr *ins);
+void op_length(Interp *it, const Instr *ins);
+void op_make_segdes(Interp *it, const Instr *ins);
+void op_lengths(Interp *it, const Instr *ins);
+/* ops_rank.c */
+void op_rank(Interp *it, const Instr *ins);
+
+/* The float MAX/MIN identity: 1.0e36 as a float, widened (VCODE.md §4.2). */
+#define VC_FLOAT_BIG ((double)1.0e36f)
+
+/* Segment descriptor that an op is about to use on data of length LEN:
+ * fatal unless every non-empty segment lies inside the data. */
+void ops_check_segments(Value *sd);
+
+#endif

@@ -1,0 +1,237 @@
+/* runtime/ops_permute.c — the six permutes (VCODE.md §4.4).
+ *
+ * Indices are relative to their segment and are checked: an index outside
+ * its segment is a fatal error (the classic wrote outside the vector).
+ * Scatters write in increasing source position, so the later source
+ * element wins a collision. Positions a scatter leaves unwritten are 0. */
+#include "runtime/ops.h"
+#include "runtime/errors.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static void bad_index(int64_t i, int64_t idx, int64_t len)
+{
+    rt_fatal("index %lld at position %lld is outside its segment of length %lld",
+             (long long)idx, (long long)i, (long long)len);
+}
+
+
+/* Pairs segment k of the source with segment k of the destination; a
+ * non-empty segment without a partner is an error. */
+static void need_partner(Value *have, int64_t k, const char *what)
+{
+    (void)have;
+    rt_fatal("segment %lld of the %s descriptor has no matching segment", (long long)k, what);
+}
+
+/* Scatter DATA through IDX (source-shaped, FLAGS optional) into OUT, which
+ * is shaped by DSD. */
+#define SCATTER(T)                                                            \
+    do {                                                                      \
+        const T *x = (const T *)data->data;                                   \
+        T *o = (T *)out->data;                                                \
+        const int32_t *ix = VI(idx);                                          \
+        const int32_t *fl = flags ? VI(flags) : NULL;                         \
+        for (int64_t k = 0; k < sm; k++) {                                    \
+            int64_t sl = SL[k], s0 = so[k];                                   \
+            if (sl <= 0)                                                      \
+                continue;                                                     \
+            if (k >= dm)                                                      \
+                need_partner(dsd, k, "destination");                          \
+            int64_t dl = DL[k] > 0 ? DL[k] : 0, d0 = dof[k];                  \
+            for (int64_t i = s0; i < s0 + sl; i++) {                          \
+                if (fl && !fl[i])                                             \
+                    continue;                                                 \
+                int64_t j = ix[i];                                            \
+                if (j < 0 || j >= dl)                                         \
+                    bad_index(i, j, dl);                                      \
+                o[d0 + j] = x[i];                                             \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd, Value *out)
+{
+    ops_check_segments(ssd);
+    ops_check_segments(dsd);
+    int64_t sm = ssd->len, dm = dsd->len;
+    const int32_t *SL = VI(ssd), *DL = VI(dsd);
+    const int64_t *so = seg_offsets(ssd), *dof = seg_offsets(dsd);
+    if (sm == 1 && dm == 1 && !flags) {
+        /* The common unsegmented case, without the segment loop. */
+        int64_t n = SL[0] > 0 ? SL[0] : 0, dl = DL[0] > 0 ? DL[0] : 0;
+        const int32_t *ix = VI(idx);
+        for (int64_t i = 0; i < n; i++)
+            if ((uint64_t)(int64_t)ix[i] >= (uint64_t)dl)
+                bad_index(i, ix[i], dl);
+        if (data->type == VT_FLOAT) {
+            const double *x = VF(data);
+            double *o = VF(out);
+            for (int64_t i = 0; i < n; i++)
+                o[ix[i]] = x[i];
+        } else {
+            const int32_t *x = VI(data);
+            int32_t *o = VI(out);
+            for (int64_t i = 0; i < n; i++)
+                o[ix[i]] = x[i];
+        }
+        return;
+    }
+    if (data->type == VT_FLOAT)
+        SCATTER(double);
+    else
+        SCATTER(int32_t);
+}
+
+/* Gather into OUT (shaped by DSD) from DATA (shaped by SSD) through IDX
+ * (destination-shaped); FLAGS (destination-shaped) optional, else zero. */
+#define GATHER(T)                                                             \
+    do {                                                                      \
+        const T *x = (const T *)data->data;                                   \
+        T *o = (T *)out->data;                                                \
+        const int32_t *ix = VI(idx);                                          \
+        const int32_t *fl = flags ? VI(flags) : NULL;                         \
+        for (int64_t k = 0; k < dm; k++) {                                    \
+            int64_t dl = DL[k], d0 = dof[k];                                  \
+            if (dl <= 0)                                                      \
+                continue;                                                     \
+            int64_t sl = 0, s0 = 0;                                           \
+            if (k < sm) {                                                     \
+                sl = SL[k] > 0 ? SL[k] : 0;                                   \
+                s0 = so[k];                                                   \
+            }                                                                 \
+            for (int64_t i = d0; i < d0 + dl; i++) {                          \
+                if (fl && !fl[i]) {                                           \
+                    o[i] = 0;                                                 \
+                    continue;                                                 \
+                }                                                             \
+                int64_t j = ix[i];                                            \
+                if (j < 0 || j >= sl) {                                       \
+                    if (k >= sm)                                              \
+                        need_partner(ssd, k, "source");                       \
+                    bad_index(i, j, sl);                                      \
+                }                                                             \
+                o[i] = x[s0 + j];                                             \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd, Value *out)
+{
+    ops_check_segments(ssd);
+    ops_check_segments(dsd);
+    int64_t sm = ssd->len, dm = dsd->len;
+    const int32_t *SL = VI(ssd), *DL = VI(dsd);
+    const int64_t *so = seg_offsets(ssd), *dof = seg_offsets(dsd);
+    if (sm == 1 && dm == 1 && !flags) {
+        int64_t n = DL[0] > 0 ? DL[0] : 0, sl = SL[0] > 0 ? SL[0] : 0;
+        const int32_t *ix = VI(idx);
+        for (int64_t i = 0; i < n; i++)
+            if ((uint64_t)(int64_t)ix[i] >= (uint64_t)sl)
+                bad_index(i, ix[i], sl);
+        if (data->type == VT_FLOAT) {
+            const double *x = VF(data);
+            double *o = VF(out);
+            for (int64_t i = 0; i < n; i++)
+                o[i] = x[ix[i]];
+        } else {
+            const int32_t *x = VI(data);
+            int32_t *o = VI(out);
+            for (int64_t i = 0; i < n; i++)
+                o[i] = x[ix[i]];
+        }
+        return;
+    }
+    if (data->type == VT_FLOAT)
+        GATHER(double);
+    else
+        GATHER(int32_t);
+}
+
+/* A result that starts as a copy of DFLT (at DEPTH), reused in place when
+ * only the stack holds it. */
+static Value *copy_of_default(Interp *it, Value *dflt, int depth)
+{
+    int cand[2] = { depth, -1 };
+    Value *r = ops_reusable(it, (ValType)dflt->type, dflt->len, cand);
+    if (r)
+        return val_ref(r);
+    r = val_new((ValType)dflt->type, dflt->len);
+    if (dflt->len)
+        memcpy(r->data, dflt->data, (size_t)dflt->len * val_esize((ValType)dflt->type));
+    return r;
+}
+
+/* PERMUTE: data idx sd */
+void op_permute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
+    Value *out = val_new_zero((ValType)data->type, data->len);
+    scatter(data, idx, NULL, sd, sd, out);
+    ops_finish(it, 3, out);
+}
+
+/* DPERMUTE: data idx dflt ssd dsd */
+void op_dpermute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 4), *idx = vs_at(it, 3), *dflt = vs_at(it, 2);
+    Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
+    if (dsd->n != dflt->len)
+        rt_fatal("destination descriptor covers %lld elements, default has %lld",
+                 (long long)dsd->n, (long long)dflt->len);
+    Value *out = copy_of_default(it, dflt, 2);
+    scatter(data, idx, NULL, ssd, dsd, out);
+    ops_finish(it, 5, out);
+}
+
+/* FPERMUTE: data idx flags ssd dsd */
+void op_fpermute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 4), *idx = vs_at(it, 3), *flags = vs_at(it, 2);
+    Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
+    Value *out = val_new_zero((ValType)data->type, dsd->n > 0 ? dsd->n : 0);
+    scatter(data, idx, flags, ssd, dsd, out);
+    ops_finish(it, 5, out);
+}
+
+/* BPERMUTE: data idx ssd dsd */
+void op_bpermute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
+    Value *out = val_new((ValType)data->type, idx->len);
+    gather(data, idx, NULL, ssd, dsd, out);
+    ops_finish(it, 4, out);
+}
+
+/* BFPERMUTE: data idx flags ssd dsd */
+void op_bfpermute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 4), *idx = vs_at(it, 3), *flags = vs_at(it, 2);
+    Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
+    Value *out = val_new_zero((ValType)data->type, idx->len);
+    gather(data, idx, flags, ssd, dsd, out);
+    ops_finish(it, 5, out);
+}
+
+/* DFPERMUTE: data idx flags dflt ssd dsd */
+void op_dfpermute(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *data = vs_at(it, 5), *idx = vs_at(it, 4), *flags = vs_at(it, 3), *dflt = vs_at(it, 2);
+    Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
+    if (idx->len != data->len || flags->len != data->len)
+        rt_fatal("index (%lld) and flags (%lld) must have the data's length %lld",
+                 (long long)idx->len, (long long)flags->len, (long long)data->len);
+    if (dsd->n != dflt->len)
+        rt_fatal("destination descriptor covers %lld elements, default has %lld",
+                 (long long)dsd->n, (long long)dflt->len);
+    Value *out = copy_of_default(it, dflt, 2);
+    scatter(data, idx, flags, ssd, dsd, out);
+    ops_finish(it, 6, out);
+}

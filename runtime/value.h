@@ -1,0 +1,74 @@
+/* runtime/value.h — run-time values: typed vectors with reference counts,
+ * segment descriptors and pairs, and the accounting of vector memory (-m).
+ *
+ * Element storage: INT and BOOL are int32_t (BOOL holds 0/1), FLOAT is
+ * double, a SEGDES holds its m segment lengths as int32_t. A scalar is a
+ * vector of length 1. Values are immutable once pushed; an op may write its
+ * result into an argument only when that argument's count is 1 (val_unique). */
+#ifndef RUNTIME_VALUE_H
+#define RUNTIME_VALUE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+typedef enum { VT_INT = 0, VT_BOOL, VT_FLOAT, VT_SEGDES, VT_PAIR } ValType;
+
+typedef struct Value Value;
+struct Value {
+    int32_t rc;         /* references: stack entries, pairs, constant table */
+    uint8_t type;       /* ValType */
+    uint8_t sane;       /* SEGDES: every length >= 0 */
+    int64_t len;        /* elements; for SEGDES the number of segments m */
+    int64_t units;      /* vector memory charged, in 8-byte units */
+    void *data;         /* int32_t* or double*; NULL when len == 0 */
+    /* SEGDES only */
+    int64_t n;          /* total element count, the sum of the lengths */
+    int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
+    /* PAIR only */
+    Value *fst, *snd;
+};
+
+#define VI(v) ((int32_t *)(v)->data)
+#define VF(v) ((double *)(v)->data)
+
+/* Memory accounting. The limit is in 8-byte units as for the classic -m;
+ * every live vector is charged as the classic charges it (Int/Bool/Segdes
+ * ceil(len/2), Float len). */
+void mem_set_limit(int64_t units);
+int64_t mem_used(void);
+int64_t mem_peak(void);
+int64_t mem_limit(void);
+int64_t val_units(ValType t, int64_t len);
+
+/* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
+ * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be
+ * exceeded or LEN is negative or absurd. */
+Value *val_new(ValType t, int64_t len);
+Value *val_new_zero(ValType t, int64_t len);
+/* New segment descriptor with M segments; lengths uninitialised; call
+ * seg_finish after filling them. */
+Value *seg_new(int64_t m);
+/* Compute n and sanity after the lengths are written. Fatal when the total
+ * overflows 32 bits. */
+void seg_finish(Value *sd);
+/* Exclusive offsets of the segments (cached). */
+const int64_t *seg_offsets(Value *sd);
+/* Checks that every non-empty segment lies inside [0, n) — always true when
+ * sd->sane. Returns 0 when fine. */
+int seg_check_ranges(Value *sd);
+
+Value *val_pair(Value *a, Value *b);   /* takes both references */
+
+static inline Value *val_ref(Value *v) { v->rc++; return v; }
+void val_free(Value *v);
+static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
+/* 1 when V can be overwritten in place (only the caller holds it). */
+static inline int val_unique(const Value *v) { return v->rc == 1; }
+
+/* Element size in bytes (4 or 8); 0 for pairs. */
+static inline size_t val_esize(ValType t) { return t == VT_FLOAT ? 8 : (t == VT_PAIR ? 0 : 4); }
+
+/* "Int", "Bool", "Float", "Segdes", "Pair" */
+const char *val_type_name(ValType t);
+
+#endif

@@ -1,0 +1,435 @@
+/* vcode/checker.c — static stack checker (see program.h InstrState).
+ *
+ * Each function is walked once per pass with an abstract stack that starts
+ * empty; reaching below it materialises the caller's slots as AT_INPUT(j).
+ * A CALL applies the callee's summary; a call whose summary is not known
+ * yet (recursion) makes the rest of that path unknown ("bottom"), and the
+ * IF merge takes the other arm. Passes repeat until no summary changes,
+ * then a last pass records the state before every instruction. */
+#include "vcode/program.h"
+#include "vcode/optable.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int bottom;         /* no path reaches here */
+    int nin;            /* caller slots materialised */
+    int n;              /* entries in s */
+    int cap;
+    AbsType *s;         /* bottom → top */
+} AStack;
+
+typedef struct {
+    Program *p;
+    VcError *err;
+    int failed;
+    int record;         /* last pass: fill p->state */
+    size_t pool_n, pool_cap;
+    AbsType *pool;
+    size_t *pool_off;   /* per instruction, offset into pool */
+} Checker;
+
+static void *xrealloc(void *q, size_t n)
+{
+    void *r = realloc(q, n ? n : 1);
+    if (!r) {
+        fprintf(stderr, "vinterp: out of memory in the checker\n");
+        exit(1);
+    }
+    return r;
+}
+
+static void as_reserve(AStack *a, int n)
+{
+    if (n > a->cap) {
+        a->cap = n < 16 ? 16 : n * 2;
+        a->s = xrealloc(a->s, (size_t)a->cap * sizeof *a->s);
+    }
+}
+
+static void as_copy(AStack *dst, const AStack *src)
+{
+    dst->bottom = src->bottom;
+    dst->nin = src->nin;
+    dst->n = src->n;
+    as_reserve(dst, src->n);
+    if (src->n)
+        memcpy(dst->s, src->s, (size_t)src->n * sizeof *src->s);
+}
+
+static void as_free(AStack *a) { free(a->s); memset(a, 0, sizeof *a); }
+
+/* Make sure the abstract stack holds at least K entries, materialising
+ * caller slots below. */
+static void as_need(AStack *a, int k)
+{
+    if (a->n >= k)
+        return;
+    int add = k - a->n;
+    as_reserve(a, k);
+    memmove(a->s + add, a->s, (size_t)a->n * sizeof *a->s);
+    for (int i = 0; i < add; i++)
+        a->s[add - 1 - i] = AT_INPUT(a->nin + i);
+    a->nin += add;
+    a->n = k;
+}
+
+static void as_push(AStack *a, AbsType t)
+{
+    as_reserve(a, a->n + 1);
+    a->s[a->n++] = t;
+}
+
+static int fail(Checker *c, const Instr *in, const char *fmt, ...)
+{
+    if (c->failed)
+        return -1;
+    c->failed = 1;
+    c->err->line = in ? in->line : 0;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(c->err->msg, sizeof c->err->msg, "%s: %s", in ? vc_ops[in->op].name : "check", msg);
+    return -1;
+}
+
+static AbsType from_vc(VcType t)
+{
+    switch (t) {
+    case TY_INT: case TY_CHAR: return AT_INT;
+    case TY_BOOL: return AT_BOOL;
+    case TY_FLOAT: return AT_FLOAT;
+    case TY_SEGDES: return AT_SEGDES;
+    default: return AT_ANY;
+    }
+}
+
+static const char *at_name(AbsType t)
+{
+    switch (t) {
+    case AT_INT: return "Int";
+    case AT_BOOL: return "Bool";
+    case AT_FLOAT: return "Float";
+    case AT_SEGDES: return "Segdes";
+    case AT_PAIR: return "Pair";
+    default: return "unknown";
+    }
+}
+
+static int concrete(AbsType t) { return t >= AT_INT && t <= AT_PAIR; }
+
+/* Signature letter → the abstract type it requires (AT_ANY: no check). */
+static AbsType sig_type(char ch, VcType operand)
+{
+    switch (ch) {
+    case 'T': return from_vc(operand);
+    case 'I': return AT_INT;
+    case 'B': return AT_BOOL;
+    case 'F': return AT_FLOAT;
+    case 'S': return AT_SEGDES;
+    default: return AT_ANY;
+    }
+}
+
+/* Check that slot type HAVE fits the signature letter CH. */
+static int fits(char ch, AbsType want, AbsType have)
+{
+    if (!concrete(have))
+        return 1;
+    if (ch == 'X')
+        return 1;
+    if (ch == 'A')
+        return have != AT_PAIR && have != AT_SEGDES;
+    return want == AT_ANY || want == have;
+}
+
+static int apply_sig(Checker *c, AStack *a, const Instr *in, const char *args, const char *res)
+{
+    int k = (int)strlen(args);
+    as_need(a, k);
+    for (int i = 0; i < k; i++) {
+        AbsType have = a->s[a->n - k + i];
+        AbsType want = sig_type(args[i], in->type);
+        if (!fits(args[i], want, have))
+            return fail(c, in, "argument %d is %s, expected %s", i + 1, at_name(have),
+                        args[i] == 'A' ? "a vector" : at_name(want));
+    }
+    a->n -= k;
+    for (const char *r = res; *r; r++)
+        as_push(a, sig_type(*r, in->type));
+    return 0;
+}
+
+static AbsType merge_type(AbsType x, AbsType y)
+{
+    return x == y ? x : AT_ANY;
+}
+
+/* Merge arm B into arm A (the state after an IF). */
+static int merge(Checker *c, const Instr *at, AStack *a, AStack *b)
+{
+    if (b->bottom)
+        return 0;
+    if (a->bottom) {
+        as_copy(a, b);
+        return 0;
+    }
+    if (a->nin < b->nin)
+        as_need(a, a->n + (b->nin - a->nin));
+    else if (b->nin < a->nin)
+        as_need(b, b->n + (a->nin - b->nin));
+    if (a->n != b->n)
+        return fail(c, at, "the arms of the IF leave different stack depths (%d and %d)",
+                    b->n - b->nin, a->n - a->nin);
+    for (int i = 0; i < a->n; i++)
+        a->s[i] = merge_type(a->s[i], b->s[i]);
+    return 0;
+}
+
+static void record(Checker *c, int idx, const AStack *a)
+{
+    InstrState *st = &c->p->state[idx];
+    st->reached = !a->bottom;
+    if (a->bottom) {
+        st->depth = 0;
+        st->nslots = 0;
+        c->pool_off[idx] = c->pool_n;
+        return;
+    }
+    st->depth = a->n - a->nin;
+    st->nslots = a->n;
+    if (c->pool_n + (size_t)a->n > c->pool_cap) {
+        c->pool_cap = (c->pool_n + (size_t)a->n) * 2 + 1024;
+        c->pool = xrealloc(c->pool, c->pool_cap * sizeof *c->pool);
+    }
+    c->pool_off[idx] = c->pool_n;
+    if (a->n)
+        memcpy(c->pool + c->pool_n, a->s, (size_t)a->n * sizeof *a->s);
+    c->pool_n += (size_t)a->n;
+}
+
+/* Walk function F once. On return *out holds the state at its RET (bottom
+ * when no path returns). Returns -1 on a definite error. */
+static int walk(Checker *c, int fi, AStack *out)
+{
+    Program *p = c->p;
+    Func *f = &p->funcs[fi];
+    AStack a = { 0 };
+    /* Per open IF: the state at the IF (for the else arm) and the state at
+     * the end of the then arm. */
+    AStack saved_if[64], saved_then[64];
+    int has_else[64];
+    int depth = 0;
+    memset(saved_if, 0, sizeof saved_if);
+    memset(saved_then, 0, sizeof saved_then);
+    int rc = 0;
+    int entry = fi == p->entry;
+    for (int i = f->start; i < f->end && rc == 0; i++) {
+        const Instr *in = &p->code[i];
+        if (c->record)
+            record(c, i, &a);
+        int nin_before = a.nin;
+        if (a.bottom && in->op != OP_ELSE && in->op != OP_ENDIF && in->op != OP_IF && in->op != OP_RET)
+            continue;
+        const OpInfo *oi = &vc_ops[in->op];
+        switch (in->op) {
+        case OP_COPY: case OP_POP: case OP_CPOP: {
+            int ci = in->a, cj = in->b;
+            if (ci < 0 || cj < 0)
+                rc = fail(c, in, "negative operand in %s %d %d", oi->name, ci, cj);
+            else if (in->op == OP_CPOP && ci > 100000)
+                rc = fail(c, in, "count %d too large", ci);
+            else {
+                as_need(&a, ci + cj);
+                int lo = a.n - cj - ci;
+                if (in->op == OP_COPY) {
+                    for (int k = 0; k < ci; k++)
+                        as_push(&a, a.s[lo + k]);
+                } else if (in->op == OP_POP) {
+                    memmove(a.s + lo, a.s + lo + ci, (size_t)cj * sizeof *a.s);
+                    a.n -= ci;
+                } else if (ci > 0) {
+                    AbsType tmp[256], *t = ci <= 256 ? tmp : xrealloc(NULL, (size_t)ci * sizeof *t);
+                    memcpy(t, a.s + lo, (size_t)ci * sizeof *t);
+                    memmove(a.s + lo, a.s + lo + ci, (size_t)cj * sizeof *a.s);
+                    memcpy(a.s + a.n - ci, t, (size_t)ci * sizeof *t);
+                    if (t != tmp)
+                        free(t);
+                }
+            }
+            break;
+        }
+        case OP_PAIR:
+            as_need(&a, 2);
+            a.n -= 2;
+            as_push(&a, AT_PAIR);
+            break;
+        case OP_UNPAIR:
+            as_need(&a, 1);
+            if (concrete(a.s[a.n - 1]) && a.s[a.n - 1] != AT_PAIR)
+                rc = fail(c, in, "argument is %s, expected a pair", at_name(a.s[a.n - 1]));
+            a.n--;
+            as_push(&a, AT_ANY);
+            as_push(&a, AT_ANY);
+            break;
+        case OP_CALL: {
+            const Func *g = &p->funcs[in->target];
+            if (!g->sum.known) {
+                a.bottom = 1;
+                break;
+            }
+            as_need(&a, g->sum.nin);
+            AbsType tmp[64], *res = g->sum.nout <= 64 ? tmp : xrealloc(NULL, (size_t)g->sum.nout * sizeof *res);
+            for (int k = 0; k < g->sum.nout; k++) {
+                AbsType t = g->sum.out[k];
+                res[k] = AT_IS_INPUT(t) ? a.s[a.n - 1 - (t - AT_INPUT0)] : t;
+            }
+            a.n -= g->sum.nin;
+            for (int k = 0; k < g->sum.nout; k++)
+                as_push(&a, res[k]);
+            if (res != tmp)
+                free(res);
+            break;
+        }
+        case OP_RET:
+            break;
+        case OP_IF:
+            if (depth == 64) {
+                rc = fail(c, in, "IF nesting too deep for the checker");
+                break;
+            }
+            if (!a.bottom) {
+                as_need(&a, 1);
+                AbsType t = a.s[a.n - 1];
+                if (concrete(t) && t != AT_BOOL)
+                    rc = fail(c, in, "the condition is %s, expected Bool", at_name(t));
+                a.n--;
+            }
+            as_copy(&saved_if[depth], &a);
+            has_else[depth] = 0;
+            depth++;
+            break;
+        case OP_ELSE:
+            as_copy(&saved_then[depth - 1], &a);
+            has_else[depth - 1] = 1;
+            as_copy(&a, &saved_if[depth - 1]);
+            break;
+        case OP_ENDIF:
+            depth--;
+            rc = merge(c, in, &a, has_else[depth] ? &saved_then[depth] : &saved_if[depth]);
+            break;
+        case OP_EXIT:
+            a.bottom = 1;
+            break;
+        case OP_CONST:
+            as_push(&a, from_vc(in->type));
+            break;
+        case OP_READ:
+            as_push(&a, in->type == TY_SEGDES ? AT_ANY : from_vc(in->type));
+            as_push(&a, AT_INT);
+            as_push(&a, AT_BOOL);
+            break;
+        case OP_WRITE:
+            rc = apply_sig(c, &a, in, "X", "IB");
+            break;
+        case OP_FOPEN:
+            rc = apply_sig(c, &a, in, "II", "IIB");
+            break;
+        case OP_FCLOSE:
+            rc = apply_sig(c, &a, in, "I", "IB");
+            break;
+        case OP_FREAD:
+            rc = apply_sig(c, &a, in, "I", "XIB");
+            if (rc == 0)
+                a.s[a.n - 3] = in->type == TY_SEGDES ? AT_ANY : from_vc(in->type);
+            break;
+        case OP_FREAD_CHAR:
+            rc = apply_sig(c, &a, in, "III", "IIIB");
+            break;
+        case OP_FWRITE:
+            rc = apply_sig(c, &a, in, "XI", "IB");
+            break;
+        case OP_SPAWN:
+            rc = apply_sig(c, &a, in, "IIII", "IIIIB");
+            break;
+        case OP_FUSED:
+            rc = fail(c, in, "FUSED %d: fused-operation libraries (-l) are not supported by this interpreter", in->a);
+            break;
+        default:
+            rc = apply_sig(c, &a, in, oi->args, oi->results);
+            break;
+        }
+        if (rc == 0 && entry && a.nin > nin_before && !a.bottom)
+            rc = fail(c, in, "stack underflow: the instruction needs %d more value%s than the stack holds",
+                      a.nin - nin_before, a.nin - nin_before == 1 ? "" : "s");
+    }
+    as_copy(out, &a);
+    as_free(&a);
+    for (int k = 0; k < 64; k++) {
+        as_free(&saved_if[k]);
+        as_free(&saved_then[k]);
+    }
+    return rc;
+}
+
+static int same_summary(const FuncSummary *s, const AStack *a)
+{
+    if (!s->known || s->nin != a->nin || s->nout != a->n)
+        return 0;
+    return a->n == 0 || memcmp(s->out, a->s, (size_t)a->n * sizeof *a->s) == 0;
+}
+
+int vc_check(Program *p, VcError *err)
+{
+    Checker c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.err = err;
+    AStack res = { 0 };
+    int rc = 0;
+    for (int pass = 0; pass < 100 && rc == 0; pass++) {
+        int changed = 0;
+        for (int fi = p->nfuncs - 1; fi >= 0 && rc == 0; fi--) {
+            if (!p->funcs[fi].live)
+                continue;
+            rc = walk(&c, fi, &res);
+            if (rc == 0 && !res.bottom && !same_summary(&p->funcs[fi].sum, &res)) {
+                FuncSummary *s = &p->funcs[fi].sum;
+                s->known = 1;
+                s->nin = res.nin;
+                s->nout = res.n;
+                s->out = xrealloc(s->out, (size_t)(res.n ? res.n : 1) * sizeof *s->out);
+                if (res.n)
+                    memcpy(s->out, res.s, (size_t)res.n * sizeof *res.s);
+                changed = 1;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    if (rc == 0) {
+        free(p->state);
+        p->state = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *p->state);
+        memset(p->state, 0, (size_t)p->ncode * sizeof *p->state);
+        c.pool_off = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *c.pool_off);
+        memset(c.pool_off, 0, (size_t)p->ncode * sizeof *c.pool_off);
+        c.record = 1;
+        for (int fi = 0; fi < p->nfuncs && rc == 0; fi++)
+            if (p->funcs[fi].live)
+                rc = walk(&c, fi, &res);
+        for (int i = 0; i < p->ncode; i++)
+            p->state[i].slots = c.pool ? c.pool + c.pool_off[i] : NULL;
+        free(p->slot_pool);
+        p->slot_pool = c.pool;
+        free(c.pool_off);
+    } else {
+        free(c.pool);
+    }
+    as_free(&res);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/* vcode/program.h — the in-memory form of a VCODE program.
+ *
+ * The parser fills a Program; the linker resolves CALL targets and the
+ * entry point; the checker annotates every instruction with the abstract
+ * stack it runs on. Everything downstream (the interpreter, the λcu
+ * translator) reads only this structure. */
+#ifndef VCODE_PROGRAM_H
+#define VCODE_PROGRAM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* Element types named in the program text. CHAR only appears as an operand
+ * (CONST CHAR, READ/WRITE/FREAD/FWRITE CHAR); at run time it is INT. */
+typedef enum {
+    TY_NONE = 0,
+    TY_INT,
+    TY_BOOL,
+    TY_FLOAT,
+    TY_SEGDES,
+    TY_CHAR
+} VcType;
+
+typedef enum {
+    /* elementwise, binary */
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
+    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
+    OP_LSHIFT, OP_RSHIFT, OP_AND, OP_OR, OP_XOR,
+    /* elementwise, unary and SELECT */
+    OP_NOT, OP_SELECT, OP_RAND,
+    OP_FLOOR, OP_CEIL, OP_TRUNC, OP_ROUND,
+    OP_LOG, OP_SQRT, OP_EXP, OP_SIN, OP_COS, OP_TAN,
+    OP_ASIN, OP_ACOS, OP_ATAN, OP_SINH, OP_COSH, OP_TANH,
+    OP_I_TO_F, OP_I_TO_B, OP_B_TO_I,
+    /* scans and reductions */
+    OP_PLUS_SCAN, OP_MUL_SCAN, OP_MAX_SCAN, OP_MIN_SCAN,
+    OP_AND_SCAN, OP_OR_SCAN, OP_XOR_SCAN,
+    OP_PLUS_REDUCE, OP_MUL_REDUCE, OP_MAX_REDUCE, OP_MIN_REDUCE,
+    OP_AND_REDUCE, OP_OR_REDUCE, OP_XOR_REDUCE,
+    /* permutes and vector ops */
+    OP_PERMUTE, OP_DPERMUTE, OP_FPERMUTE, OP_BPERMUTE, OP_BFPERMUTE, OP_DFPERMUTE,
+    OP_EXTRACT, OP_REPLACE, OP_DIST, OP_INDEX, OP_RANK_UP, OP_RANK_DOWN, OP_PACK,
+    /* segment descriptors */
+    OP_LENGTH, OP_MAKE_SEGDES, OP_LENGTHS,
+    /* stack and control */
+    OP_COPY, OP_POP, OP_CPOP, OP_PAIR, OP_UNPAIR,
+    OP_CALL, OP_RET, OP_IF, OP_ELSE, OP_ENDIF, OP_EXIT, OP_CONST,
+    /* timers, I/O, random numbers, extension */
+    OP_START_TIMER, OP_STOP_TIMER,
+    OP_READ, OP_WRITE, OP_FOPEN, OP_FCLOSE, OP_FREAD, OP_FREAD_CHAR, OP_FWRITE,
+    OP_SPAWN, OP_SRAND, OP_FUSED,
+    OP_COUNT
+} Opcode;
+
+/* What a CONST instruction pushes. Scalars are rebuilt on each execution;
+ * vectors, strings and SEGDES constants are built once (VcConst). */
+typedef enum { CK_SCALAR, CK_VECTOR } ConstKind;
+
+typedef struct {
+    VcType type;        /* TY_INT, TY_BOOL, TY_FLOAT, TY_SEGDES (CHAR → TY_INT) */
+    int64_t len;        /* elements (segments for SEGDES) */
+    int32_t *ints;      /* INT/BOOL elements, SEGDES lengths */
+    double *floats;     /* FLOAT elements */
+    int is_string;      /* written as CONST CHAR "..." */
+    int line;
+} VcConst;
+
+typedef struct {
+    Opcode op;
+    VcType type;        /* the type operand, TY_NONE when the op has none */
+    int line;           /* source line of the instruction's last token */
+    int a, b;           /* COPY/POP/CPOP i j; FUSED n */
+    int target;         /* IF: index after ELSE (or ENDIF); ELSE: index of ENDIF;
+                           CALL: callee function index (after linking) */
+    char *name;         /* CALL: callee name as written */
+    ConstKind ckind;    /* CONST only */
+    int32_t ival;       /* CONST scalar INT/BOOL value */
+    double fval;        /* CONST scalar FLOAT value */
+    int cidx;           /* CONST vector: index into Program.consts */
+} Instr;
+
+/* Static checker results (vcode/checker.h). An abstract slot type is one of
+ * the concrete AT_* kinds, AT_ANY when the program does not determine it, or
+ * AT_INPUT(j): "whatever the caller had at depth j on entry". */
+typedef int16_t AbsType;
+enum { AT_INT = 1, AT_BOOL, AT_FLOAT, AT_SEGDES, AT_PAIR, AT_ANY, AT_INPUT0 = 64 };
+#define AT_INPUT(j) ((AbsType)(AT_INPUT0 + (j)))
+#define AT_IS_INPUT(t) ((t) >= AT_INPUT0)
+
+typedef struct {
+    int reached;        /* 0: the checker found no path to this instruction */
+    int depth;          /* stack depth before it, relative to the function's entry
+                           (negative: the instruction reaches into its inputs) */
+    int nslots;         /* entries in slots[] */
+    AbsType *slots;     /* abstract stack before it, bottom → top; slots[0] is the
+                           deepest entry the function touches */
+} InstrState;
+
+typedef struct {
+    int known;          /* summary computed (some path returns) */
+    int nin;            /* caller slots the function consumes */
+    int nout;           /* slots it leaves in their place */
+    AbsType *out;       /* their types, bottom → top (AT_INPUT(j) = passthrough) */
+} FuncSummary;
+
+typedef struct {
+    char *name;
+    int start;          /* index of the first instruction */
+    int end;            /* index one past its RET */
+    int line;           /* line of FUNC */
+    int live;           /* 0 when a later definition of the same name replaced it */
+    FuncSummary sum;
+} Func;
+
+typedef struct {
+    char *filename;
+    Instr *code;
+    int ncode, capcode;
+    Func *funcs;
+    int nfuncs, capfuncs;
+    VcConst *consts;
+    int nconsts, capconsts;
+    int entry;          /* index into funcs of the entry function */
+    InstrState *state;  /* per instruction, filled by vc_check (NULL before) */
+    AbsType *slot_pool; /* storage behind state[].slots */
+} Program;
+
+/* Errors from the front end: a message, the line, and a status. */
+typedef struct {
+    int line;
+    char msg[512];
+} VcError;
+
+/* Front-end traces (-d lex, -d link). */
+typedef struct {
+    void *lex_trace;    /* FILE*: echo tokens here, or NULL */
+    int link_trace;
+} VcTrace;
+extern VcTrace vc_trace;
+
+/* Parse FILE into *p (zeroed by the call). Returns 0, or -1 with *err set.
+ * Warnings (unexpected characters, redefinitions) go to stderr as they are found. */
+int vc_parse_file(const char *path, Program *p, VcError *err);
+int vc_parse_string(const char *name, const char *text, size_t len, Program *p, VcError *err);
+
+/* Resolve CALL targets and the entry point. Returns 0, or -1 with *err set. */
+int vc_link(Program *p, VcError *err);
+
+/* Static stack checker: fills p->state and each function's summary.
+ * Returns 0, or -1 with *err describing the first definite error. */
+int vc_check(Program *p, VcError *err);
+
+void vc_free(Program *p);
+
+#endif
