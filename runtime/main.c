@@ -165,6 +165,7 @@ int main(int argc, char **argv)
         print_value(stdout, it.stk[i]);
     fflush(stdout);
     interp_free(&it);
+    mem_release_cache();
     vc_free(&prog);
     return 0;
 }

@@ -21,6 +21,7 @@ struct Value {
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 */
+    size_t cap;         /* bytes the block behind data can hold */
     /* SEGDES only */
     int64_t n;          /* total element count, the sum of the lengths */
     int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
@@ -61,6 +62,8 @@ Value *val_pair(Value *a, Value *b);   /* takes both references */
 
 static inline Value *val_ref(Value *v) { v->rc++; return v; }
 void val_free(Value *v);
+/* Return the blocks kept for reuse to the system (at exit). */
+void mem_release_cache(void);
 static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
 /* 1 when V can be overwritten in place (only the caller holds it). */
 static inline int val_unique(const Value *v) { return v->rc == 1; }
