@@ -30,7 +30,7 @@ static int64_t vlen(const Value *v) { return v->len; }
 static void classic_check(Interp *it, const Instr *ins, const OpInfo *oi, int k)
 {
     const char *name = oi->name;
-    int line = ins->line;
+    int line = ins->cline;
     if (it->sp < k)
         rt_fatal_raw("vinterp: line %d: Only %lld values on stack; %s reqires %d.",
                      line, (long long)it->sp, name, k);
@@ -95,7 +95,7 @@ void argcheck(Interp *it, const Instr *ins)
         char ch = oi->args[i];
         if (ch == 'A') {
             if (v->type == VT_SEGDES)
-                rt_fatal("applying %s to a segment descriptor", oi->name);
+                rt_fatal_raw("vinterp: line %d: applying LENGTH to a segment descriptor.", ins->cline);
             if (v->type == VT_PAIR)
                 rt_fatal("applying %s to a pair", oi->name);
             continue;
@@ -103,7 +103,7 @@ void argcheck(Interp *it, const Instr *ins)
         int want = want_type(ch, ins->type);
         if (want >= 0 && v->type != want) {
             if (ins->op == OP_LENGTHS)
-                rt_fatal("applying LENGTHS to a non-segment descriptor (%s)", val_type_name((ValType)v->type));
+                rt_fatal_raw("vinterp: line %d: applying LENGTHS to a non-segment descriptor.", ins->cline);
             rt_fatal("argument %d is %s, expected %s", i + 1, val_type_name((ValType)v->type),
                      val_type_name((ValType)want));
         }

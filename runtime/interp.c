@@ -103,10 +103,10 @@ static void stack_operands(Interp *it, const Instr *ins)
     const char *name = vc_ops[ins->op].name;
     if (it->opt.check) {
         if (ins->op == OP_POP && (i < 0 || j < 0))
-            rt_fatal_raw("vinterp: line %d: negative argument: POP %d %d", ins->line, i, j);
+            rt_fatal_raw("vinterp: line %d: negative argument: POP %d %d", ins->cline, i, j);
         if ((int64_t)i + j > it->sp)
             rt_fatal_raw("vinterp: line %d: can't do a %s %d %d; only %lld items on the stack.",
-                         ins->line, name, i, j, (long long)it->sp);
+                         ins->cline, name, i, j, (long long)it->sp);
     }
     if (i < 0 || j < 0)
         rt_fatal("negative operand in %s %d %d", name, i, j);
@@ -139,7 +139,7 @@ static void trace_before(Interp *it, int pc)
         }
     }
     if (it->opt.trace_command)
-        vc_print_instr(stderr, it->prog, pc, ins->line);
+        vc_print_instr(stderr, it->prog, pc, ins->cline);
 }
 
 static void trace_runtime(const char *what, int64_t count, int64_t pc)
@@ -220,7 +220,7 @@ int interp_run(Interp *it)
             Value *v = vs_at(it, 0);
             if (v->type != VT_PAIR) {
                 if (it->opt.check)
-                    rt_fatal_raw("vinterp: line %d: attempting to UNPAIR an non-pair (%s)", ins->line,
+                    rt_fatal_raw("vinterp: line %d: attempting to UNPAIR an non-pair (%s)", ins->cline,
                                  val_type_name((ValType)v->type));
                 rt_fatal("attempting to UNPAIR a non-pair (%s)", val_type_name((ValType)v->type));
             }
@@ -264,7 +264,7 @@ int interp_run(Interp *it)
         case OP_IF: {
             if (it->opt.check) {
                 if (it->sp < 1 || it->stk[it->sp - 1]->type != VT_BOOL || it->stk[it->sp - 1]->len != 1)
-                    rt_fatal_raw("vinterp: line %d: IF: top of stack not bool scalar.", ins->line);
+                    rt_fatal_raw("vinterp: line %d: IF: top of stack not bool scalar.", ins->cline);
             }
             vs_need(it, 1);
             Value *c = vs_pop(it);

@@ -57,6 +57,16 @@ static double wall(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static void report(const char *file, const VcError *err)
+{
+    if (err->classic)
+        fprintf(stderr, "%s\n", err->msg);
+    else if (err->line > 0)
+        fprintf(stderr, "vinterp: %s:%d: %s\n", file, err->line, err->msg);
+    else
+        fprintf(stderr, "vinterp: %s\n", err->msg);
+}
+
 enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN };
 
 int main(int argc, char **argv)
@@ -135,16 +145,15 @@ int main(int argc, char **argv)
 
     Program prog;
     VcError err;
-    if (vc_parse_file(file, &prog, &err) < 0) {
-        if (err.line > 0)
-            fprintf(stderr, "vinterp: %s:%d: %s\n", file, err.line, err.msg);
-        else
-            fprintf(stderr, "vinterp: %s\n", err.msg);
+    if (vc_parse_file(file, &prog, &err) < 0 || vc_link(&prog, &err) < 0) {
+        report(file, &err);
         vc_free(&prog);
         return 1;
     }
-    if (vc_link(&prog, &err) < 0 || vc_check(&prog, &err) < 0) {
-        fprintf(stderr, "vinterp: %s:%d: %s\n", file, err.line, err.msg);
+    /* Under -c the run-time checks report with the classic messages, so
+     * the static checker's findings are not fatal then. */
+    if (vc_check(&prog, &err) < 0 && !opt.check) {
+        report(file, &err);
         vc_free(&prog);
         return 1;
     }

@@ -116,9 +116,11 @@ static const char *io_tname(const Value *v)
 static int32_t io_scalar_at(Interp *it, int64_t depth, const char *what)
 {
     const Value *v = vs_at(it, depth);
+    if (v->type == VT_PAIR)
+        rt_fatal("%s must be an Int scalar, found a pair", what);
     if (!io_intlike(v) || v->len < 1)
         rt_fatal("%s must be an Int scalar, found %s vector of length %lld",
-                 what, io_tname(v), (long long)(v->type == VT_PAIR ? 0 : v->len));
+                 what, io_tname(v), (long long)v->len);
     return VI(v)[0];
 }
 
@@ -146,12 +148,12 @@ static int io_fd_arg(Interp *it, const Instr *ins, const char *opname)
     /* The classic's weak check: only a vector that is both not Int and not
      * of length 1 is refused. */
     if (it->opt.check && v->type != VT_INT && (v->type == VT_PAIR || v->len != 1))
-        rt_fatal_raw("vinterp: line %d: %s: top of stack not scalar integer.", ins->line, opname);
+        rt_fatal_raw("vinterp: line %d: %s: top of stack not scalar integer.", ins->cline, opname);
     int32_t fd = io_scalar_at(it, 0, "the file descriptor");
     io_pop_release(it);
     if (fd != IO_NULL_STREAM && (fd < 0 || fd >= IO_NFILES || io_files[fd] == NULL)) {
         io_set_err("vinterp: line %d: illegal VCODE file descriptor for %s: %d",
-                   ins->line, opname, (int)fd);
+                   ins->cline, opname, (int)fd);
         return IO_FD_ERROR;
     }
     return fd;
@@ -222,7 +224,7 @@ static void io_sigpipe_restore(IoSigSave *s)
 static void io_check_writable(const Value *v, VcType t)
 {
     if (t == TY_CHAR) {
-        if (v->type != VT_INT)
+        if (!io_intlike(v))
             rt_fatal("CHAR output needs an Int vector of character codes, found %s", io_tname(v));
     } else if (v->type == VT_PAIR) {
         rt_fatal("cannot write a pair");
@@ -491,7 +493,7 @@ static void io_op_fread_char(Interp *it, const Instr *ins)
     vs_need(it, 3);
     const Value *fdv = vs_at(it, 0);
     if (it->opt.check && (fdv->type != VT_INT || fdv->len != 1))
-        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: top of stack not integer scalar. ", ins->line);
+        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: top of stack not integer scalar. ", ins->cline);
     int32_t fd = io_scalar_at(it, 0, "the file descriptor");
     if (fd < 0 || fd >= IO_NFILES)
         rt_fatal("file descriptor %d is outside the file table (0..%d)", (int)fd, IO_NFILES - 1);
@@ -511,7 +513,7 @@ static void io_op_fread_char(Interp *it, const Instr *ins)
 
     const Value *maxv = vs_at(it, 0);
     if (it->opt.check && (maxv->type != VT_INT || maxv->len != 1))
-        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: second element on stack not scalar int.", ins->line);
+        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: second element on stack not scalar int.", ins->cline);
     int32_t max = io_scalar_at(it, 0, "the character count");
     if (max < 0)
         max = IO_NOLIMIT;
@@ -519,7 +521,7 @@ static void io_op_fread_char(Interp *it, const Instr *ins)
 
     const Value *dv = vs_at(it, 0);
     if (it->opt.check && dv->type != VT_INT)
-        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: third element on stack not string.", ins->line);
+        rt_fatal_raw("vinterp: line %d: FREAD_CHAR: third element on stack not string.", ins->cline);
     if (!io_intlike(dv))
         rt_fatal("the delimiters must be an Int vector of character codes, found %s", io_tname(dv));
     unsigned char mask[256];
@@ -530,7 +532,7 @@ static void io_op_fread_char(Interp *it, const Instr *ins)
             mask[d] = 1;
         } else if (it->opt.check) {
             rt_fatal_raw("vinterp: line %d: delimiter element %d for FREAD_CHAR is not a legal character. ",
-                         ins->line, (int)i);
+                         ins->cline, (int)i);
         } else {
             rt_fatal("delimiter element %lld (%d) is not a character code 0..255",
                      (long long)i, (int)VI(dv)[i]);
@@ -570,7 +572,7 @@ static void io_op_fopen(Interp *it, const Instr *ins)
     vs_need(it, 2);
     const Value *mv = vs_at(it, 0);
     if (it->opt.check && (mv->type != VT_INT || mv->len != 1))
-        rt_fatal_raw("vinterp: line %d: FOPEN: top of stack not integer scalar. ", ins->line);
+        rt_fatal_raw("vinterp: line %d: FOPEN: top of stack not integer scalar. ", ins->cline);
     int32_t mode = io_scalar_at(it, 0, "the FOPEN mode");
     const char *fmode;
     switch (mode) {
@@ -578,7 +580,7 @@ static void io_op_fopen(Interp *it, const Instr *ins)
     case 2: fmode = "w"; break;
     case 3: fmode = "a"; break;
     default:
-        rt_fatal_raw("vinterp: line %d: FOPEN: top of stack (%d) not legal mode.", ins->line, (int)mode);
+        rt_fatal_raw("vinterp: line %d: FOPEN: top of stack (%d) not legal mode.", ins->cline, (int)mode);
     }
     io_pop_release(it);
 
@@ -723,7 +725,7 @@ static void io_op_spawn(Interp *it, const Instr *ins)
 
     const Value *cv = vs_at(it, 0);
     if (it->opt.check && cv->type != VT_INT)
-        rt_fatal_raw("vinterp: line %d: SPAWN: first arg not string.", ins->line);
+        rt_fatal_raw("vinterp: line %d: SPAWN: first arg not string.", ins->cline);
     char *command = io_cstring(cv, "the SPAWN command");
     size_t clen = (size_t)cv->len;
     io_pop_release(it);
@@ -792,7 +794,7 @@ static void io_op_spawn(Interp *it, const Instr *ins)
             int e = errno;
             /* command now ends at its first separator: the first word, or
              * nothing when it began with whitespace. */
-            fprintf(stderr, "vinterp: line %d internal error: execvp failed:\n", ins->line);
+            fprintf(stderr, "vinterp: line %d internal error: execvp failed:\n", ins->cline);
             fprintf(stderr, "\t%s\n", strerror(e));
             fprintf(stderr, "\tcommand was %s\n", command);
             fflush(stderr);

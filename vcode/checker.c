@@ -16,6 +16,9 @@
 
 typedef struct {
     int bottom;         /* no path reaches here */
+    int top;            /* reached, but the program does not determine the
+                           stack here (IF arms that disagree, or after an
+                           error); nothing is checked until the path ends */
     int nin;            /* caller slots materialised */
     int n;              /* entries in s */
     int cap;
@@ -27,6 +30,8 @@ typedef struct {
     VcError *err;
     int failed;
     int record;         /* last pass: fill p->state */
+    int reporting;      /* the function being walked is reachable from the
+                           entry: its definite errors are reported */
     size_t pool_n, pool_cap;
     AbsType *pool;
     size_t *pool_off;   /* per instruction, offset into pool */
@@ -53,6 +58,7 @@ static void as_reserve(AStack *a, int n)
 static void as_copy(AStack *dst, const AStack *src)
 {
     dst->bottom = src->bottom;
+    dst->top = src->top;
     dst->nin = src->nin;
     dst->n = src->n;
     as_reserve(dst, src->n);
@@ -87,6 +93,9 @@ static int fail(Checker *c, const Instr *in, const char *fmt, ...)
 {
     if (c->failed)
         return -1;
+    if (!c->record || !c->reporting)
+        return -1; /* reported in the recording pass, in file order, and only
+                      for code the entry can reach */
     c->failed = 1;
     c->err->line = in ? in->line : 0;
     char msg[400];
@@ -148,10 +157,26 @@ static int fits(char ch, AbsType want, AbsType have)
     return want == AT_ANY || want == have;
 }
 
+static int fail_classic(Checker *c, const Instr *in, const char *text)
+{
+    if (c->failed || !c->record || !c->reporting)
+        return -1;
+    c->failed = 1;
+    c->err->line = in->line;
+    c->err->classic = 1;
+    snprintf(c->err->msg, sizeof c->err->msg, "vinterp: line %d: %s", in->cline, text);
+    return -1;
+}
+
 static int apply_sig(Checker *c, AStack *a, const Instr *in, const char *args, const char *res)
 {
     int k = (int)strlen(args);
     as_need(a, k);
+    /* The classic's always-on checks keep their own texts (VCODE.md §4.6, §4.9). */
+    if (in->op == OP_LENGTH && a->s[a->n - 1] == AT_SEGDES)
+        return fail_classic(c, in, "applying LENGTH to a segment descriptor.");
+    if (in->op == OP_LENGTHS && concrete(a->s[a->n - 1]) && a->s[a->n - 1] != AT_SEGDES)
+        return fail_classic(c, in, "applying LENGTHS to a non-segment descriptor.");
     for (int i = 0; i < k; i++) {
         AbsType have = a->s[a->n - k + i];
         AbsType want = sig_type(args[i], in->type);
@@ -179,13 +204,22 @@ static int merge(Checker *c, const Instr *at, AStack *a, AStack *b)
         as_copy(a, b);
         return 0;
     }
+    if (a->top || b->top) {
+        a->top = 1;
+        return 0;
+    }
     if (a->nin < b->nin)
         as_need(a, a->n + (b->nin - a->nin));
     else if (b->nin < a->nin)
         as_need(b, b->n + (a->nin - b->nin));
-    if (a->n != b->n)
-        return fail(c, at, "the arms of the IF leave different stack depths (%d and %d)",
-                    b->n - b->nin, a->n - a->nin);
+    (void)c;
+    (void)at;
+    if (a->n != b->n) {
+        /* Legal VCODE, though NESL never writes it: from here on the
+         * stack shape is not determined statically. */
+        a->top = 1;
+        return 0;
+    }
     for (int i = 0; i < a->n; i++)
         a->s[i] = merge_type(a->s[i], b->s[i]);
     return 0;
@@ -195,7 +229,8 @@ static void record(Checker *c, int idx, const AStack *a)
 {
     InstrState *st = &c->p->state[idx];
     st->reached = !a->bottom;
-    if (a->bottom) {
+    st->determined = !a->bottom && !a->top;
+    if (a->bottom || a->top) {
         st->depth = 0;
         st->nslots = 0;
         c->pool_off[idx] = c->pool_n;
@@ -234,7 +269,8 @@ static int walk(Checker *c, int fi, AStack *out)
         if (c->record)
             record(c, i, &a);
         int nin_before = a.nin;
-        if (a.bottom && in->op != OP_ELSE && in->op != OP_ENDIF && in->op != OP_IF && in->op != OP_RET)
+        if ((a.bottom || a.top) && in->op != OP_ELSE && in->op != OP_ENDIF && in->op != OP_IF &&
+            in->op != OP_RET)
             continue;
         const OpInfo *oi = &vc_ops[in->op];
         switch (in->op) {
@@ -247,7 +283,9 @@ static int walk(Checker *c, int fi, AStack *out)
             else {
                 as_need(&a, ci + cj);
                 int lo = a.n - cj - ci;
-                if (in->op == OP_COPY) {
+                if (ci == 0) {
+                    /* nothing moves */
+                } else if (in->op == OP_COPY) {
                     for (int k = 0; k < ci; k++)
                         as_push(&a, a.s[lo + k]);
                 } else if (in->op == OP_POP) {
@@ -283,6 +321,10 @@ static int walk(Checker *c, int fi, AStack *out)
                 a.bottom = 1;
                 break;
             }
+            if (g->sum.undetermined) {
+                a.top = 1;
+                break;
+            }
             as_need(&a, g->sum.nin);
             AbsType tmp[64], *res = g->sum.nout <= 64 ? tmp : xrealloc(NULL, (size_t)g->sum.nout * sizeof *res);
             for (int k = 0; k < g->sum.nout; k++) {
@@ -303,10 +345,12 @@ static int walk(Checker *c, int fi, AStack *out)
                 rc = fail(c, in, "IF nesting too deep for the checker");
                 break;
             }
-            if (!a.bottom) {
+            if (!a.bottom && !a.top) {
                 as_need(&a, 1);
                 AbsType t = a.s[a.n - 1];
-                if (concrete(t) && t != AT_BOOL)
+                /* The classic takes any vector's first element as the flag;
+                 * Bool and Int are the sensible ones. */
+                if (concrete(t) && t != AT_BOOL && t != AT_INT)
                     rc = fail(c, in, "the condition is %s, expected Bool", at_name(t));
                 a.n--;
             }
@@ -364,10 +408,16 @@ static int walk(Checker *c, int fi, AStack *out)
             rc = apply_sig(c, &a, in, oi->args, oi->results);
             break;
         }
-        if (rc == 0 && entry && a.nin > nin_before && !a.bottom)
+        if (rc == 0 && entry && a.nin > nin_before && !a.bottom && !a.top)
             rc = fail(c, in, "stack underflow: the instruction needs %d more value%s than the stack holds",
                       a.nin - nin_before, a.nin - nin_before == 1 ? "" : "s");
+        if (rc != 0) {
+            /* Keep walking so every instruction gets a state. */
+            a.top = 1;
+            rc = 0;
+        }
     }
+    rc = c->failed ? -1 : 0;
     as_copy(out, &a);
     as_free(&a);
     for (int k = 0; k < 64; k++) {
@@ -379,9 +429,38 @@ static int walk(Checker *c, int fi, AStack *out)
 
 static int same_summary(const FuncSummary *s, const AStack *a)
 {
-    if (!s->known || s->nin != a->nin || s->nout != a->n)
+    if (!s->known || s->undetermined != a->top)
+        return 0;
+    if (a->top)
+        return 1;
+    if (s->nin != a->nin || s->nout != a->n)
         return 0;
     return a->n == 0 || memcmp(s->out, a->s, (size_t)a->n * sizeof *a->s) == 0;
+}
+
+/* Functions the entry can reach through CALLs. */
+static char *reachable(const Program *p)
+{
+    char *r = xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1));
+    memset(r, 0, (size_t)p->nfuncs);
+    int *work = xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1) * sizeof *work);
+    int n = 0;
+    if (p->entry >= 0) {
+        r[p->entry] = 1;
+        work[n++] = p->entry;
+    }
+    while (n > 0) {
+        const Func *f = &p->funcs[work[--n]];
+        for (int i = f->start; i < f->end; i++) {
+            int g = p->code[i].op == OP_CALL ? p->code[i].target : -1;
+            if (g >= 0 && !r[g]) {
+                r[g] = 1;
+                work[n++] = g;
+            }
+        }
+    }
+    free(work);
+    return r;
 }
 
 int vc_check(Program *p, VcError *err)
@@ -392,15 +471,16 @@ int vc_check(Program *p, VcError *err)
     c.err = err;
     AStack res = { 0 };
     int rc = 0;
-    for (int pass = 0; pass < 100 && rc == 0; pass++) {
+    for (int pass = 0; pass < 100; pass++) {
         int changed = 0;
-        for (int fi = p->nfuncs - 1; fi >= 0 && rc == 0; fi--) {
+        for (int fi = p->nfuncs - 1; fi >= 0; fi--) {
             if (!p->funcs[fi].live)
                 continue;
-            rc = walk(&c, fi, &res);
-            if (rc == 0 && !res.bottom && !same_summary(&p->funcs[fi].sum, &res)) {
+            walk(&c, fi, &res);
+            if (!res.bottom && !same_summary(&p->funcs[fi].sum, &res)) {
                 FuncSummary *s = &p->funcs[fi].sum;
                 s->known = 1;
+                s->undetermined = res.top;
                 s->nin = res.nin;
                 s->nout = res.n;
                 s->out = xrealloc(s->out, (size_t)(res.n ? res.n : 1) * sizeof *s->out);
@@ -412,23 +492,26 @@ int vc_check(Program *p, VcError *err)
         if (!changed)
             break;
     }
-    if (rc == 0) {
+    {
         free(p->state);
         p->state = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *p->state);
         memset(p->state, 0, (size_t)p->ncode * sizeof *p->state);
         c.pool_off = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *c.pool_off);
         memset(c.pool_off, 0, (size_t)p->ncode * sizeof *c.pool_off);
         c.record = 1;
-        for (int fi = 0; fi < p->nfuncs && rc == 0; fi++)
-            if (p->funcs[fi].live)
-                rc = walk(&c, fi, &res);
+        char *reach = reachable(p);
+        for (int fi = 0; fi < p->nfuncs; fi++)
+            if (p->funcs[fi].live) {
+                c.reporting = reach[fi];
+                walk(&c, fi, &res);
+            }
+        free(reach);
+        rc = c.failed ? -1 : 0;
         for (int i = 0; i < p->ncode; i++)
             p->state[i].slots = c.pool ? c.pool + c.pool_off[i] : NULL;
         free(p->slot_pool);
         p->slot_pool = c.pool;
         free(c.pool_off);
-    } else {
-        free(c.pool);
     }
     as_free(&res);
     return rc;

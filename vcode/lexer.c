@@ -10,6 +10,7 @@ void lex_init(Lexer *lx, const char *src, size_t len)
     lx->src = src;
     lx->len = len;
     lx->line = 1;
+    lx->cline = 1;
     lx->warn = 1;
 }
 
@@ -103,6 +104,7 @@ Token lex_next(Lexer *lx)
         if (lx->pos >= n) {
             t.kind = TK_EOF;
             t.line = lx->line;
+            t.cline = lx->cline;
             return t;
         }
         unsigned char c = (unsigned char)s[lx->pos];
@@ -112,6 +114,7 @@ Token lex_next(Lexer *lx)
         }
         if (c == '\n') {
             lx->line++;
+            lx->cline++;
             lx->pos++;
             continue;
         }
@@ -128,6 +131,7 @@ Token lex_next(Lexer *lx)
             continue;
         }
         t.line = lx->line;
+        t.cline = lx->cline;
         if (c == '(' || c == ')') {
             t.kind = c == '(' ? TK_LPAREN : TK_RPAREN;
             t.text = s + lx->pos;
@@ -151,6 +155,7 @@ Token lex_next(Lexer *lx)
                  * parser rejects it. */
                 t.kind = TK_EOF;
                 t.line = lx->line;
+                t.cline = lx->cline;
                 t.text = "unterminated string";
                 t.len = strlen(t.text);
                 t.ival = -1;
@@ -190,7 +195,7 @@ Token lex_next(Lexer *lx)
             return t;
         }
         if (lx->warn)
-            fprintf(stderr, "vinterp: lexer: Unexpected character in input at line %d\n", lx->line);
+            fprintf(stderr, "vinterp: lexer: Unexpected character in input at line %d\n", lx->cline);
         lx->pos++;
     }
 }

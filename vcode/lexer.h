@@ -20,7 +20,9 @@ typedef enum {
 
 typedef struct {
     TokKind kind;
-    int line;
+    int line;           /* source line */
+    int cline;          /* the classic interpreter's line count, which skips
+                           newlines inside comments and strings (VCODE.md §1.1) */
     const char *text;   /* points into the source; not NUL-terminated */
     size_t len;
     int32_t ival;
@@ -30,7 +32,7 @@ typedef struct {
 typedef struct {
     const char *src;
     size_t len, pos;
-    int line;
+    int line, cline;
     FILE *trace;        /* -d lex: echo every token and comment here */
     int warn;           /* print unexpected-character warnings */
 } Lexer;

@@ -43,7 +43,7 @@ int vc_link(Program *p, VcError *err)
         int *s = lookup(&t, p, p->funcs[f].name);
         if (*s >= 0) {
             fprintf(stderr, "vinterp: line %d: warning: label %s being redefined.\n",
-                    p->funcs[f].line, p->funcs[f].name);
+                    p->funcs[f].cline, p->funcs[f].name);
             p->funcs[*s].live = 0;
         }
         *s = f;
@@ -53,18 +53,26 @@ int vc_link(Program *p, VcError *err)
         for (int i = p->ncode - 1; i >= 0; i--)
             if (p->code[i].op == OP_CALL)
                 fprintf(stderr, "vinterp: linker: linking %s\n", p->code[i].name);
-    for (int i = 0; i < p->ncode && rc == 0; i++) {
+    /* As the classic: every unresolved call, last first, by instruction
+     * index, then "Parse failure" (VCODE.md §2.5). */
+    size_t used = 0;
+    for (int i = p->ncode - 1; i >= 0; i--) {
         Instr *in = &p->code[i];
         if (in->op != OP_CALL)
             continue;
         int f = *lookup(&t, p, in->name);
         if (f < 0) {
+            if (used + 200 < sizeof err->msg)
+                used += (size_t)snprintf(err->msg + used, sizeof err->msg - used,
+                                         "vinterp: line %d: unresolved identifier %.100s\n", i, in->name);
             err->line = in->line;
-            snprintf(err->msg, sizeof err->msg, "CALL: unresolved identifier %s", in->name);
+            err->classic = 1;
             rc = -1;
         }
         in->target = f;
     }
+    if (rc < 0 && used + 20 < sizeof err->msg)
+        snprintf(err->msg + used, sizeof err->msg - used, "Parse failure");
     if (rc == 0) {
         int e = *lookup(&t, p, "MAIN");
         if (e < 0)

@@ -69,6 +69,21 @@ static int fail(Parser *ps, int line, const char *fmt, ...)
     return -1;
 }
 
+/* A parse error the classic interpreter reports with a fixed text: the
+ * message is printed as is (VCODE.md §6.2). */
+static int fail_classic(Parser *ps, const char *fmt, ...)
+{
+    if (ps->failed)
+        return -1;
+    ps->failed = 1;
+    ps->err->classic = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->err->msg, sizeof ps->err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 static int syntax(Parser *ps, const char *expected)
 {
     char what[128];
@@ -119,6 +134,7 @@ static Instr *emit(Parser *ps, Opcode op)
     memset(in, 0, sizeof *in);
     in->op = op;
     in->line = ps->tok.line;
+    in->cline = ps->tok.cline;
     in->target = -1;
     in->cidx = -1;
     return in;
@@ -161,6 +177,7 @@ static int parse_const(Parser *ps, Instr *in)
         in->cidx = add_const(ps, TY_INT, (int64_t)v.len, codes, NULL, v.line);
         ps->p->consts[in->cidx].is_string = 1;
         in->line = v.line;
+        in->cline = v.cline;
         advance(ps);
         return 0;
     }
@@ -172,6 +189,8 @@ static int parse_const(Parser *ps, Instr *in)
             fl = xrealloc(NULL, cap * sizeof *fl);
         else
             ints = xrealloc(NULL, cap * sizeof *ints);
+        char mixing[2048];
+        mixing[0] = 0;
         advance(ps);
         while (ps->tok.kind != TK_RPAREN) {
             Token e = ps->tok;
@@ -188,15 +207,18 @@ static int parse_const(Parser *ps, Instr *in)
             else if (t == TY_BOOL && (tok_is(&e, "T") || tok_is(&e, "F")))
                 ok = 1;
             if (!ok) {
-                free(ints);
-                free(fl);
-                char what[128];
-                describe(&e, what, sizeof what);
-                if (t == TY_SEGDES)
-                    return fail(ps, e.line, "parse error: CONST SEGDES takes a length or '( )'; "
-                                "got %s (use CONST INT (...) and MAKE_SEGDES)", what);
-                return fail(ps, e.line, "parse error: illegal type mixing in constant: %s in a %s vector",
-                            what, t == TY_INT ? "INT" : t == TY_FLOAT ? "FLOAT" : "BOOL");
+                if (e.kind != TK_INT && e.kind != TK_FLOAT && !tok_is(&e, "T") && !tok_is(&e, "F")) {
+                    free(ints);
+                    free(fl);
+                    return syntax(ps, "a literal or ')' in the vector constant");
+                }
+                /* The classic reports every offending element, then fails. */
+                size_t used = strlen(mixing);
+                if (used + 100 < sizeof mixing)
+                    snprintf(mixing + used, sizeof mixing - used,
+                             "vinterp: line %d: parse error: illegal type mixing in constant\n", e.cline);
+                advance(ps);
+                continue;
             }
             if (n == cap) {
                 cap *= 2;
@@ -214,12 +236,19 @@ static int parse_const(Parser *ps, Instr *in)
             advance(ps);
         }
         in->line = ps->tok.line;
+        in->cline = ps->tok.cline;
+        if (mixing[0]) {
+            free(ints);
+            free(fl);
+            return fail_classic(ps, "%sParse failure", mixing);
+        }
         in->ckind = CK_VECTOR;
         in->cidx = add_const(ps, t, (int64_t)n, ints, fl, in->line);
         advance(ps);
         return 0;
     }
     in->line = v.line;
+    in->cline = v.cline;
     in->ckind = CK_SCALAR;
     switch (t) {
     case TY_INT:
@@ -310,7 +339,7 @@ static void add_func(Parser *ps, const Token *name, int line)
 /* One function: FUNC name [I types O types] statements RET. */
 static int parse_function(Parser *ps)
 {
-    int fline = ps->tok.line;
+    int fline = ps->tok.line, fcline = ps->tok.cline;
     advance(ps);
     Token name = ps->tok;
     if (name.kind != TK_WORD || (is_keyword(&name) && !tok_is(&name, "MAIN")))
@@ -318,9 +347,12 @@ static int parse_function(Parser *ps)
     if (tok_is(&name, "MAIN")) {
         for (int i = 0; i < ps->p->nfuncs; i++)
             if (strcmp(ps->p->funcs[i].name, "MAIN") == 0)
-                return fail(ps, name.line, "attempt to redefine main");
+                return fail_classic(ps, "attempt to redefine main\n"
+                                    "vinterp: line %d: warning: label MAIN being redefined.\nParse failure",
+                                    name.cline);
     }
     add_func(ps, &name, fline);
+    ps->p->funcs[ps->p->nfuncs - 1].cline = fcline;
     advance(ps);
     if (ps->tok.kind == TK_IMARK) {
         advance(ps);
@@ -371,6 +403,7 @@ static int parse_function(Parser *ps)
             }
             in->type = ty;
             in->line = ps->tok.line;
+            in->cline = ps->tok.cline;
             advance(ps);
             break;
         }
@@ -383,6 +416,7 @@ static int parse_function(Parser *ps)
                 return syntax(ps, "two integers after COPY/POP/CPOP");
             in->b = ps->tok.ival;
             in->line = ps->tok.line;
+            in->cline = ps->tok.cline;
             advance(ps);
             break;
         case OPND_ONEINT:
@@ -390,6 +424,7 @@ static int parse_function(Parser *ps)
                 return syntax(ps, "an integer after FUSED");
             in->a = ps->tok.ival;
             in->line = ps->tok.line;
+            in->cline = ps->tok.cline;
             advance(ps);
             break;
         case OPND_NAME:
@@ -399,6 +434,7 @@ static int parse_function(Parser *ps)
             if (vc_trace.link_trace)
                 fprintf(stderr, "vinterp: linker: adding link for linking %s\n", in->name);
             in->line = ps->tok.line;
+            in->cline = ps->tok.cline;
             advance(ps);
             break;
         case OPND_CONST:
@@ -409,29 +445,30 @@ static int parse_function(Parser *ps)
         switch (op) {
         case OP_IF:
             if (ifdepth == MAX_IF_DEPTH)
-                return fail(ps, in->line, "IF nesting too deep (> %d)", MAX_IF_DEPTH);
+                return fail_classic(ps, "vinterp: line %d: IF nesting too deep (> %d).", in->cline, MAX_IF_DEPTH);
             ifstack[ifdepth++] = idx;
             break;
         case OP_ELSE: {
             if (ifdepth == 0)
-                return fail(ps, in->line, "improper IF nesting: ELSE without IF");
+                return fail_classic(ps, "vinterp: line %d: improper IF nesting.", in->cline);
             Instr *ifi = &ps->p->code[ifstack[ifdepth - 1]];
             if (ifi->op != OP_IF)
-                return fail(ps, in->line, "improper IF nesting: second ELSE");
+                return fail_classic(ps, "vinterp: line %d: improper IF nesting.", in->cline);
             ifi->target = idx + 1;
             ifstack[ifdepth - 1] = idx;
             break;
         }
         case OP_ENDIF: {
             if (ifdepth == 0)
-                return fail(ps, in->line, "improper IF nesting: ENDIF without IF");
+                return fail_classic(ps, "vinterp: line %d: improper IF nesting.", in->cline);
             Instr *open = &ps->p->code[ifstack[--ifdepth]];
             open->target = idx; /* IF without ELSE: to the ENDIF; ELSE: to the ENDIF */
             break;
         }
         case OP_RET:
             if (ifdepth)
-                return fail(ps, in->line, "RET found in the middle of IF...ENDIF (only one return per function)");
+                return fail_classic(ps, "vinterp: line %d: RETURN found in middle of IF...ENDIF.  "
+                                    "Only one return per procedure.\nParse failure", in->cline);
             ps->p->funcs[ps->p->nfuncs - 1].end = ps->p->ncode;
             return 0;
         default:

@@ -59,7 +59,7 @@ void vc_print_instr(FILE *f, const Program *p, int idx, int shown)
             fprintf(f, "type = %s", vc_type_name(in->type));
         break;
     }
-    fprintf(f, "; line = %d\n", in->line);
+    fprintf(f, "; line = %d\n", in->cline);
 }
 
 void vc_print_program(FILE *f, const Program *p)

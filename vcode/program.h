@@ -69,6 +69,8 @@ typedef struct {
     Opcode op;
     VcType type;        /* the type operand, TY_NONE when the op has none */
     int line;           /* source line of the instruction's last token */
+    int cline;          /* the same, counted as the classic interpreter counts
+                           (for its message formats and -d traces) */
     int a, b;           /* COPY/POP/CPOP i j; FUSED n */
     int target;         /* IF: index after ELSE (or ENDIF); ELSE: index of ENDIF;
                            CALL: callee function index (after linking) */
@@ -89,6 +91,7 @@ enum { AT_INT = 1, AT_BOOL, AT_FLOAT, AT_SEGDES, AT_PAIR, AT_ANY, AT_INPUT0 = 64
 
 typedef struct {
     int reached;        /* 0: the checker found no path to this instruction */
+    int determined;     /* 1: depth and slots below are known */
     int depth;          /* stack depth before it, relative to the function's entry
                            (negative: the instruction reaches into its inputs) */
     int nslots;         /* entries in slots[] */
@@ -98,6 +101,7 @@ typedef struct {
 
 typedef struct {
     int known;          /* summary computed (some path returns) */
+    int undetermined;   /* returns, but with a stack the program does not determine */
     int nin;            /* caller slots the function consumes */
     int nout;           /* slots it leaves in their place */
     AbsType *out;       /* their types, bottom → top (AT_INPUT(j) = passthrough) */
@@ -108,6 +112,7 @@ typedef struct {
     int start;          /* index of the first instruction */
     int end;            /* index one past its RET */
     int line;           /* line of FUNC */
+    int cline;          /* classic count of the same */
     int live;           /* 0 when a later definition of the same name replaced it */
     FuncSummary sum;
 } Func;
@@ -128,7 +133,8 @@ typedef struct {
 /* Errors from the front end: a message, the line, and a status. */
 typedef struct {
     int line;
-    char msg[512];
+    int classic;        /* msg is the complete classic text, printed as is */
+    char msg[4096];
 } VcError;
 
 /* Front-end traces (-d lex, -d link). */
@@ -146,8 +152,9 @@ int vc_parse_string(const char *name, const char *text, size_t len, Program *p, 
 /* Resolve CALL targets and the entry point. Returns 0, or -1 with *err set. */
 int vc_link(Program *p, VcError *err);
 
-/* Static stack checker: fills p->state and each function's summary.
- * Returns 0, or -1 with *err describing the first definite error. */
+/* Static stack checker: fills p->state and each function's summary (always,
+ * even when it finds errors). Returns 0, or -1 with *err describing the
+ * first definite error in file order. */
 int vc_check(Program *p, VcError *err);
 
 void vc_free(Program *p);

@@ -1,0 +1,46 @@
+#!/bin/sh
+# tests/run_all.sh INTERP BUILD — every test of the project: the unit test
+# binaries under BUILD/tests/unit, then the golden, error and demo programs.
+# Each runner ends with "N passed, N failed"; the last line here is the sum.
+interp=${1:-bin/vinterp}
+build=${2:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {
+    # Take the runner's closing line and add it to the totals.
+    line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "  (no result line: counted as one failure)"
+        failed=$((failed + 1))
+        return
+    fi
+    p=$(echo "$line" | sed -E 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\1/')
+    f=$(echo "$line" | sed -E 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\2/')
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+for t in "$build"/tests/unit/*; do
+    [ -x "$t" ] || continue
+    echo "== unit: $(basename "$t")"
+    "$t" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 40
+    tail -n 1 "$log"
+    count
+done
+
+for dir in golden errors demo; do
+    [ -d "$here/$dir" ] || continue
+    echo "== $dir programs"
+    python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 60
+    tail -n 1 "$log"
+    count
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

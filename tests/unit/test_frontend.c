@@ -1,0 +1,238 @@
+/* tests/unit/test_frontend.c — lexer, parser, linker and static checker on
+ * small texts whose right answer is written down here. */
+#include "check.h"
+#include "vcode/lexer.h"
+#include "vcode/optable.h"
+#include "vcode/program.h"
+
+#include <string.h>
+
+static Token lex1(const char *s)
+{
+    Lexer lx;
+    lex_init(&lx, s, strlen(s));
+    lx.warn = 0;
+    return lex_next(&lx);
+}
+
+static void test_lexer(void)
+{
+    /* Longest match, ties to the earlier class (VCODE.md §1.3). */
+    Token t = lex1("5");
+    CHECK(t.kind == TK_INT && t.ival == 5);
+    t = lex1("-5");
+    CHECK(t.kind == TK_INT && t.ival == -5);
+    t = lex1("+5");
+    CHECK(t.kind == TK_INT && t.ival == 5);
+    t = lex1("007");
+    CHECK(t.kind == TK_INT && t.ival == 7);
+    t = lex1("1.5");
+    CHECK(t.kind == TK_FLOAT && t.fval == 1.5);
+    t = lex1("5.");
+    CHECK(t.kind == TK_FLOAT && t.fval == 5.0);
+    t = lex1("-2.5E-3");
+    CHECK(t.kind == TK_FLOAT && t.fval == -2.5e-3);
+    t = lex1("1e5");
+    CHECK(t.kind == TK_WORD);
+    t = lex1("1.5e");
+    CHECK(t.kind == TK_WORD);
+    t = lex1(".5");
+    CHECK(t.kind == TK_WORD);
+    t = lex1("123abc");
+    CHECK(t.kind == TK_WORD);
+    t = lex1("+");
+    CHECK(t.kind == TK_WORD && tok_is(&t, "+"));
+    t = lex1("+_SCAN");
+    CHECK(t.kind == TK_WORD && tok_is(&t, "+_SCAN"));
+    t = lex1("I");
+    CHECK(t.kind == TK_IMARK);
+    t = lex1("O");
+    CHECK(t.kind == TK_OMARK);
+    t = lex1("I1");
+    CHECK(t.kind == TK_WORD);
+    /* 32-bit truncation of integer literals (§1.4). */
+    CHECK(lex_int_value("99999999999", 11) == 1215752191);
+    CHECK(lex_int_value("4294967297", 10) == 1);
+    CHECK(lex_int_value("2147483648", 10) == (int32_t)-2147483647 - 1);
+    CHECK(lex_int_value("-1", 2) == -1);
+    /* Comments: to the first '}', lines inside count. */
+    Lexer lx;
+    const char *src = "{ a\n b } {x}CONST \"s\ntr\" ( )";
+    lex_init(&lx, src, strlen(src));
+    t = lex_next(&lx);
+    CHECK(t.kind == TK_WORD && tok_is(&t, "CONST") && t.line == 2);
+    t = lex_next(&lx);
+    CHECK(t.kind == TK_STRING && t.len == 4 && memcmp(t.text, "s\ntr", 4) == 0);
+    t = lex_next(&lx);
+    CHECK(t.kind == TK_LPAREN && t.line == 3);
+    t = lex_next(&lx);
+    CHECK(t.kind == TK_RPAREN);
+    t = lex_next(&lx);
+    CHECK(t.kind == TK_EOF);
+}
+
+static int parse(const char *src, Program *p, VcError *e)
+{
+    if (vc_parse_string("t.vcode", src, strlen(src), p, e) < 0)
+        return -1;
+    if (vc_link(p, e) < 0)
+        return -2;
+    if (vc_check(p, e) < 0)
+        return -3;
+    return 0;
+}
+
+static void test_parser(void)
+{
+    Program p;
+    VcError e;
+    const char *src =
+        "{ demo }\n"
+        "FUNC F1 I INT O INT\n"
+        "CONST INT (1 2 3)\n"
+        "CONST FLOAT 2.5\n"
+        "CONST CHAR \"ab\"\n"
+        "CONST SEGDES 3\n"
+        "CONST BOOL ( T F )\n"
+        "COPY 2 1\n"
+        "IF\n"
+        "ELSE\n"
+        "ENDIF\n"
+        "CALL G\n"
+        "RET\n"
+        "FUNC G\n"
+        "RET\n";
+    CHECK(vc_parse_string("t.vcode", src, strlen(src), &p, &e) == 0);
+    CHECK(p.nfuncs == 2);
+    CHECK(p.ncode == 12);
+    CHECK(p.code[0].op == OP_CONST && p.code[0].ckind == CK_VECTOR && p.consts[p.code[0].cidx].len == 3);
+    CHECK(p.code[1].op == OP_CONST && p.code[1].ckind == CK_SCALAR && p.code[1].fval == 2.5);
+    CHECK(p.consts[p.code[2].cidx].is_string && p.consts[p.code[2].cidx].ints[1] == 'b');
+    CHECK(p.consts[p.code[3].cidx].type == TY_SEGDES && p.consts[p.code[3].cidx].ints[0] == 3);
+    CHECK(p.code[5].op == OP_COPY && p.code[5].a == 2 && p.code[5].b == 1);
+    CHECK(p.code[6].op == OP_IF && p.code[6].target == 8);   /* after the ELSE */
+    CHECK(p.code[7].op == OP_ELSE && p.code[7].target == 8); /* the ENDIF */
+    CHECK(p.code[0].line == 3 && p.code[10].line == 13 && p.code[11].line == 15);
+    CHECK(vc_link(&p, &e) == 0);
+    CHECK(p.code[9].target == 1 && p.entry == 0);
+    vc_free(&p);
+
+    /* Syntax errors are fatal and name the token. */
+    CHECK(parse("FUNC M\nCONST FLOAT 1\nRET\n", &p, &e) == -1);
+    CHECK(e.line == 2 && strstr(e.msg, "'1'") != NULL);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nCONST INT (1 2.0)\nRET\n", &p, &e) == -1);
+    CHECK(strstr(e.msg, "illegal type mixing") != NULL);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nMAX_SCAN BOOL\nRET\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("CONST INT 1\nFUNC M\nRET\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nIF\nRET\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nENDIF\nRET\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nCONST INT 1\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("FUNC MAIN\nRET\nFUNC MAIN\nRET\n", &p, &e) == -1);
+    vc_free(&p);
+    CHECK(parse("FUNC M\nCALL F\nRET\n", &p, &e) == -1); /* T/F are keywords */
+    vc_free(&p);
+
+    /* Linking: undefined names, MAIN as entry, the later definition wins. */
+    CHECK(parse("FUNC M\nCALL NOPE\nRET\n", &p, &e) == -2);
+    CHECK(strstr(e.msg, "NOPE") != NULL && e.line == 2);
+    vc_free(&p);
+    CHECK(parse("FUNC A\nRET\nFUNC MAIN\nRET\n", &p, &e) == 0);
+    CHECK(p.entry == 1);
+    vc_free(&p);
+    fflush(stderr);
+    CHECK(parse("FUNC A\nCALL B\nRET\nFUNC B\nCONST INT 1\nRET\nFUNC B\nCONST INT 2\nCONST INT 3\nRET\n", &p, &e) == 0);
+    CHECK(p.code[0].target == 2 && !p.funcs[1].live && p.funcs[2].live);
+    CHECK(p.funcs[0].sum.known && p.funcs[0].sum.nout == 2);
+    vc_free(&p);
+}
+
+static void test_checker(void)
+{
+    Program p;
+    VcError e;
+    /* A function's summary: consumes two Ints, leaves their sum and a Bool. */
+    const char *src =
+        "FUNC MAIN\n"
+        "CONST INT 1\n"
+        "CONST INT 2\n"
+        "CALL ADDB\n"
+        "RET\n"
+        "FUNC ADDB\n"
+        "+ INT\n"
+        "CONST BOOL T\n"
+        "RET\n";
+    CHECK(parse(src, &p, &e) == 0);
+    const Func *f = &p.funcs[1];
+    CHECK(f->sum.known && f->sum.nin == 2 && f->sum.nout == 2);
+    CHECK(f->sum.out[0] == AT_INT && f->sum.out[1] == AT_BOOL);
+    /* Per instruction: depth and slot types. Before CALL the stack is Int Int. */
+    const InstrState *st = &p.state[2];
+    CHECK(st->reached && st->depth == 2 && st->nslots == 2);
+    CHECK(st->slots[0] == AT_INT && st->slots[1] == AT_INT);
+    /* Before RET of MAIN: Int Bool. */
+    st = &p.state[3];
+    CHECK(st->depth == 2 && st->slots[0] == AT_INT && st->slots[1] == AT_BOOL);
+    /* Inside ADDB, "+" reads two caller slots. */
+    st = &p.state[4];
+    CHECK(st->depth == 0);
+    vc_free(&p);
+
+    /* Pass-through: a function that swaps its inputs keeps their types. */
+    CHECK(parse("FUNC MAIN\nCONST FLOAT 1.0\nCONST INT 2\nCALL SW\nRET\nFUNC SW\nCPOP 1 1\nRET\n", &p, &e) == 0);
+    CHECK(p.funcs[1].sum.nin == 2 && AT_IS_INPUT(p.funcs[1].sum.out[0]));
+    CHECK(p.state[3].slots[0] == AT_INT && p.state[3].slots[1] == AT_FLOAT);
+    vc_free(&p);
+
+    /* Recursion: the summary comes from the base case. */
+    const char *rec =
+        "FUNC MAIN\nCONST INT 5\nCALL R\nRET\n"
+        "FUNC R\nCOPY 1 0\nCONST INT 0\n= INT\nIF\nELSE\nCONST INT 1\n- INT\nCALL R\nENDIF\nRET\n";
+    CHECK(parse(rec, &p, &e) == 0);
+    CHECK(p.funcs[1].sum.known && p.funcs[1].sum.nin == 1 && p.funcs[1].sum.nout == 1);
+    /* The arms leave the input itself and a fresh Int: merged to "any". */
+    CHECK(p.state[2].nslots == 1 && p.state[2].depth == 1);
+    vc_free(&p);
+
+    /* Definite errors. */
+    CHECK(parse("FUNC MAIN\nCONST FLOAT 1.0\nCONST FLOAT 2.0\n+ INT\nRET\n", &p, &e) == -3);
+    CHECK(e.line == 4 && strstr(e.msg, "Float") != NULL);
+    vc_free(&p);
+    CHECK(parse("FUNC MAIN\nCONST INT 1\n+ INT\nRET\n", &p, &e) == -3);
+    CHECK(strstr(e.msg, "underflow") != NULL);
+    vc_free(&p);
+    /* Arms that leave different depths are legal VCODE: the state after
+     * the ENDIF is reached but not determined. */
+    CHECK(parse("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nENDIF\nCONST INT 2\nRET\n", &p, &e) == 0);
+    CHECK(p.state[5].reached && !p.state[5].determined);
+    CHECK(p.state[1].reached && p.state[1].determined);
+    vc_free(&p);
+    /* Errors in functions the entry never calls are not reported. */
+    CHECK(parse("FUNC MAIN\nRET\nFUNC U\nCONST FLOAT 1.0\nLENGTHS\nRET\n", &p, &e) == 0);
+    vc_free(&p);
+    CHECK(parse("FUNC MAIN\nCONST INT 1\nLENGTHS\nRET\n", &p, &e) == -3);
+    vc_free(&p);
+    CHECK(parse("FUNC MAIN\nCONST FLOAT 1.0\nIF\nENDIF\nRET\n", &p, &e) == -3);
+    vc_free(&p);
+    CHECK(parse("FUNC MAIN\nFUSED 0\nRET\n", &p, &e) == -3);
+    vc_free(&p);
+    /* EXIT ends a path: the arms need not agree after it. */
+    CHECK(parse("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nEXIT\nENDIF\nRET\n", &p, &e) == 0);
+    vc_free(&p);
+}
+
+int main(void)
+{
+    test_lexer();
+    test_parser();
+    test_checker();
+    return check_report("frontend");
+}
