@@ -21,7 +21,17 @@ MAIN_OBJ    := $(BUILD)/runtime/main.o
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all test unit golden corpus asan asan-test clean bench
+.PHONY: all deps demo test unit golden corpus asan asan-test clean bench
+
+# Debian packages the build needs (installed when run as root).
+deps:
+	@sh .ci/install-deps
+
+# Build, then run a demo program and print its result.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@echo "== tests/demo/segsum.vcode: segmented sum and scan of [[3,1,4],[],[1,5,9,2]]"
+	@$(BIN)/vinterp tests/demo/segsum.vcode
 
 all: $(BIN)/vinterp
 
@@ -38,7 +48,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJ)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
 
 # Every test; the last line is the total "N passed, N failed".
-test: $(BIN)/vinterp $(UNIT_BIN)
+test: deps $(BIN)/vinterp $(UNIT_BIN)
 	@sh tests/run_all.sh $(BIN)/vinterp $(BUILD)
 
 unit: $(UNIT_BIN)

@@ -18,8 +18,8 @@ count() {
         failed=$((failed + 1))
         return
     fi
-    p=$(echo "$line" | sed -E 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\1/')
-    f=$(echo "$line" | sed -E 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\2/')
+    p=$(echo "$line" | awk '{ for (i = 2; i <= NF; i++) if ($i == "passed,") print $(i - 1) }')
+    f=$(echo "$line" | awk '{ for (i = 2; i <= NF; i++) if ($i == "failed" || $i == "failed,") print $(i - 1) }')
     passed=$((passed + p))
     failed=$((failed + f))
 }

@@ -381,25 +381,27 @@ static int walk(Checker *c, int fi, AStack *out)
         case OP_WRITE:
             rc = apply_sig(c, &a, in, "X", "IB");
             break;
+        /* The I/O ops check their own arguments at run time, with the
+         * classic's rules (VCODE.md §4.15). */
         case OP_FOPEN:
-            rc = apply_sig(c, &a, in, "II", "IIB");
+            rc = apply_sig(c, &a, in, "XX", "IIB");
             break;
         case OP_FCLOSE:
-            rc = apply_sig(c, &a, in, "I", "IB");
+            rc = apply_sig(c, &a, in, "X", "IB");
             break;
         case OP_FREAD:
-            rc = apply_sig(c, &a, in, "I", "XIB");
+            rc = apply_sig(c, &a, in, "X", "XIB");
             if (rc == 0)
                 a.s[a.n - 3] = in->type == TY_SEGDES ? AT_ANY : from_vc(in->type);
             break;
         case OP_FREAD_CHAR:
-            rc = apply_sig(c, &a, in, "III", "IIIB");
+            rc = apply_sig(c, &a, in, "XXX", "IIIB");
             break;
         case OP_FWRITE:
-            rc = apply_sig(c, &a, in, "XI", "IB");
+            rc = apply_sig(c, &a, in, "XX", "IB");
             break;
         case OP_SPAWN:
-            rc = apply_sig(c, &a, in, "IIII", "IIIIB");
+            rc = apply_sig(c, &a, in, "XXXX", "IIIIB");
             break;
         case OP_FUSED:
             rc = fail(c, in, "FUSED %d: fused-operation libraries (-l) are not supported by this interpreter", in->a);
