@@ -23,6 +23,8 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 .PHONY: all deps demo test unit golden corpus asan asan-test clean bench
 
+all: $(BIN)/vinterp
+
 # Debian packages the build needs (installed when run as root).
 deps:
 	@sh .ci/install-deps
@@ -30,10 +32,8 @@ deps:
 # Build, then run a demo program and print its result.
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@echo "== tests/demo/segsum.vcode: segmented sum and scan of [[3,1,4],[],[1,5,9,2]]"
+	@echo "== tests/demo/segsum.vcode: segmented sum and scan of [[1,2,3],[],[4,5]]"
 	@$(BIN)/vinterp tests/demo/segsum.vcode
-
-all: $(BIN)/vinterp
 
 $(BIN)/vinterp: $(LIB_OBJ) $(MAIN_OBJ)
 	@mkdir -p $(dir $@)

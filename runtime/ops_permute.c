@@ -33,13 +33,14 @@ static void need_partner(Value *have, int64_t k, const char *what)
         T *o = (T *)out->data;                                                \
         const int32_t *ix = VI(idx);                                          \
         const int32_t *fl = flags ? VI(flags) : NULL;                         \
-        for (int64_t k = 0; k < sm; k++) {                                    \
-            int64_t sl = SL[k], s0 = so[k];                                   \
+        int64_t s0 = 0, d0 = 0;                                               \
+        for (int64_t k = 0; k < sm; s0 += SL[k], d0 += k < dm ? DL[k] : 0, k++) { \
+            int64_t sl = SL[k];                                               \
             if (sl <= 0)                                                      \
                 continue;                                                     \
             if (k >= dm)                                                      \
                 need_partner(dsd, k, "destination");                          \
-            int64_t dl = DL[k] > 0 ? DL[k] : 0, d0 = dof[k];                  \
+            int64_t dl = DL[k] > 0 ? DL[k] : 0;                               \
             for (int64_t i = s0; i < s0 + sl; i++) {                          \
                 if (fl && !fl[i])                                             \
                     continue;                                                 \
@@ -57,7 +58,6 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
     ops_check_segments(dsd);
     int64_t sm = ssd->len, dm = dsd->len;
     const int32_t *SL = VI(ssd), *DL = VI(dsd);
-    const int64_t *so = seg_offsets(ssd), *dof = seg_offsets(dsd);
     if (sm == 1 && dm == 1 && !flags) {
         /* The common unsegmented case, without the segment loop. */
         int64_t n = SL[0] > 0 ? SL[0] : 0, dl = DL[0] > 0 ? DL[0] : 0;
@@ -92,15 +92,12 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
         T *o = (T *)out->data;                                                \
         const int32_t *ix = VI(idx);                                          \
         const int32_t *fl = flags ? VI(flags) : NULL;                         \
-        for (int64_t k = 0; k < dm; k++) {                                    \
-            int64_t dl = DL[k], d0 = dof[k];                                  \
+        int64_t s0 = 0, d0 = 0;                                               \
+        for (int64_t k = 0; k < dm; d0 += DL[k], s0 += k < sm ? SL[k] : 0, k++) { \
+            int64_t dl = DL[k];                                               \
             if (dl <= 0)                                                      \
                 continue;                                                     \
-            int64_t sl = 0, s0 = 0;                                           \
-            if (k < sm) {                                                     \
-                sl = SL[k] > 0 ? SL[k] : 0;                                   \
-                s0 = so[k];                                                   \
-            }                                                                 \
+            int64_t sl = k < sm && SL[k] > 0 ? SL[k] : 0;                     \
             for (int64_t i = d0; i < d0 + dl; i++) {                          \
                 if (fl && !fl[i]) {                                           \
                     o[i] = 0;                                                 \
@@ -123,7 +120,6 @@ static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd
     ops_check_segments(dsd);
     int64_t sm = ssd->len, dm = dsd->len;
     const int32_t *SL = VI(ssd), *DL = VI(dsd);
-    const int64_t *so = seg_offsets(ssd), *dof = seg_offsets(dsd);
     if (sm == 1 && dm == 1 && !flags) {
         int64_t n = DL[0] > 0 ? DL[0] : 0, sl = SL[0] > 0 ? SL[0] : 0;
         const int32_t *ix = VI(idx);

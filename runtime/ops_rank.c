@@ -84,10 +84,10 @@ void op_rank(Interp *it, const Instr *ins)
         key[i] = k;
     }
     const int32_t *L = VI(sd);
-    const int64_t *o = seg_offsets(sd);
-    for (int64_t k = 0; k < m; k++)
+    int64_t pos = 0;
+    for (int64_t k = 0; k < m; pos += L[k], k++)
         if (L[k] > 0)
-            rank_segment(key + o[k], L[k], isf ? 8 : 4, VI(r) + o[k], perm, tmp);
+            rank_segment(key + pos, L[k], isf ? 8 : 4, VI(r) + pos, perm, tmp);
     free(key);
     free(perm);
     free(tmp);

@@ -20,7 +20,6 @@ void op_extract(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *ix = VI(idx);
-    const int64_t *o = seg_offsets(sd);
     for (int64_t k = 0; k < m; k++)
         if (ix[k] < 0 || ix[k] >= L[k])
             bad_index(k, ix[k], L[k] > 0 ? L[k] : 0);
@@ -33,12 +32,13 @@ void op_extract(Interp *it, const Instr *ins)
     } else {
         r = val_new(t, m);
     }
+    int64_t pos = 0;
     if (t == VT_FLOAT) {
-        for (int64_t k = 0; k < m; k++)
-            VF(r)[k] = VF(data)[o[k] + ix[k]];
+        for (int64_t k = 0; k < m; pos += L[k], k++)
+            VF(r)[k] = VF(data)[pos + ix[k]];
     } else {
-        for (int64_t k = 0; k < m; k++)
-            VI(r)[k] = VI(data)[o[k] + ix[k]];
+        for (int64_t k = 0; k < m; pos += L[k], k++)
+            VI(r)[k] = VI(data)[pos + ix[k]];
     }
     ops_finish(it, 3, r);
 }
@@ -51,7 +51,6 @@ void op_replace(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *ix = VI(idx);
-    const int64_t *o = seg_offsets(sd);
     for (int64_t k = 0; k < m; k++)
         if (ix[k] < 0 || ix[k] >= L[k])
             bad_index(k, ix[k], L[k] > 0 ? L[k] : 0);
@@ -65,12 +64,13 @@ void op_replace(Interp *it, const Instr *ins)
         if (data->len)
             memcpy(r->data, data->data, (size_t)data->len * val_esize(t));
     }
+    int64_t pos = 0;
     if (t == VT_FLOAT) {
-        for (int64_t k = 0; k < m; k++)
-            VF(r)[o[k] + ix[k]] = VF(vals)[k];
+        for (int64_t k = 0; k < m; pos += L[k], k++)
+            VF(r)[pos + ix[k]] = VF(vals)[k];
     } else {
-        for (int64_t k = 0; k < m; k++)
-            VI(r)[o[k] + ix[k]] = VI(vals)[k];
+        for (int64_t k = 0; k < m; pos += L[k], k++)
+            VI(r)[pos + ix[k]] = VI(vals)[k];
     }
     ops_finish(it, 4, r);
 }
@@ -83,22 +83,34 @@ void op_dist(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0;
     const int32_t *L = VI(sd);
-    const int64_t *o = seg_offsets(sd);
     ValType t = (ValType)vals->type;
     Value *r = val_new(t, n);
     if (t == VT_FLOAT) {
         double *out = VF(r);
+        const double *v = VF(vals);
         for (int64_t k = 0; k < m; k++) {
-            double v = VF(vals)[k];
-            for (int64_t i = 0; i < L[k]; i++)
-                out[o[k] + i] = v;
+            double x = v[k];
+            int32_t l = L[k];
+            if (l == 1) {
+                *out++ = x;
+                continue;
+            }
+            for (int32_t i = 0; i < l; i++)
+                out[i] = x;
+            out += l;
         }
     } else {
         int32_t *out = VI(r);
+        const int32_t *v = VI(vals);
         for (int64_t k = 0; k < m; k++) {
-            int32_t v = VI(vals)[k];
-            for (int64_t i = 0; i < L[k]; i++)
-                out[o[k] + i] = v;
+            int32_t x = v[k], l = L[k];
+            if (l == 1) {
+                *out++ = x;
+                continue;
+            }
+            for (int32_t i = 0; i < l; i++)
+                out[i] = x;
+            out += l;
         }
     }
     ops_finish(it, 2, r);
@@ -112,14 +124,15 @@ void op_index(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0;
     const int32_t *L = VI(sd);
-    const int64_t *o = seg_offsets(sd);
     Value *r = val_new(VT_INT, n);
     int32_t *out = VI(r);
+    const int32_t *in0 = VI(init), *st = VI(stride);
     for (int64_t k = 0; k < m; k++) {
-        uint32_t v = (uint32_t)VI(init)[k], s = (uint32_t)VI(stride)[k];
-        int32_t *seg = out + o[k];
-        for (int64_t i = 0; i < L[k]; i++, v += s)
-            seg[i] = (int32_t)v;
+        int32_t l = L[k];
+        uint32_t v = (uint32_t)in0[k], s = (uint32_t)st[k];
+        for (int32_t i = 0; i < l; i++)
+            out[i] = (int32_t)(v + (uint32_t)i * s);
+        out += l;
     }
     ops_finish(it, 3, r);
 }
@@ -132,35 +145,47 @@ void op_pack(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *fl = VI(flags);
-    const int64_t *o = seg_offsets(sd);
     Value *nsd = seg_new(m);
     int32_t *NL = VI(nsd);
-    int64_t total = 0;
+    int64_t total = 0, pos = 0;
     for (int64_t k = 0; k < m; k++) {
         int32_t c = 0;
-        for (int64_t i = o[k]; i < o[k] + L[k]; i++)
+        for (int64_t i = pos; i < pos + L[k]; i++)
             c += fl[i] != 0;
+        pos += L[k];
         NL[k] = c;
         total += c;
     }
     seg_finish(nsd);
     ValType t = (ValType)data->type;
     Value *r = val_new(t, total);
-    int64_t w = 0;
-    if (t == VT_FLOAT) {
-        const double *x = VF(data);
-        double *out = VF(r);
-        for (int64_t k = 0; k < m; k++)
-            for (int64_t i = o[k]; i < o[k] + L[k]; i++)
+    /* Segments are consecutive and cover the data (checked), so the kept
+     * elements are those of the whole vector in order. */
+    int64_t w = 0, n = data->len;
+    if (sd->sane) {
+        if (t == VT_FLOAT) {
+            const double *x = VF(data);
+            double *out = VF(r);
+            for (int64_t i = 0; i < n; i++)
                 if (fl[i])
                     out[w++] = x[i];
+        } else {
+            const int32_t *x = VI(data);
+            int32_t *out = VI(r);
+            for (int64_t i = 0; i < n; i++)
+                if (fl[i])
+                    out[w++] = x[i];
+        }
     } else {
-        const int32_t *x = VI(data);
-        int32_t *out = VI(r);
-        for (int64_t k = 0; k < m; k++)
-            for (int64_t i = o[k]; i < o[k] + L[k]; i++)
-                if (fl[i])
-                    out[w++] = x[i];
+        pos = 0;
+        for (int64_t k = 0; k < m; pos += L[k], k++)
+            for (int64_t i = pos; i < pos + L[k]; i++)
+                if (fl[i]) {
+                    if (t == VT_FLOAT)
+                        VF(r)[w++] = VF(data)[i];
+                    else
+                        VI(r)[w++] = VI(data)[i];
+                }
     }
     for (int i = 0; i < 3; i++)
         val_release(vs_pop(it));

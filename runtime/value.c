@@ -194,12 +194,12 @@ void seg_finish(Value *sd)
 {
     const int32_t *l = VI(sd);
     int64_t n = 0;
-    int sane = 1;
+    int32_t any = 0;
     for (int64_t k = 0; k < sd->len; k++) {
         n += l[k];
-        if (l[k] < 0)
-            sane = 0;
+        any |= l[k];
     }
+    int sane = any >= 0;
     if (n > MAX_LEN || n < -MAX_LEN - 1)
         rt_fatal("segment lengths sum to %lld, beyond the 32-bit range", (long long)n);
     sd->n = n;
