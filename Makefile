@@ -21,7 +21,7 @@ MAIN_OBJ    := $(BUILD)/runtime/main.o
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all deps demo test unit golden corpus asan asan-test clean bench
+.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench
 
 all: $(BIN)/vinterp
 
@@ -68,6 +68,15 @@ asan-test: asan
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDLIBS="-lm -fsanitize=address,undefined" test
+
+# Leak check of a sample of the corpus under valgrind's memcheck.
+VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
+valgrind: $(BIN)/vinterp
+	@cd ../shared/corpus && pass=0; fail=0; for p in $(VALGRIND_SAMPLE); do \
+	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp -m 200000000 $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
+	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind: $$p"; cat /tmp/vinterp-vg.log; fi; \
+	done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 bench: $(BIN)/vinterp
 	sh tests/bench/run_bench.sh $(BIN)/vinterp

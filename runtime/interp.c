@@ -138,6 +138,10 @@ static void trace_before(Interp *it, int pc)
             fputc('\n', stderr);
         }
     }
+    if (it->opt.trace_heap)
+        /* There is no block heap to list (memory is malloc'ed per vector):
+         * show the live total against the -m limit instead. */
+        fprintf(stderr, "memory:  %lld of %lld units in use  \n", (long long)mem_used(), (long long)mem_limit());
     if (it->opt.trace_command)
         vc_print_instr(stderr, it->prog, pc, ins->cline);
 }
@@ -157,7 +161,7 @@ int interp_run(Interp *it)
     if (!rstack)
         rt_fatal("out of host memory");
     int pc = p->funcs[p->entry].start;
-    int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values;
+    int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values || it->opt.trace_heap;
     int64_t steps = 0, max_steps = it->opt.max_steps;
     double timer_start = 0.0;
     rstack[rsp++] = -1;
