@@ -7,6 +7,7 @@
 #include "runtime/ops.h"
 #include "runtime/ops_io.h"
 #include "runtime/print.h"
+#include "runtime/profile.h"
 #include "runtime/rand.h"
 #include "vcode/optable.h"
 #include "vcode/printer.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static void grow(Interp *it, int64_t need)
 {
@@ -109,7 +111,7 @@ static void stack_operands(Interp *it, const Instr *ins)
                          ins->cline, name, i, j, (long long)it->sp);
     }
     if (i < 0 || j < 0)
-        rt_fatal("negative operand in %s %d %d", name, i, j);
+        rt_fatal("negative operand (%d %d)", i, j);
     if ((int64_t)i + j > it->sp)
         rt_fatal("stack underflow: %s %d %d needs %lld entries, the stack holds %lld", name, i, j,
                  (long long)i + j, (long long)it->sp);
@@ -146,6 +148,20 @@ static void trace_before(Interp *it, int pc)
         vc_print_instr(stderr, it->prog, pc, ins->cline);
 }
 
+/* --progress: every 2^20 instructions, at most once a second, rewrite a
+ * status line on stderr. Only when stderr is a terminal: never in files,
+ * pipes or under the NESL front end. */
+static void progress_tick(int64_t steps, int64_t depth, double *last)
+{
+    double t = now_seconds();
+    if (t - *last < 1.0)
+        return;
+    *last = t;
+    fprintf(stderr, "\rvinterp: %lld instructions, call depth %lld, %lld vector units live   ",
+            (long long)steps, (long long)depth, (long long)mem_used());
+    fflush(stderr);
+}
+
 static void trace_runtime(const char *what, int64_t count, int64_t pc)
 {
     fprintf(stderr, "%s: \t stack_count = %lld, %s = %lld\n", what, (long long)count,
@@ -163,17 +179,28 @@ int interp_run(Interp *it)
     int pc = p->funcs[p->entry].start;
     int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values || it->opt.trace_heap;
     int64_t steps = 0, max_steps = it->opt.max_steps;
+    int progress = it->opt.progress && isatty(2);
+    int counting = max_steps > 0 || progress;
+    double progress_last = now_seconds();
     double timer_start = 0.0;
     rstack[rsp++] = -1;
     if (it->opt.trace_runtime)
         trace_runtime("push", rsp, -1);
+    int profiling = prof_enabled();
+    if (profiling)
+        prof_enter(p->entry);
     for (;;) {
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
         if (tracing)
             trace_before(it, pc);
-        if (max_steps && ++steps > max_steps)
-            rt_fatal("instruction limit (--max-steps=%lld) reached", (long long)max_steps);
+        if (counting) {
+            ++steps;
+            if (max_steps && steps > max_steps)
+                rt_fatal("instruction limit (--max-steps=%lld) reached", (long long)max_steps);
+            if (progress && (steps & 0xfffff) == 0)
+                progress_tick(steps, rsp, &progress_last);
+        }
         switch (ins->op) {
         case OP_COPY: {
             stack_operands(it, ins);
@@ -253,13 +280,19 @@ int interp_run(Interp *it)
             rstack[rsp++] = pc + 1;
             if (it->opt.trace_runtime)
                 trace_runtime("push", rsp, pc + 1);
+            if (profiling)
+                prof_enter(ins->target);
             pc = p->funcs[ins->target].start;
             break;
         case OP_RET:
             pc = rstack[--rsp];
             if (it->opt.trace_runtime)
                 trace_runtime("pop", rsp, pc);
+            if (profiling)
+                prof_leave();
             if (pc < 0) {
+                if (progress)
+                    fprintf(stderr, "\r%60s\r", "");
                 free(rstack);
                 rt_set_where(p, NULL);
                 return 0;
@@ -273,8 +306,8 @@ int interp_run(Interp *it)
             vs_need(it, 1);
             Value *c = vs_pop(it);
             if ((c->type != VT_BOOL && c->type != VT_INT) || c->len < 1)
-                rt_fatal("the condition must be a non-empty Bool vector, not %lld(%s)", (long long)c->len,
-                         val_type_name((ValType)c->type));
+                rt_fatal("the condition must be a non-empty Bool vector, not %s of length %lld",
+                         val_type_name((ValType)c->type), (long long)c->len);
             int t = VI(c)[0] != 0;
             val_release(c);
             pc = t ? pc + 1 : ins->target;
@@ -287,6 +320,7 @@ int interp_run(Interp *it)
             pc++;
             break;
         case OP_EXIT:
+            prof_report(stderr);
             fflush(stdout);
             fflush(stderr);
             exit(0);
@@ -336,7 +370,7 @@ int interp_run(Interp *it)
             pc++;
             break;
         case OP_FUSED:
-            rt_fatal("FUSED %d: fused-operation libraries (-l) are not supported", ins->a);
+            rt_fatal("fused-operation libraries (-l) are not supported (FUSED %d)", ins->a);
         default:
             argcheck(it, ins);
             switch (ins->op) {

@@ -3,6 +3,7 @@
 #include "runtime/errors.h"
 #include "runtime/interp.h"
 #include "runtime/print.h"
+#include "runtime/profile.h"
 #include "runtime/value.h"
 #include "vcode/printer.h"
 #include "vcode/program.h"
@@ -47,6 +48,9 @@ static void help(void)
             "\t --max-steps=N\t stop with an error after N instructions (0 = no limit)\n"
             "\t --max-depth=N\t limit the call depth (default 10000000)\n"
             "\t --no-spawn\t refuse SPAWN (for untrusted programs)\n"
+            "\t --progress\t show progress on stderr when it is a terminal\n"
+            "\t --profile[=text|json]  calls, inclusive and exclusive time per VCODE\n"
+            "\t\t\t function, on stderr at the end of the run\n"
             "\t --help, --version\n");
 }
 
@@ -67,7 +71,7 @@ static void report(const char *file, const VcError *err)
         fprintf(stderr, "vinterp: %s\n", err->msg);
 }
 
-enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN };
+enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS };
 
 int main(int argc, char **argv)
 {
@@ -75,6 +79,7 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     opt.max_depth = 10000000;
     int dump_program = 0;
+    ProfileMode profile = PROF_OFF;
     static const struct option longopts[] = {
         { "help", no_argument, NULL, LO_HELP },
         { "version", no_argument, NULL, LO_VERSION },
@@ -82,6 +87,8 @@ int main(int argc, char **argv)
         { "max-steps", required_argument, NULL, LO_MAX_STEPS },
         { "max-depth", required_argument, NULL, LO_MAX_DEPTH },
         { "no-spawn", no_argument, NULL, LO_NO_SPAWN },
+        { "profile", optional_argument, NULL, LO_PROFILE },
+        { "progress", no_argument, NULL, LO_PROGRESS },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -126,6 +133,17 @@ int main(int argc, char **argv)
         case LO_MAX_STEPS: opt.max_steps = strtoll(optarg, NULL, 10); break;
         case LO_MAX_DEPTH: opt.max_depth = strtoll(optarg, NULL, 10); break;
         case LO_NO_SPAWN: opt.no_spawn = 1; break;
+        case LO_PROGRESS: opt.progress = 1; break;
+        case LO_PROFILE:
+            if (!optarg || !strcmp(optarg, "text"))
+                profile = PROF_TEXT;
+            else if (!strcmp(optarg, "json"))
+                profile = PROF_JSON;
+            else {
+                fprintf(stderr, "vinterp: --profile takes text or json, not '%s'\n", optarg);
+                return 1;
+            }
+            break;
         case '0': case '1': case '2': case '3': case '4':
         case '5': case '6': case '7': case '8': case '9':
             break; /* GPU selection of the CUDA build: accepted, no effect yet */
@@ -164,11 +182,13 @@ int main(int argc, char **argv)
     mem_set_limit((int64_t)mem_units);
     Interp it;
     interp_init(&it, &prog, &opt);
+    prof_start(&prog, profile);
     double t0 = wall();
     interp_run(&it);
     double t1 = wall();
     if (opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
+    prof_report(stderr);
     fflush(stderr);
     for (int64_t i = 0; i < it.sp; i++)
         print_value(stdout, it.stk[i]);

@@ -234,7 +234,7 @@ void op_rand(Interp *it, const Instr *ins)
     const int32_t *lim = VI(a);
     for (int64_t i = 0; i < n; i++)
         if (lim[i] == 0)
-            rt_fatal("RAND with a range of 0 (element %lld)", (long long)i);
+            rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)i);
     Value *r = result_for(it, 1, VT_INT, n);
     int32_t *o = VI(r);
     RandState *st = rnd_global();

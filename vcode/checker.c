@@ -68,6 +68,10 @@ static void as_copy(AStack *dst, const AStack *src)
 
 static void as_free(AStack *a) { free(a->s); memset(a, 0, sizeof *a); }
 
+/* A function may reach this many entries below its own pushes; deeper
+ * references make its stack undetermined (checked at run time). */
+#define MAX_INPUTS 4096
+
 /* Make sure the abstract stack holds at least K entries, materialising
  * caller slots below. */
 static void as_need(AStack *a, int k)
@@ -276,11 +280,18 @@ static int walk(Checker *c, int fi, AStack *out)
         switch (in->op) {
         case OP_COPY: case OP_POP: case OP_CPOP: {
             int ci = in->a, cj = in->b;
-            if (ci < 0 || cj < 0)
-                rc = fail(c, in, "negative operand in %s %d %d", oi->name, ci, cj);
-            else if (in->op == OP_CPOP && ci > 100000)
-                rc = fail(c, in, "count %d too large", ci);
-            else {
+            int64_t reach = (int64_t)ci + cj;
+            if (ci < 0 || cj < 0) {
+                rc = fail(c, in, "negative operand (%d %d)", ci, cj);
+            } else if (reach > a.n + MAX_INPUTS) {
+                /* Deeper than any caller plausibly provides: in the entry
+                 * function an underflow, elsewhere left to run time. */
+                if (entry)
+                    rc = fail(c, in, "stack underflow: %s %d %d reaches %lld entries deep, the stack holds %d",
+                              oi->name, ci, cj, (long long)reach, a.n);
+                else
+                    a.top = 1;
+            } else {
                 as_need(&a, ci + cj);
                 int lo = a.n - cj - ci;
                 if (ci == 0) {
@@ -317,6 +328,10 @@ static int walk(Checker *c, int fi, AStack *out)
             break;
         case OP_CALL: {
             const Func *g = &p->funcs[in->target];
+            if (g->sum.known && !g->sum.undetermined && g->sum.nin > a.n + MAX_INPUTS) {
+                a.top = 1;
+                break;
+            }
             if (!g->sum.known) {
                 a.bottom = 1;
                 break;
@@ -404,7 +419,7 @@ static int walk(Checker *c, int fi, AStack *out)
             rc = apply_sig(c, &a, in, "XXXX", "IIIIB");
             break;
         case OP_FUSED:
-            rc = fail(c, in, "FUSED %d: fused-operation libraries (-l) are not supported by this interpreter", in->a);
+            rc = fail(c, in, "fused-operation libraries (-l) are not supported by this interpreter (FUSED %d)", in->a);
             break;
         default:
             rc = apply_sig(c, &a, in, oi->args, oi->results);

@@ -141,6 +141,7 @@ Token lex_next(Lexer *lx)
             return t;
         }
         if (c == '"') {
+            int open_line = lx->line;
             size_t start = ++lx->pos;
             while (lx->pos < n && s[lx->pos] != '"') {
                 if (s[lx->pos] == '\n')
@@ -154,7 +155,7 @@ Token lex_next(Lexer *lx)
                 /* Unterminated: report as a string running to EOF; the
                  * parser rejects it. */
                 t.kind = TK_EOF;
-                t.line = lx->line;
+                t.line = open_line;
                 t.cline = lx->cline;
                 t.text = "unterminated string";
                 t.len = strlen(t.text);

@@ -46,7 +46,7 @@ static void describe(const Token *t, char *buf, size_t n)
 {
     switch (t->kind) {
     case TK_EOF:
-        snprintf(buf, n, t->ival == -1 ? "an unterminated string" : "end of file");
+        snprintf(buf, n, t->ival == -1 ? "unterminated string" : "end of file");
         break;
     case TK_STRING:
         snprintf(buf, n, "string \"%.*s\"", (int)(t->len > 40 ? 40 : t->len), t->text);
@@ -369,7 +369,7 @@ static int parse_function(Parser *ps)
     for (;;) {
         Token t = ps->tok;
         if (t.kind == TK_EOF)
-            return syntax(ps, "RET ending the function");
+            return syntax(ps, ifdepth ? "ENDIF" : "RET ending the function");
         if (t.kind != TK_WORD)
             return syntax(ps, "an instruction");
         if (tok_is(&t, "FUNC"))
