@@ -9,6 +9,7 @@
 static const Program *cur_prog;
 static const Instr *cur_instr;
 static int abort_on_fatal;
+static RtFatalHook fatal_hook;
 
 void rt_set_where(const Program *p, const Instr *ins)
 {
@@ -20,9 +21,16 @@ const Instr *rt_current(void) { return cur_instr; }
 
 void rt_set_abort(int on) { abort_on_fatal = on; }
 
+void rt_set_fatal_hook(RtFatalHook hook) { fatal_hook = hook; }
+
 void rt_exit_status(int status)
 {
     fflush(stderr);
+    if (fatal_hook) {
+        RtFatalHook h = fatal_hook;
+        h(status);
+        /* A hook that returns: end the process as without one. */
+    }
     if (status != 0 && abort_on_fatal) {
         fprintf(stderr, "vinterp: dumping core\n");
         abort();

@@ -25,7 +25,19 @@ void rt_fatal(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2)))
 void rt_fatal_raw(const char *fmt, ...);
 
-/* Hook run before exit on a fatal error (e.g. flush nothing to stdout). */
+/* End the run with STATUS: 0 for EXIT (stdout flushed, exit(0)), nonzero
+ * for a fatal error (stderr flushed, _Exit(status): nothing more reaches
+ * stdout). With a fatal hook set, the hook is called instead. */
 void rt_exit_status(int status) __attribute__((noreturn));
+
+/* Embedding (the fuzz harnesses): when HOOK is set, rt_exit_status(status)
+ * calls HOOK(status) instead of ending the process, after flushing stderr
+ * (and without the -d abort core dump). HOOK must not return (it longjmps
+ * back to the embedder); if it does, the process exits as without a hook.
+ * The interpreter state of the abandoned run is not released: the
+ * embedder frees what it can reach (interp_free, vc_free), and the vectors
+ * held by the instruction that failed are leaked. NULL removes the hook. */
+typedef void (*RtFatalHook)(int status);
+void rt_set_fatal_hook(RtFatalHook hook);
 
 #endif

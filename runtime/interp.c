@@ -323,7 +323,7 @@ int interp_run(Interp *it)
             prof_report(stderr);
             fflush(stdout);
             fflush(stderr);
-            exit(0);
+            rt_exit_status(0);
         case OP_CONST: {
             Value *v;
             if (ins->ckind == CK_VECTOR) {

@@ -15,6 +15,7 @@ typedef struct {
     int trace_runtime;  /* -d runtime */
     int trace_heap;     /* -d heap */
     int no_spawn;       /* --no-spawn */
+    int no_files;       /* FOPEN fails ("file access is disabled"): embedding, fuzzing */
     int progress;       /* --progress: a status line on stderr (terminals only) */
     int64_t max_steps;  /* 0 = unlimited */
     int64_t max_depth;  /* call depth limit */

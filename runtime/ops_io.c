@@ -596,10 +596,12 @@ static void io_op_fopen(Interp *it, const Instr *ins)
         char *name = io_cstring(nv, "the file name");
         io_pop_release(it);
         errno = 0;
-        FILE *f = fopen(name, fmode);
+        FILE *f = it->opt.no_files ? NULL : fopen(name, fmode);
         int e = errno;
         free(name);
-        if (!f) {
+        if (it->opt.no_files) {
+            io_set_err("file access is disabled");
+        } else if (!f) {
             io_set_err("%s", strerror(e));
         } else {
             fd = io_slot_insert(f);

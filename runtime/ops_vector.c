@@ -88,29 +88,31 @@ void op_dist(Interp *it, const Instr *ins)
     if (t == VT_FLOAT) {
         double *out = VF(r);
         const double *v = VF(vals);
+        int64_t pos = 0; /* an index, not a pointer: negative lengths move it back */
         for (int64_t k = 0; k < m; k++) {
             double x = v[k];
             int32_t l = L[k];
             if (l == 1) {
-                *out++ = x;
+                out[pos++] = x;
                 continue;
             }
             for (int32_t i = 0; i < l; i++)
-                out[i] = x;
-            out += l;
+                out[pos + i] = x;
+            pos += l;
         }
     } else {
         int32_t *out = VI(r);
         const int32_t *v = VI(vals);
+        int64_t pos = 0;
         for (int64_t k = 0; k < m; k++) {
             int32_t x = v[k], l = L[k];
             if (l == 1) {
-                *out++ = x;
+                out[pos++] = x;
                 continue;
             }
             for (int32_t i = 0; i < l; i++)
-                out[i] = x;
-            out += l;
+                out[pos + i] = x;
+            pos += l;
         }
     }
     ops_finish(it, 2, r);
@@ -127,12 +129,13 @@ void op_index(Interp *it, const Instr *ins)
     Value *r = val_new(VT_INT, n);
     int32_t *out = VI(r);
     const int32_t *in0 = VI(init), *st = VI(stride);
+    int64_t pos = 0;
     for (int64_t k = 0; k < m; k++) {
         int32_t l = L[k];
         uint32_t v = (uint32_t)in0[k], s = (uint32_t)st[k];
         for (int32_t i = 0; i < l; i++)
-            out[i] = (int32_t)(v + (uint32_t)i * s);
-        out += l;
+            out[pos + i] = (int32_t)(v + (uint32_t)i * s);
+        pos += l;
     }
     ops_finish(it, 3, r);
 }
