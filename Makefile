@@ -7,21 +7,23 @@ WARN    := -Wall -Wextra -Werror
 OPT     ?= -O2
 CFLAGS  ?=
 ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) -I. $(CFLAGS)
-LDLIBS  := -lm
+LPSOLVE_LIBS := -llpsolve55 -lcolamd -ldl
+LDLIBS  := $(LPSOLVE_LIBS) -lm
 
 BUILD   ?= build
 BIN     ?= bin
 
 VCODE_SRC   := $(wildcard vcode/*.c)
 RUNTIME_SRC := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
-LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC)
+TRANSLATE_SRC := $(wildcard translate/*.c)
+LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC) $(TRANSLATE_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ    := $(BUILD)/runtime/main.o
 
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench
+.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench fuzz fuzz-smoke
 
 all: $(BIN)/vinterp
 
@@ -39,7 +41,7 @@ $(BIN)/vinterp: $(LIB_OBJ) $(MAIN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h)
+$(BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h translate/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -62,12 +64,12 @@ corpus: $(BIN)/vinterp
 asan:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    LDLIBS="-lm -fsanitize=address,undefined" all
+	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" all
 
 asan-test: asan
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    LDLIBS="-lm -fsanitize=address,undefined" test
+	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" test
 
 # Leak check of a sample of the corpus under valgrind's memcheck.
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
@@ -78,8 +80,35 @@ valgrind: $(BIN)/vinterp
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind: $$p"; cat /tmp/vinterp-vg.log; fi; \
 	done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
+# libFuzzer targets (tests/fuzz/): clang with ASan+UBSan. `make fuzz` builds
+# them; `make fuzz-smoke` runs each for FUZZ_SECONDS and ends with
+# "fuzz-smoke: N passed, N failed".
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -I. -fno-omit-frame-pointer \
+                -fsanitize=address,undefined -fno-sanitize-recover=all -DVINTERP_VALUE_REGISTRY
+FUZZ_TARGETS := $(FUZZ_BUILD)/fuzz_frontend $(FUZZ_BUILD)/fuzz_exec
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
+.SECONDARY: $(FUZZ_LIB_OBJ)
+
+fuzz:
+	@sh .ci/install-deps fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_TARGETS)
+
+$(FUZZ_BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h translate/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJ) $(LPSOLVE_LIBS) -lm
+
+fuzz-smoke: fuzz
+	@sh tests/fuzz/run_smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 bench: $(BIN)/vinterp
 	sh tests/bench/run_bench.sh $(BIN)/vinterp
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-fuzz bin

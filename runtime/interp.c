@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp.h"
 #include "runtime/argcheck.h"
+#include "runtime/backend.h"
 #include "runtime/errors.h"
 #include "runtime/ops.h"
 #include "runtime/ops_io.h"
@@ -189,7 +190,15 @@ int interp_run(Interp *it)
     int profiling = prof_enabled();
     if (profiling)
         prof_enter(p->entry);
+    const int *block_at = it->block_at;
     for (;;) {
+        if (block_at && block_at[pc] >= 0) {
+            int next = backend_run_block(it->backend, it, pc);
+            if (next >= 0) {
+                pc = next;
+                continue;
+            }
+        }
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
         if (tracing)

@@ -21,8 +21,12 @@ typedef struct {
     int64_t max_depth;  /* call depth limit */
 } InterpOptions;
 
+struct Backend;
+
 typedef struct Interp {
     const Program *prog;
+    struct Backend *backend;    /* NULL: every instruction interpreted (ref) */
+    const int *block_at;        /* with a backend: block index per pc, or -1 */
     InterpOptions opt;
     Value **stk;        /* value stack, bottom at index 0 */
     int64_t sp;         /* number of entries */

@@ -1,10 +1,12 @@
 /* runtime/main.c — the vinterp command line (VCODE.md §7). */
 #define _GNU_SOURCE
+#include "runtime/backend.h"
 #include "runtime/errors.h"
 #include "runtime/interp.h"
 #include "runtime/print.h"
 #include "runtime/profile.h"
 #include "runtime/value.h"
+#include "translate/inline.h"
 #include "vcode/printer.h"
 #include "vcode/program.h"
 
@@ -44,7 +46,11 @@ static void help(void)
     usage();
     fprintf(stderr,
             "Options of this interpreter beyond the classic ones:\n"
-            "\t --backend=NAME\t execution backend: ref (the reference interpreter)\n"
+            "\t --backend=NAME\t execution backend: ref (the reference interpreter), lcu (fused\n"
+            "\t\t\t block plans run by the λcu evaluator)\n"
+            "\t --fusion=on|off\t fuse kernels in block plans (default on)\n"
+            "\t -d fusion\t print each block's kernels, ILP and fused kernels when translated\n"
+            "\t -d stats\t print translation and execution figures at exit\n"
             "\t --max-steps=N\t stop with an error after N instructions (0 = no limit)\n"
             "\t --max-depth=N\t limit the call depth (default 10000000)\n"
             "\t --no-spawn\t refuse SPAWN (for untrusted programs)\n"
@@ -71,7 +77,8 @@ static void report(const char *file, const VcError *err)
         fprintf(stderr, "vinterp: %s\n", err->msg);
 }
 
-enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS };
+enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
+       LO_FUSION };
 
 int main(int argc, char **argv)
 {
@@ -79,6 +86,11 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     opt.max_depth = 10000000;
     int dump_program = 0;
+    int use_lcu = 0;
+    BackendOptions bopt;
+    memset(&bopt, 0, sizeof bopt);
+    bopt.fusion = 1;
+    bopt.ilp_timeout = 0.1;
     ProfileMode profile = PROF_OFF;
     static const struct option longopts[] = {
         { "help", no_argument, NULL, LO_HELP },
@@ -89,6 +101,7 @@ int main(int argc, char **argv)
         { "no-spawn", no_argument, NULL, LO_NO_SPAWN },
         { "profile", optional_argument, NULL, LO_PROFILE },
         { "progress", no_argument, NULL, LO_PROGRESS },
+        { "fusion", required_argument, NULL, LO_FUSION },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -117,6 +130,8 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "link")) vc_trace.link_trace = 1;
             else if (!strcmp(optarg, "heap")) opt.trace_heap = 1;
             else if (!strcmp(optarg, "abort")) rt_set_abort(1);
+            else if (!strcmp(optarg, "fusion")) bopt.trace = stderr;
+            else if (!strcmp(optarg, "stats")) bopt.stats = 1;
             else {
                 usage();
                 return 1;
@@ -125,8 +140,22 @@ int main(int argc, char **argv)
         case LO_HELP: help(); return 0;
         case LO_VERSION: printf("vinterp %s (reference backend)\n", VINTERP_VERSION); return 0;
         case LO_BACKEND:
-            if (strcmp(optarg, "ref") != 0) {
-                fprintf(stderr, "vinterp: unknown backend '%s' (available: ref)\n", optarg);
+            if (!strcmp(optarg, "ref"))
+                use_lcu = 0;
+            else if (!strcmp(optarg, "lcu"))
+                use_lcu = 1;
+            else {
+                fprintf(stderr, "vinterp: unknown backend '%s' (available: ref, lcu)\n", optarg);
+                return 1;
+            }
+            break;
+        case LO_FUSION:
+            if (!strcmp(optarg, "on"))
+                bopt.fusion = 1;
+            else if (!strcmp(optarg, "off"))
+                bopt.fusion = 0;
+            else {
+                fprintf(stderr, "vinterp: --fusion takes on or off, not '%s'\n", optarg);
                 return 1;
             }
             break;
@@ -180,9 +209,30 @@ int main(int argc, char **argv)
         fflush(stderr);
     }
     mem_set_limit((int64_t)mem_units);
+    /* The fused backend runs the inlined program, block by block. */
+    Program inl;
+    Program *run = &prog;
+    Backend *backend = NULL;
+    memset(&inl, 0, sizeof inl);
+    if (use_lcu) {
+        InlineStats ist;
+        inline_program(&prog, &inl, NULL, &ist);
+        VcError ierr;
+        if (vc_check(&inl, &ierr) < 0 && !opt.check) {
+            report(file, &ierr);
+            return 1;
+        }
+        run = &inl;
+        backend = backend_lcu_new(run, &bopt);
+        if (bopt.trace || bopt.stats)
+            fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
+                    ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
+    }
     Interp it;
-    interp_init(&it, &prog, &opt);
-    prof_start(&prog, profile);
+    interp_init(&it, run, &opt);
+    it.backend = backend;
+    it.block_at = backend ? backend_block_map(backend) : NULL;
+    prof_start(run, profile);
     double t0 = wall();
     interp_run(&it);
     double t1 = wall();
@@ -193,8 +243,13 @@ int main(int argc, char **argv)
     for (int64_t i = 0; i < it.sp; i++)
         print_value(stdout, it.stk[i]);
     fflush(stdout);
+    if (backend && bopt.stats)
+        backend_report(backend, stderr);
     interp_free(&it);
+    backend_free(backend);
     mem_release_cache();
+    if (use_lcu)
+        vc_free(&inl);
     vc_free(&prog);
     return 0;
 }

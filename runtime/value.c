@@ -146,6 +146,55 @@ void mem_release_cache(void)
     cached_bytes = 0;
 }
 
+#ifdef VINTERP_VALUE_REGISTRY
+static Value *reg_head;
+static int64_t reg_count;
+
+static void reg_link(Value *v)
+{
+    v->reg_prev = NULL;
+    v->reg_next = reg_head;
+    if (reg_head)
+        reg_head->reg_prev = v;
+    reg_head = v;
+    reg_count++;
+}
+
+static void reg_unlink(Value *v)
+{
+    if (v->reg_prev)
+        v->reg_prev->reg_next = v->reg_next;
+    else
+        reg_head = v->reg_next;
+    if (v->reg_next)
+        v->reg_next->reg_prev = v->reg_prev;
+    reg_count--;
+}
+
+int64_t val_live_count(void) { return reg_count; }
+
+void val_reclaim_all(void)
+{
+    while (reg_head) {
+        Value *v = reg_head;
+        reg_unlink(v);
+        /* A pair's components are on the list themselves. */
+        if (v->type != VT_PAIR) {
+            free(v->offs);
+            if (v->cap >= CACHE_MIN) {
+                cache_put(v, v->cap);
+                continue;
+            }
+        }
+        free(v);
+    }
+    used_units = 0;
+}
+#else
+#define reg_link(v) ((void)0)
+#define reg_unlink(v) ((void)0)
+#endif
+
 static Value *alloc_value(ValType t, int64_t len, int zero)
 {
     if (len < 0)
@@ -169,6 +218,7 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
         rt_fatal("out of host memory allocating %zu bytes", bytes);
     }
     memset(v, 0, sizeof *v);
+    reg_link(v);
     v->rc = 1;
     v->type = (uint8_t)t;
     v->len = len;
@@ -244,6 +294,7 @@ Value *val_pair(Value *a, Value *b)
     Value *v = calloc(1, sizeof *v);
     if (!v)
         rt_fatal("out of host memory");
+    reg_link(v);
     v->rc = 1;
     v->type = VT_PAIR;
     v->fst = a;
@@ -257,6 +308,7 @@ void val_free(Value *v)
      * deep chains off the C stack. */
     while (v) {
         Value *next = NULL;
+        reg_unlink(v);
         if (v->type == VT_PAIR) {
             if (v->fst)
                 val_release(v->fst);

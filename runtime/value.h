@@ -27,6 +27,9 @@ struct Value {
     int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
     /* PAIR only */
     Value *fst, *snd;
+#ifdef VINTERP_VALUE_REGISTRY
+    Value *reg_prev, *reg_next;     /* the list of live values */
+#endif
 };
 
 #define VI(v) ((int32_t *)(v)->data)
@@ -67,6 +70,16 @@ void mem_release_cache(void);
 static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
 /* 1 when V can be overwritten in place (only the caller holds it). */
 static inline int val_unique(const Value *v) { return v->rc == 1; }
+
+#ifdef VINTERP_VALUE_REGISTRY
+/* Built with -DVINTERP_VALUE_REGISTRY (the fuzz harness; nothing else),
+ * every live value is on a list. val_live_count: how many there are.
+ * val_reclaim_all: free every one of them whatever its count (the values
+ * a run abandoned when a fatal error longjmp'ed out of it) and clear the
+ * memory accounting. */
+int64_t val_live_count(void);
+void val_reclaim_all(void);
+#endif
 
 /* Element size in bytes (4 or 8); 0 for pairs. */
 static inline size_t val_esize(ValType t) { return t == VT_FLOAT ? 8 : (t == VT_PAIR ? 0 : 4); }

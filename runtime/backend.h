@@ -1,0 +1,33 @@
+/* runtime/backend.h — fused backends: the interpreter hands each basic
+ * block with vector instructions to the backend, which translates it once
+ * (lowering, fusion) on first execution and runs its plan.
+ *
+ * Backends: ref (no backend object: every instruction interpreted) and
+ * lcu (plans run by the λcu reference evaluator). */
+#ifndef RUNTIME_BACKEND_H
+#define RUNTIME_BACKEND_H
+
+#include <stdio.h>
+#include "runtime/interp.h"
+
+typedef struct Backend Backend;
+
+typedef struct {
+    int fusion;         /* --fusion=on|off */
+    FILE *trace;        /* -d fusion */
+    int stats;          /* -d stats: summary at exit */
+    double ilp_timeout; /* seconds */
+} BackendOptions;
+
+/* A backend for program P (already inlined and checked). */
+Backend *backend_lcu_new(const Program *p, const BackendOptions *o);
+/* Block starts: block_at[pc] is a block index or -1. */
+const int *backend_block_map(const Backend *b);
+/* Run the block starting at PC. Returns the pc after it, or -1 when the
+ * interpreter should run the block's instructions itself. */
+int backend_run_block(Backend *b, Interp *it, int pc);
+/* -d stats summary. */
+void backend_report(const Backend *b, FILE *f);
+void backend_free(Backend *b);
+
+#endif

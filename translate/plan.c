@@ -1,0 +1,454 @@
+/* translate/plan.c — see plan.h. The pipeline for one block:
+ * dataflow graph → one-SOAC kernels (lower.c) → length classes (shape.c) →
+ * fusion graph → schedule (fuse.h: ILP or greedy) → one kernel per cluster
+ * (rewrite.c) → steps in cluster order, with each variable released after
+ * its last use. */
+#include "translate/plan.h"
+#include "translate/rewrite.h"
+#include "vcode/optable.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *xcalloc(size_t n, size_t s)
+{
+    void *p = calloc(n ? n : 1, s ? s : 1);
+    if (!p) {
+        fprintf(stderr, "vinterp: out of memory while planning\n");
+        exit(1);
+    }
+    return p;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The length class of the iteration space of SOAC S. */
+static int soac_shape_class(Shapes *sh, const LcuSoac *s)
+{
+    switch (s->shape.kind) {
+    case LSH_LEN: return shape_find(sh, SQ_LEN(s->shape.var));
+    case LSH_SEG_N: return shape_find(sh, SQ_N(s->shape.var));
+    case LSH_SEG_M: return shape_find(sh, SQ_LEN(s->shape.var));
+    default: return shape_find(sh, sh->one);
+    }
+}
+
+static FuseKind fuse_kind(const LowStep *st)
+{
+    if (st->kind == STEP_HOST)
+        return FK_LIB;
+    switch (st->k->soacs[0]->kind) {
+    case LS_MAP: return FK_MAP;
+    case LS_SEG_REDUCE: case LS_REDUCE: return FK_REDUCE;
+    case LS_SEG_SCAN: case LS_SCAN: return FK_SCAN;
+    case LS_SEG_FILTER: case LS_FILTER: return FK_FILTER;
+    case LS_SEG_PERMUTE: case LS_PERMUTE: return FK_PERMUTE;
+    case LS_ONCE: return FK_ONCE;
+    default: return FK_LIB;
+    }
+}
+
+/* Variables a step reads, and binds. */
+static void step_io(const Dfg *g, const LowStep *st, int *reads, int *nreads, int *binds, int *nbinds)
+{
+    *nreads = *nbinds = 0;
+    if (st->kind == STEP_HOST) {
+        const DfgNode *nd = &g->nodes[st->node];
+        for (int a = 0; a < nd->nargs; a++)
+            reads[(*nreads)++] = nd->args[a];
+        for (int r = 0; r < nd->nres; r++)
+            binds[(*nbinds)++] = nd->res[r];
+        return;
+    }
+    const LcuKernel *k = st->k;
+    for (int i = 0; i < k->nparams; i++)
+        reads[(*nreads)++] = k->params[i];
+    for (int i = 0; i < k->nsoacs; i++)
+        for (int r = 0; r < k->soacs[i]->nres; r++)
+            binds[(*nbinds)++] = k->soacs[i]->res[r];
+}
+
+/* How consumer step C reads variable V: element-wise at its own index, or
+ * otherwise. */
+static FuseAccess access_of(Shapes *sh, const LowStep *c, int v)
+{
+    if (c->kind == STEP_HOST)
+        return FA_OTHER;
+    const LcuSoac *s = c->k->soacs[0];
+    if (s->kind == LS_LIB)
+        return FA_OTHER;
+    if (s->shape.kind != LSH_ONE && s->shape.var == v)
+        return FA_OTHER;
+    if (s->kind == LS_SEG_PERMUTE) {
+        if (s->dst_sd == v)
+            return FA_OTHER;
+        for (int r = 0; r < s->nres; r++)
+            if (s->dflt[r] == v)
+                return FA_OTHER;
+    }
+    /* every read must be v[i], and v must have the iteration space's length */
+    const LcuThunk *ths[3] = { s->pull, s->idx, s->pred };
+    for (int t = 0; t < 3; t++) {
+        if (!ths[t])
+            continue;
+        const LcuExpr *stack[256];
+        int sp = 0;
+        stack[sp++] = ths[t]->body;
+        while (sp > 0) {
+            const LcuExpr *e = stack[--sp];
+            if (e->var == v && (e->kind == LE_SUB || e->kind == LE_LEN || e->kind == LE_SEG_OF ||
+                                e->kind == LE_SEG_START || e->kind == LE_SEG_LEN || e->kind == LE_SEG_COUNT)) {
+                if (e->kind != LE_SUB || e->nkids != 1 || e->kids[0]->kind != LE_INDEX)
+                    return FA_OTHER;
+            }
+            for (int k = 0; k < e->nkids; k++) {
+                if (sp == 256)
+                    return FA_OTHER;
+                stack[sp++] = e->kids[k];
+            }
+        }
+    }
+    if (shape_find(sh, SQ_LEN(v)) != soac_shape_class(sh, s))
+        return FA_OTHER;
+    return FA_ELEM;
+}
+
+static void print_lines(FILE *f, const Program *p, const Block *b)
+{
+    fprintf(f, "== block %s lines %d-%d (%d instructions, %d vector ops)\n", p->funcs[b->func].name,
+            p->code[b->start].line, p->code[b->end - 1].line, b->end - b->start, b->nvector);
+}
+
+static void print_steps(FILE *f, const Program *p, const Dfg *g, const LowStep *steps, int n,
+                        const LcuVarType *types)
+{
+    for (int i = 0; i < n; i++) {
+        if (steps[i].kind == STEP_HOST) {
+            const DfgNode *nd = &g->nodes[steps[i].node];
+            fprintf(f, "host %s (line %d):", vc_ops[nd->op].name, p->code[nd->instr].line);
+            for (int a = 0; a < nd->nargs; a++)
+                fprintf(f, " x%d", nd->args[a]);
+            fprintf(f, " ->");
+            for (int r = 0; r < nd->nres; r++)
+                fprintf(f, " x%d", nd->res[r]);
+            fputc('\n', f);
+        } else {
+            lcu_print_kernel(f, steps[i].k, types);
+        }
+    }
+}
+
+int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
+               char *msg, size_t msglen)
+{
+    double t0 = now();
+    memset(out, 0, sizeof *out);
+    out->blk = *b;
+    if (dfg_build(p, b, &out->dfg) < 0) {
+        snprintf(msg, msglen, "no dataflow graph (type conflict or bad stack operands)");
+        return -1;
+    }
+    Dfg *g = &out->dfg;
+    Lowered low;
+    if (lower_block(p, g, &low, msg, msglen) < 0) {
+        dfg_free(g);
+        return -1;
+    }
+    out->nvars = low.nvars;
+    out->types = low.types;
+    out->typed = low.typed;
+    low.types = NULL;
+    low.typed = NULL;
+    /* RAND streams: their length equals the limit vector's. */
+    int *extra = xcalloc((size_t)(2 * low.nsteps + 1), sizeof *extra);
+    int ne = 0;
+    for (int i = 0; i < low.nsteps; i++)
+        if (low.steps[i].kind == STEP_KERNEL && low.steps[i].k->soacs[0]->kind == LS_LIB &&
+            low.steps[i].k->soacs[0]->lib == LL_RAND_STREAM) {
+            extra[ne++] = SQ_LEN(low.steps[i].k->soacs[0]->res[0]);
+            extra[ne++] = SQ_LEN(low.steps[i].k->soacs[0]->args[0]);
+        }
+    extra[ne] = -1;
+    shape_analyse(g, out->nvars, extra, &out->shapes);
+    free(extra);
+    for (int i = 0; i < low.nsteps; i++)
+        if (low.steps[i].k)
+            lcu_kernel_finish(low.steps[i].k, NULL, out->nvars);
+
+    int n = low.nsteps, nv = out->nvars;
+    int *cluster = xcalloc((size_t)n, sizeof *cluster);
+    int *producer = xcalloc((size_t)nv, sizeof *producer);
+    for (int v = 0; v < nv; v++)
+        producer[v] = -1;
+    int *reads = xcalloc((size_t)nv + 8, sizeof *reads), *binds = xcalloc((size_t)nv + 8, sizeof *binds);
+    for (int i = 0; i < n; i++) {
+        int nr, nb;
+        step_io(g, &low.steps[i], reads, &nr, binds, &nb);
+        for (int k = 0; k < nb; k++)
+            producer[binds[k]] = i;
+    }
+    unsigned char *live = xcalloc((size_t)nv, 1);
+    for (int i = 0; i < g->nout; i++)
+        live[g->out[i]] = 1;
+    out->kernels_unfused = low.nkernels;
+    for (int i = 0; i < n; i++)
+        if (low.steps[i].kind == STEP_KERNEL)
+            for (int s = 0; s < low.steps[i].k->nsoacs; s++)
+                out->arrays_unfused += low.steps[i].k->soacs[s]->nres;
+
+    if (opt->trace) {
+        print_lines(opt->trace, p, b);
+        fprintf(opt->trace, "-- unfused (%d kernels)\n", low.nkernels);
+        print_steps(opt->trace, p, g, low.steps, n, out->types);
+    }
+
+    if (opt->fusion && low.nkernels > 1) {
+        /* The fusion graph: a node per step; an edge per (producer, consumer, variable). */
+        FuseGraph fg;
+        memset(&fg, 0, sizeof fg);
+        fg.nnodes = n;
+        fg.nodes = xcalloc((size_t)n, sizeof *fg.nodes);
+        fg.narrays = nv;
+        fg.live_out = xcalloc((size_t)nv, sizeof *fg.live_out);
+        fg.array_producer = xcalloc((size_t)nv, sizeof *fg.array_producer);
+        int capedges = 16;
+        fg.edges = xcalloc((size_t)capedges, sizeof *fg.edges);
+        int last_rand = -1;
+        for (int v = 0; v < nv; v++) {
+            fg.live_out[v] = live[v];
+            fg.array_producer[v] = producer[v];
+        }
+        for (int i = 0; i < n; i++) {
+            FuseNode *fn = &fg.nodes[i];
+            fn->kind = fuse_kind(&low.steps[i]);
+            fn->seg = -1;
+            fn->via_filter = -1;
+            if (low.steps[i].kind == STEP_KERNEL) {
+                const LcuSoac *s = low.steps[i].k->soacs[0];
+                fn->shape = soac_shape_class(&out->shapes, s);
+                if (s->shape.kind == LSH_SEG_N && s->kind != LS_MAP)
+                    fn->seg = s->shape.var;
+                if (s->kind == LS_SEG_REDUCE && s->shape.kind == LSH_SEG_N) {
+                    int f = producer[s->shape.var];
+                    if (f >= 0 && low.steps[f].kind == STEP_KERNEL && low.steps[f].k->soacs[0]->kind == LS_SEG_FILTER)
+                        fn->via_filter = f;
+                }
+            } else {
+                fn->shape = -1 - i;
+            }
+            int nr, nb;
+            step_io(g, &low.steps[i], reads, &nr, binds, &nb);
+            /* RAND streams keep their program order: each depends on the last. */
+            int is_rand = low.steps[i].kind == STEP_KERNEL && low.steps[i].k->soacs[0]->kind == LS_LIB &&
+                          low.steps[i].k->soacs[0]->lib == LL_RAND_STREAM;
+            if (is_rand && last_rand >= 0)
+                reads[nr++] = low.steps[last_rand].k->soacs[0]->res[0];
+            for (int k = 0; k < nr; k++) {
+                int v = reads[k], pr = producer[v];
+                if (pr < 0 || pr >= i)
+                    continue;
+                int dup = 0;
+                for (int e = 0; e < fg.nedges && !dup; e++)
+                    dup = fg.edges[e].producer == pr && fg.edges[e].consumer == i && fg.edges[e].array == v;
+                if (dup)
+                    continue;
+                if (fg.nedges == capedges) {
+                    capedges *= 2;
+                    fg.edges = realloc(fg.edges, (size_t)capedges * sizeof *fg.edges);
+                    if (!fg.edges) {
+                        fprintf(stderr, "vinterp: out of memory while planning\n");
+                        exit(1);
+                    }
+                }
+                FuseEdge *e = &fg.edges[fg.nedges++];
+                e->producer = pr;
+                e->consumer = i;
+                e->array = v;
+                e->access = access_of(&out->shapes, &low.steps[i], v);
+                if (fg.nodes[i].via_filter == pr && e->access == FA_OTHER) {
+                    /* the reduce reads the filtered data at i and iterates the filter's descriptor */
+                    const LcuSoac *f = low.steps[pr].k->soacs[0];
+                    if (v == f->res[f->nres - 1])
+                        e->access = FA_ELEM;
+                }
+            }
+            if (is_rand)
+                last_rand = i;
+        }
+        FuseOptions fo = opt->fuse;
+        fo.trace = opt->trace;
+        fuse_schedule(&fg, &fo, cluster, &out->fr);
+        free(fg.nodes);
+        free(fg.edges);
+        free(fg.live_out);
+        free(fg.array_producer);
+        out->fused = 1;
+    } else {
+        for (int i = 0; i < n; i++)
+            cluster[i] = i;
+    }
+    /* Host steps and library kernels stay on their own. */
+    int ncl = 0;
+    for (int i = 0; i < n; i++)
+        if (cluster[i] + 1 > ncl)
+            ncl = cluster[i] + 1;
+    /* need[v]: read by a step of another cluster, or live out. */
+    unsigned char *need = xcalloc((size_t)nv, 1);
+    for (int v = 0; v < nv; v++)
+        need[v] = live[v];
+    for (int i = 0; i < n; i++) {
+        int nr, nb;
+        step_io(g, &low.steps[i], reads, &nr, binds, &nb);
+        for (int k = 0; k < nr; k++) {
+            int pr = producer[reads[k]];
+            if (pr >= 0 && (cluster[pr] != cluster[i] || low.steps[i].kind == STEP_HOST))
+                need[reads[k]] = 1;
+        }
+    }
+    /* Steps in cluster order; each cluster's kernels merged into one. */
+    int *shape_class = xcalloc((size_t)nv, sizeof *shape_class);
+    for (int v = 0; v < nv; v++)
+        shape_class[v] = shape_find(&out->shapes, SQ_LEN(v));
+    RewriteCtx cx = { nv, out->types, need, shape_class, &low.nlocals };
+    out->steps = xcalloc((size_t)n, sizeof *out->steps);
+    LcuKernel **ks = xcalloc((size_t)n, sizeof *ks);
+    int kid = 0;
+    for (int c = 0; c < ncl; c++) {
+        int nk = 0, first = -1;
+        for (int i = 0; i < n; i++) {
+            if (cluster[i] != c)
+                continue;
+            if (low.steps[i].kind == STEP_HOST) {
+                PlanStep *ps = &out->steps[out->nsteps++];
+                ps->kind = STEP_HOST;
+                ps->node = low.steps[i].node;
+                continue;
+            }
+            if (first < 0)
+                first = low.steps[i].node;
+            ks[nk++] = low.steps[i].k;
+            low.steps[i].k = NULL;
+        }
+        if (nk == 0)
+            continue;
+        PlanStep *ps = &out->steps[out->nsteps++];
+        ps->kind = STEP_KERNEL;
+        ps->node = first;
+        if (nk == 1) {
+            ps->k = ks[0];
+            ps->k->id = kid++;
+            lcu_kernel_finish(ps->k, need, nv);
+        } else {
+            ps->k = rewrite_cluster(ks, nk, kid++, &cx);
+        }
+        out->kernels_fused++;
+        out->arrays_fused += ps->k->nrets;
+    }
+    free(ks);
+    free(shape_class);
+    if (!out->fused)
+        out->arrays_fused = out->arrays_unfused;
+    /* Validate every kernel. */
+    for (int i = 0; i < out->nsteps; i++) {
+        if (out->steps[i].kind != STEP_KERNEL)
+            continue;
+        char vm[300];
+        if (lcu_validate_kernel(out->steps[i].k, out->types, nv, vm, sizeof vm) < 0) {
+            snprintf(msg, msglen, "invalid kernel K%d after fusion: %s", out->steps[i].k->id, vm);
+            if (opt->trace) {
+                fprintf(opt->trace, "-- INVALID: %s\n", msg);
+                lcu_print_kernel(opt->trace, out->steps[i].k, out->types);
+            }
+            free(cluster);
+            free(producer);
+            free(reads);
+            free(binds);
+            free(live);
+            free(need);
+            lowered_free(&low);
+            plan_free(out);
+            return -1;
+        }
+    }
+    /* Release points: after a variable's last reading step, unless it is live out. */
+    int *last = xcalloc((size_t)nv, sizeof *last);
+    for (int v = 0; v < nv; v++)
+        last[v] = -1;
+    for (int i = 0; i < out->nsteps; i++) {
+        PlanStep *ps = &out->steps[i];
+        int nr = 0, nb = 0;
+        LowStep tmp = { ps->kind, ps->node, ps->k };
+        step_io(g, &tmp, reads, &nr, binds, &nb);
+        for (int k = 0; k < nr; k++)
+            last[reads[k]] = i;
+        for (int k = 0; k < nb; k++)
+            if (last[binds[k]] < i)
+                last[binds[k]] = i;
+    }
+    for (int v = 0; v < nv; v++) {
+        if (live[v] || last[v] < 0)
+            continue;
+        PlanStep *ps = &out->steps[last[v]];
+        ps->release = realloc(ps->release, (size_t)(ps->nrelease + 1) * sizeof *ps->release);
+        ps->release[ps->nrelease++] = v;
+    }
+    free(last);
+    if (opt->trace) {
+        if (out->fused) {
+            fprintf(opt->trace, "-- schedule: %d clusters%s%s%s; ILP %d variables, %d constraints, "
+                                "objective %g, %.3f ms\n",
+                    out->fr.nclusters, out->fr.fell_back ? " (greedy fallback: " : "",
+                    out->fr.fell_back && out->fr.why ? out->fr.why : "", out->fr.fell_back ? ")" : "",
+                    out->fr.nvars, out->fr.nconstraints, out->fr.objective, out->fr.seconds * 1e3);
+            fprintf(opt->trace, "-- clusters:");
+            for (int c = 0; c < ncl; c++) {
+                fprintf(opt->trace, " {");
+                int firstp = 1;
+                for (int i = 0; i < n; i++)
+                    if (cluster[i] == c) {
+                        fprintf(opt->trace, firstp ? "%d" : " %d", i);
+                        firstp = 0;
+                    }
+                fprintf(opt->trace, "}");
+            }
+            fputc('\n', opt->trace);
+        }
+        fprintf(opt->trace, "-- %s (%d kernels, %d arrays materialised; unfused %d, %d)\n",
+                out->fused ? "fused" : "plan", out->kernels_fused, out->arrays_fused, out->kernels_unfused,
+                out->arrays_unfused);
+        for (int i = 0; i < out->nsteps; i++) {
+            LowStep tmp = { out->steps[i].kind, out->steps[i].node, out->steps[i].k };
+            print_steps(opt->trace, p, g, &tmp, 1, out->types);
+        }
+    }
+    free(cluster);
+    free(producer);
+    free(reads);
+    free(binds);
+    free(live);
+    free(need);
+    lowered_free(&low);
+    out->translate_seconds = now() - t0;
+    return 0;
+}
+
+void plan_free(BlockPlan *bp)
+{
+    for (int i = 0; i < bp->nsteps; i++) {
+        if (bp->steps[i].k)
+            lcu_kernel_free(bp->steps[i].k);
+        free(bp->steps[i].release);
+    }
+    free(bp->steps);
+    free(bp->types);
+    free(bp->typed);
+    shape_free(&bp->shapes);
+    dfg_free(&bp->dfg);
+    memset(bp, 0, sizeof *bp);
+}

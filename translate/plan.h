@@ -1,0 +1,52 @@
+/* translate/plan.h — block plans: what a basic block becomes after
+ * lowering, shape analysis, fusion scheduling and rewriting. A plan is a
+ * list of steps in execution order: host steps on metadata (CONST, LENGTH,
+ * LENGTHS, MAKE_SEGDES) and kernels (fused or not). */
+#ifndef TRANSLATE_PLAN_H
+#define TRANSLATE_PLAN_H
+
+#include <stdio.h>
+#include "translate/dfg.h"
+#include "translate/fuse.h"
+#include "translate/lcu.h"
+#include "translate/lower.h"
+#include "translate/shape.h"
+
+typedef struct {
+    StepKind kind;      /* STEP_HOST: the graph node's instruction; STEP_KERNEL: k */
+    int node;           /* graph node (for a fused kernel: its first node) */
+    LcuKernel *k;
+    int nrelease;       /* variables whose last use is this step */
+    int *release;
+} PlanStep;
+
+typedef struct {
+    int fusion;         /* 0: one kernel per instruction */
+    FuseOptions fuse;
+    FILE *trace;        /* -d fusion */
+} PlanOptions;
+
+typedef struct {
+    Block blk;
+    Dfg dfg;
+    int nvars;
+    LcuVarType *types;
+    unsigned char *typed;
+    Shapes shapes;
+    int nsteps;
+    PlanStep *steps;
+    int fused;
+    /* static figures, for -d stats */
+    int kernels_unfused, kernels_fused;
+    int arrays_unfused, arrays_fused;
+    FuseResult fr;
+    double translate_seconds;
+} BlockPlan;
+
+/* Build the plan of block B. Returns 0, or -1 when the block cannot be
+ * planned (MSG says why; the interpreter then runs it as it is). */
+int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
+               char *msg, size_t msglen);
+void plan_free(BlockPlan *bp);
+
+#endif

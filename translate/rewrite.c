@@ -1,0 +1,370 @@
+/* translate/rewrite.c — see rewrite.h. */
+#include "translate/rewrite.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fprintf(stderr, "vinterp: out of memory while fusing\n");
+        exit(1);
+    }
+    return q;
+}
+
+LcuExpr *rewrite_rop_identity(LcuRop r)
+{
+    switch (r) {
+    case LR_IADD: case LR_IOR: case LR_IXOR: return lcu_int(0);
+    case LR_IMUL: return lcu_int(1);
+    case LR_IMAX: return lcu_int(INT32_MIN);
+    case LR_IMIN: return lcu_int(INT32_MAX);
+    case LR_IAND: return lcu_int(-1);
+    case LR_FADD: return lcu_float(0.0);
+    case LR_FMUL: return lcu_float(1.0);
+    case LR_FMAX: return lcu_float(-(double)1.0e36f);
+    case LR_FMIN: return lcu_float((double)1.0e36f);
+    case LR_BAND: return lcu_bool(1);
+    case LR_BOR: case LR_BXOR: return lcu_bool(0);
+    default: return lcu_int(0);
+    }
+}
+
+/* ---- expression utilities ---------------------------------------------- */
+
+/* Does E read VAR other than as VAR[i]? Does it read VAR[i]? */
+static void scan_reads(const LcuExpr *e, int var, int *elem, int *other)
+{
+    if (!e)
+        return;
+    if (e->kind == LE_SUB && e->var == var) {
+        if (e->nkids == 1 && e->kids[0]->kind == LE_INDEX)
+            *elem = 1;
+        else
+            *other = 1;
+    } else if ((e->kind == LE_LEN || e->kind == LE_SEG_OF || e->kind == LE_SEG_START ||
+                e->kind == LE_SEG_LEN || e->kind == LE_SEG_COUNT) && e->var == var) {
+        *other = 1;
+    }
+    for (int k = 0; k < e->nkids; k++)
+        scan_reads(e->kids[k], var, elem, other);
+}
+
+static int thunk_reads_var(const LcuThunk *t, int var)
+{
+    if (!t)
+        return 0;
+    for (int k = 0; k < t->nusing; k++)
+        if (t->using[k] == var)
+            return 1;
+    return 0;
+}
+
+static int soac_reads_var(const LcuSoac *s, int var)
+{
+    if (thunk_reads_var(s->pull, var) || thunk_reads_var(s->idx, var) || thunk_reads_var(s->pred, var))
+        return 1;
+    if (s->shape.kind != LSH_ONE && s->shape.var == var)
+        return 1;
+    if (s->kind == LS_SEG_PERMUTE) {
+        if (s->dst_sd == var)
+            return 1;
+        for (int r = 0; r < s->nres; r++)
+            if (s->dflt[r] == var)
+                return 1;
+    }
+    if (s->kind == LS_LIB)
+        for (int a = 0; a < s->nargs; a++)
+            if (s->args[a] == var)
+                return 1;
+    return 0;
+}
+
+/* Replace every VAR[i] in E by the local T (of type TY). Returns E. */
+static LcuExpr *subst_elem(LcuExpr *e, int var, int t, LcuBase ty)
+{
+    if (e->kind == LE_SUB && e->var == var && e->nkids == 1 && e->kids[0]->kind == LE_INDEX) {
+        lcu_expr_free(e);
+        return lcu_local(t, ty);
+    }
+    for (int k = 0; k < e->nkids; k++)
+        e->kids[k] = subst_elem(e->kids[k], var, t, ty);
+    return e;
+}
+
+static int expr_reads_elem(const LcuExpr *e, int var)
+{
+    int elem = 0, other = 0;
+    scan_reads(e, var, &elem, &other);
+    return elem;
+}
+
+/* In BODY (one item, not a tuple): if it reads VAR[i], bind a fresh local
+ * to a copy of VALUE and substitute. */
+static LcuExpr *inline_item(LcuExpr *body, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
+{
+    if (!expr_reads_elem(body, var))
+        return body;
+    int t = (*nlocals)++;
+    body = subst_elem(body, var, t, ty);
+    return lcu_let(t, lcu_expr_copy(value), body);
+}
+
+/* The I-th item of a thunk body (the body itself when arity is 1). */
+static LcuExpr **item_ref(LcuThunk *th, int i)
+{
+    if (th->arity > 1 && th->body->kind == LE_TUPLE)
+        return &th->body->kids[i];
+    return &th->body;
+}
+
+/* Substitute VAR[i] := VALUE in every item of thunk TH. */
+static void inline_into_thunk(LcuThunk *th, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
+{
+    if (!th || !thunk_reads_var(th, var))
+        return;
+    for (int i = 0; i < th->arity; i++) {
+        LcuExpr **it = item_ref(th, i);
+        *it = inline_item(*it, var, value, ty, nlocals);
+    }
+    lcu_thunk_recompute_using(th);
+}
+
+/* Does SOAC S read VAR only as VAR[i] (in its thunks), and not through its
+ * shape, descriptors or library arguments? */
+static int reads_only_elem(const LcuSoac *s, int var)
+{
+    int elem = 0, other = 0;
+    const LcuThunk *ths[3] = { s->pull, s->idx, s->pred };
+    for (int k = 0; k < 3; k++)
+        if (ths[k])
+            scan_reads(ths[k]->body, var, &elem, &other);
+    if (other)
+        return 0;
+    if (s->shape.kind != LSH_ONE && s->shape.var == var)
+        return 0;
+    if (s->kind == LS_LIB)
+        return 0;
+    if (s->kind == LS_SEG_PERMUTE) {
+        if (s->dst_sd == var)
+            return 0;
+        for (int r = 0; r < s->nres; r++)
+            if (s->dflt[r] == var)
+                return 0;
+    }
+    return 1;
+}
+
+/* ---- the cluster -------------------------------------------------------- */
+
+typedef struct {
+    LcuSoac **s;
+    int n;
+} SoacList;
+
+static void drop(SoacList *l, int i)
+{
+    lcu_soac_free(l->s[i]);
+    memmove(l->s + i, l->s + i + 1, (size_t)(l->n - i - 1) * sizeof *l->s);
+    l->n--;
+}
+
+static int used_later(const SoacList *l, int from, int var)
+{
+    for (int j = from; j < l->n; j++)
+        if (soac_reads_var(l->s[j], var))
+            return 1;
+    return 0;
+}
+
+static int results_dead(const SoacList *l, int i, const RewriteCtx *cx)
+{
+    const LcuSoac *s = l->s[i];
+    for (int r = 0; r < s->nres; r++)
+        if (cx->need[s->res[r]] || used_later(l, i + 1, s->res[r]))
+            return 0;
+    return 1;
+}
+
+/* MAP-into-consumer: substitute every single-result MAP into the later
+ * SOACs that read its result element-wise. */
+static void vertical_maps(SoacList *l, const RewriteCtx *cx)
+{
+    for (int i = 0; i < l->n; i++) {
+        LcuSoac *a = l->s[i];
+        if (a->kind != LS_MAP || a->nres != 1)
+            continue;
+        int v = a->res[0];
+        LcuBase ty = cx->types[v].base;
+        for (int j = i + 1; j < l->n; j++) {
+            LcuSoac *b = l->s[j];
+            if (!soac_reads_var(b, v) || !reads_only_elem(b, v))
+                continue;
+            inline_into_thunk(b->pull, v, a->pull->body, ty, cx->nlocals);
+            inline_into_thunk(b->idx, v, a->pull->body, ty, cx->nlocals);
+            inline_into_thunk(b->pred, v, a->pull->body, ty, cx->nlocals);
+        }
+    }
+}
+
+static int rop_filter_safe(LcuRop r)
+{
+    /* Adding the identity for filtered-out elements is exact for these;
+     * float MAX/MIN differ from skipping when a NaN is involved. */
+    return r != LR_FMAX && r != LR_FMIN;
+}
+
+/* FILTER-REDUCE: a SEG_REDUCE over a SEG_FILTER's output descriptor that
+ * reads the filtered arrays element-wise becomes a SEG_REDUCE over the
+ * filter's input, with the identity where the filter drops an element. */
+static void filter_reduce(SoacList *l, const RewriteCtx *cx)
+{
+    for (int i = 0; i < l->n; i++) {
+        LcuSoac *f = l->s[i];
+        if (f->kind != LS_SEG_FILTER)
+            continue;
+        int nsd = f->res[f->nres - 1];
+        for (int j = i + 1; j < l->n; j++) {
+            LcuSoac *r = l->s[j];
+            if (r->kind != LS_SEG_REDUCE || r->shape.kind != LSH_SEG_N || r->shape.var != nsd)
+                continue;
+            int ok = 1;
+            for (int q = 0; q < r->nres && ok; q++)
+                ok = rop_filter_safe(r->rops[q]);
+            for (int d = 0; d < f->nres - 1 && ok; d++)
+                if (thunk_reads_var(r->pull, f->res[d])) {
+                    int elem = 0, other = 0;
+                    scan_reads(r->pull->body, f->res[d], &elem, &other);
+                    ok = !other;
+                }
+            /* the pull may read nothing else that lives in the filtered space */
+            for (int u = 0; u < r->pull->nusing && ok; u++) {
+                int var = r->pull->using[u], is_data = 0;
+                for (int d = 0; d < f->nres - 1; d++)
+                    is_data |= f->res[d] == var;
+                if (!is_data && var == nsd)
+                    ok = 0;
+            }
+            if (!ok)
+                continue;
+            /* Substitute the filter's element thunk for its outputs. */
+            for (int d = 0; d < f->nres - 1; d++) {
+                const LcuExpr *val = *item_ref(f->pull, d);
+                inline_into_thunk(r->pull, f->res[d], val, cx->types[f->res[d]].base, cx->nlocals);
+            }
+            for (int q = 0; q < r->nres; q++) {
+                LcuExpr **it = item_ref(r->pull, q);
+                *it = lcu_if(lcu_expr_copy(f->pred->body), *it, rewrite_rop_identity(r->rops[q]));
+            }
+            lcu_thunk_recompute_using(r->pull);
+            r->shape = f->shape;
+        }
+    }
+}
+
+static int same_shape(const LcuSoac *a, const LcuSoac *b, const RewriteCtx *cx)
+{
+    if (a->shape.kind != b->shape.kind)
+        return 0;
+    if (a->shape.var == b->shape.var)
+        return 1;
+    /* equal length classes iterate over the same space */
+    if (a->kind == LS_MAP && a->shape.kind == LSH_LEN)
+        return cx->shape_class[a->shape.var] == cx->shape_class[b->shape.var];
+    return 0;
+}
+
+/* Append B's items to A's thunk (making a tuple). */
+static void append_items(LcuThunk **pa, LcuThunk *b)
+{
+    LcuThunk *a = *pa;
+    int n = a->arity + b->arity;
+    LcuExpr **items = xrealloc(NULL, (size_t)n * sizeof *items);
+    for (int i = 0; i < a->arity; i++) {
+        LcuExpr **it = item_ref(a, i);
+        items[i] = *it;
+        *it = NULL;
+    }
+    for (int i = 0; i < b->arity; i++) {
+        LcuExpr **it = item_ref(b, i);
+        items[a->arity + i] = *it;
+        *it = NULL;
+    }
+    /* the old containers are now empty shells */
+    if (a->arity > 1 && a->body)
+        a->body->nkids = 0;
+    if (b->arity > 1 && b->body)
+        b->body->nkids = 0;
+    LcuThunk *t = lcu_thunk(lcu_tuple(n, items), n);
+    free(items);
+    lcu_thunk_free(a);
+    *pa = t;
+}
+
+/* Horizontal merge of same-kind SOACs over the same space, when the later
+ * one does not depend on anything bound from the earlier one onwards. */
+static void horizontal(SoacList *l, const RewriteCtx *cx)
+{
+    for (int i = 0; i < l->n; i++) {
+        LcuSoac *a = l->s[i];
+        if (a->kind != LS_MAP && a->kind != LS_SEG_REDUCE && a->kind != LS_SEG_SCAN)
+            continue;
+        for (int j = i + 1; j < l->n; j++) {
+            LcuSoac *b = l->s[j];
+            if (b->kind != a->kind || !same_shape(a, b, cx))
+                continue;
+            if (a->nres + b->nres > LCU_MAXRES)
+                continue;
+            int dep = 0;
+            for (int k = i; k < j && !dep; k++)
+                for (int r = 0; r < l->s[k]->nres && !dep; r++)
+                    dep = soac_reads_var(b, l->s[k]->res[r]);
+            if (dep)
+                continue;
+            append_items(&a->pull, b->pull);
+            for (int r = 0; r < b->nres; r++) {
+                a->res[a->nres] = b->res[r];
+                a->rops[a->nres] = b->rops[r];
+                a->nres++;
+            }
+            lcu_thunk_free(b->pull);
+            b->pull = NULL;
+            b->nres = 0;
+            lcu_soac_free(b);
+            memmove(l->s + j, l->s + j + 1, (size_t)(l->n - j - 1) * sizeof *l->s);
+            l->n--;
+            j--;
+        }
+    }
+}
+
+LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx *cx)
+{
+    SoacList l;
+    l.n = 0;
+    l.s = xrealloc(NULL, (size_t)(n * 2 + 1) * sizeof *l.s);
+    for (int k = 0; k < n; k++) {
+        for (int i = 0; i < kernels[k]->nsoacs; i++)
+            l.s[l.n++] = kernels[k]->soacs[i];
+        kernels[k]->nsoacs = 0;
+        lcu_kernel_free(kernels[k]);
+    }
+    if (l.n > 1) {
+        vertical_maps(&l, cx);
+        filter_reduce(&l, cx);
+        /* remove what the substitutions made dead, last first */
+        for (int i = l.n - 1; i >= 0; i--)
+            if (l.s[i]->kind != LS_LIB && results_dead(&l, i, cx))
+                drop(&l, i);
+        horizontal(&l, cx);
+    }
+    LcuKernel *k = lcu_kernel_new(id);
+    for (int i = 0; i < l.n; i++)
+        lcu_kernel_add(k, l.s[i]);
+    free(l.s);
+    lcu_kernel_finish(k, cx->need, cx->nvars);
+    return k;
+}
