@@ -126,57 +126,121 @@ static int popcount64(uint64_t x)
     return c;
 }
 
+static int uf_find(int *parent, int x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+typedef struct {
+    const FuseGraph *g;
+    int n;
+    lprec *lp;
+    Rows rows;
+    unsigned char *ptype;
+    int *fcol, *dcol, *ccol;
+    int *cols;
+    double *vals, *vars;
+    int maxcols;        /* capacity of vars (columns + 1) */
+    FILE *trace;
+} Ilp;
+
+/* Keep independent i and j apart unless f_ij = 0 (COMPAT) or always
+ * (APART), through a new binary d_ij. 0 on failure. */
+static int add_apart(Ilp *m, int i, int j)
+{
+    size_t ij = (size_t)i * (size_t)m->n + (size_t)j;
+    if (!add_columnex(m->lp, 0, NULL, NULL))
+        return 0;
+    int d = get_Ncolumns(m->lp);
+    m->dcol[ij] = d;
+    set_binary(m->lp, d, TRUE);
+    if (m->trace) {
+        char name[48];
+        snprintf(name, sizeof name, "d%d_%d", i, j);
+        set_col_name(m->lp, d, name);
+    }
+    double M = (double)m->n;
+    int oi = 1 + i, oj = 1 + j, f = m->fcol[ij], cnt = f ? 4 : 3;
+    int *cols = m->cols;
+    double *vals = m->vals;
+    /* o_i - o_j + M d >= f:  d = 0 => o_i > o_j when f = 1 */
+    cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = d, vals[2] = M;
+    cols[3] = f, vals[3] = -1;
+    add_row(&m->rows, cnt, cols, vals, GE, f ? 0 : 1, "apart_%d_%d", i, j);
+    /* o_j - o_i - M d >= f - M:  d = 1 => o_j > o_i when f = 1 */
+    vals[0] = -1, vals[1] = 1, vals[2] = -M;
+    add_row(&m->rows, cnt, cols, vals, GE, f ? -M : 1 - M, "apart2_%d_%d", i, j);
+    return m->rows.ok;
+}
+
 /* Build and solve the ILP; fills cluster[] and *res. Returns NULL on
- * success, else why it could not be used. */
+ * success, else why it could not be used.
+ *
+ * The constraints that keep independent nodes apart (the d_ij) are added
+ * lazily: a solution is read as the connected components of its f = 0
+ * pairs; where a component holds an independent pair that may not share a
+ * cluster (or one whose f_ij = 1), that pair's d_ij rows are added and the
+ * ILP solved again. A solution with no such pair is optimal for the full
+ * ILP: ordering its components by o gives every component its own slot
+ * without changing f or c (components on one slot have no path between
+ * them, since a path on one slot has f = 0 on every edge). */
 static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, int *cluster,
                              FuseResult *res)
 {
     const char *why = NULL;
     int n = g->nnodes, na = g->narrays;
+    double t_start = now_s(), deadline = t_start + timeout;
     FuseRel r;
     if (fuse_rel_init(&r, g) != 0)
         return "malformed graph or out of memory";
 
     size_t nn = (size_t)n * (size_t)n;
     int aw = na > 0 ? (na + 63) / 64 : 1;
-    unsigned char *ptype = calloc(nn, 1);
-    int *fcol = calloc(nn, sizeof *fcol), *dcol = calloc(nn, sizeof *dcol);
-    int *ccol = calloc((size_t)(na > 0 ? na : 1), sizeof *ccol);
+    Ilp m = {0};
+    m.g = g;
+    m.n = n;
+    m.trace = trace;
+    m.ptype = calloc(nn, 1);
+    m.fcol = calloc(nn, sizeof *m.fcol);
+    m.dcol = calloc(nn, sizeof *m.dcol);
+    m.ccol = calloc((size_t)(na > 0 ? na : 1), sizeof *m.ccol);
     uint64_t *cons = calloc((size_t)n * (size_t)aw, sizeof *cons);
     uint64_t *out = calloc((size_t)n * (size_t)aw, sizeof *out);
     FusePairOpt *opts = malloc(((size_t)n + 4) * sizeof *opts);
-    double *vars = NULL, *vals = NULL;
-    int *cols = NULL;
-    lprec *lp = NULL;
-    Rows rows = {0};
-    if (!ptype || !fcol || !dcol || !ccol || !cons || !out || !opts) {
+    int *sr = calloc(nn, sizeof *sr);
+    int *parent = malloc((size_t)n * sizeof *parent);
+    int *minix = malloc((size_t)n * sizeof *minix);
+    if (!m.ptype || !m.fcol || !m.dcol || !m.ccol || !cons || !out || !opts || !sr || !parent ||
+        !minix) {
         why = "out of memory";
         goto done;
     }
 
-    /* Columns. */
+    /* Columns: o, then f, then c; d are added later. */
     int ncol = n, nf = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             size_t ij = (size_t)i * (size_t)n + (size_t)j;
             if (fuse_bit(r.edge, r.words, i, j)) {
-                ptype[ij] = P_EDGE;
-                fcol[ij] = ++ncol;
+                m.ptype[ij] = P_EDGE;
+                m.fcol[ij] = ++ncol;
                 nf++;
             } else if (fuse_bit(r.reach, r.words, i, j)) {
-                ptype[ij] = P_PATH;
+                m.ptype[ij] = P_PATH;
             } else if (fuse_pair_options(g, &r, i, j, opts, n + 4) > 0) {
-                ptype[ij] = P_COMPAT;
-                fcol[ij] = ++ncol;
-                dcol[ij] = ++ncol;
+                m.ptype[ij] = P_COMPAT;
+                m.fcol[ij] = ++ncol;
                 nf++;
             } else {
-                ptype[ij] = P_APART;
-                dcol[ij] = ++ncol;
+                m.ptype[ij] = P_APART;
             }
         }
     for (int a = 0; a < na; a++)
-        ccol[a] = ++ncol;
+        m.ccol[a] = ++ncol;
 
     /* Shared reads, and the weights. */
     for (int e = 0; e < g->nedges; e++) {
@@ -186,16 +250,11 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         out[(size_t)ed->producer * (size_t)aw + (size_t)(ed->array >> 6)] |=
             (uint64_t)1 << (ed->array & 63);
     }
-    int *sr = calloc(nn, sizeof *sr);
-    if (!sr) {
-        why = "out of memory";
-        goto done;
-    }
     long srsum = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (!fcol[ij])
+            if (!m.fcol[ij])
                 continue;
             const uint64_t *ci = cons + (size_t)i * (size_t)aw, *cj = cons + (size_t)j * (size_t)aw;
             const uint64_t *oi = out + (size_t)i * (size_t)aw, *oj = out + (size_t)j * (size_t)aw;
@@ -206,36 +265,43 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
             sr[ij] = s;
             srsum += s;
         }
-    double base = (double)(nf > srsum ? (nf > na ? nf : na) : (srsum > na ? srsum : na)) + 1.0;
-    double w1 = base, w2 = base * base;
+    long big = nf;
+    if (srsum > big)
+        big = srsum;
+    if (na > big)
+        big = na;
+    double w1 = (double)big + 1.0, w2 = w1 * w1;
 
-    vals = malloc(((size_t)ncol + 1) * sizeof *vals);
-    cols = malloc(((size_t)ncol + 1) * sizeof *cols);
-    vars = malloc(((size_t)ncol + 1) * sizeof *vars);
-    if (!vals || !cols || !vars) {
-        free(sr);
+    /* Buffers: a row has at most n + 5 terms; the objective nf + na. */
+    int buf = ncol + n + 8;
+    m.maxcols = ncol + (int)(nn / 2) + 2;
+    m.vals = malloc((size_t)buf * sizeof *m.vals);
+    m.cols = malloc((size_t)buf * sizeof *m.cols);
+    m.vars = malloc((size_t)m.maxcols * sizeof *m.vars);
+    if (!m.vals || !m.cols || !m.vars) {
         why = "out of memory";
         goto done;
     }
-    lp = make_lp(0, ncol);
-    if (!lp) {
-        free(sr);
+    int *cols = m.cols;
+    double *vals = m.vals;
+    m.lp = make_lp(0, ncol);
+    if (!m.lp) {
         why = "lp_solve: make_lp failed";
         goto done;
     }
+    lprec *lp = m.lp;
     set_verbose(lp, NEUTRAL);
     int k = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (fcol[ij]) {
-                cols[k] = fcol[ij];
+            if (m.fcol[ij]) {
+                cols[k] = m.fcol[ij];
                 vals[k++] = w1 * sr[ij] + 1.0;
             }
         }
-    free(sr);
     for (int a = 0; a < na; a++) {
-        cols[k] = ccol[a];
+        cols[k] = m.ccol[a];
         vals[k++] = w2;
     }
     set_minim(lp);
@@ -246,34 +312,26 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
 
     /* Rows. */
     const double M = (double)n;
-    rows.lp = lp;
-    rows.ok = 1;
-    rows.trace = trace;
+    m.rows.lp = lp;
+    m.rows.ok = 1;
+    m.rows.trace = trace;
     set_add_rowmode(lp, TRUE);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            int oi = 1 + i, oj = 1 + j, f = fcol[ij], d = dcol[ij];
-            switch (ptype[ij]) {
-            case P_EDGE:
+            int oi = 1 + i, oj = 1 + j, f = m.fcol[ij];
+            if (m.ptype[ij] == P_EDGE) {
                 /* o_j - o_i - f >= 0;  o_j - o_i - M f <= 0 */
                 cols[0] = oj, vals[0] = 1, cols[1] = oi, vals[1] = -1, cols[2] = f, vals[2] = -1;
-                add_row(&rows, 3, cols, vals, GE, 0, "order_%d_%d", i, j);
+                add_row(&m.rows, 3, cols, vals, GE, 0, "order_%d_%d", i, j);
                 vals[2] = -M;
-                add_row(&rows, 3, cols, vals, LE, 0, "fused_%d_%d", i, j);
-                break;
-            case P_COMPAT: {
-                /* |o_i - o_j| <= M f */
+                add_row(&m.rows, 3, cols, vals, LE, 0, "fused_%d_%d", i, j);
+            } else if (m.ptype[ij] == P_COMPAT) {
+                /* f = 0 => o_i = o_j:  |o_i - o_j| <= M f */
                 cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = f, vals[2] = -M;
-                add_row(&rows, 3, cols, vals, LE, 0, "same_%d_%d", i, j);
+                add_row(&m.rows, 3, cols, vals, LE, 0, "same_%d_%d", i, j);
                 vals[0] = -1, vals[1] = 1;
-                add_row(&rows, 3, cols, vals, LE, 0, "same2_%d_%d", i, j);
-                /* f = 1 => o_i - o_j >= 1 (d = 0) or o_j - o_i >= 1 (d = 1) */
-                cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = d, vals[2] = M;
-                cols[3] = f, vals[3] = -1;
-                add_row(&rows, 4, cols, vals, GE, 0, "apart_%d_%d", i, j);
-                vals[0] = -1, vals[1] = 1, vals[2] = -M;
-                add_row(&rows, 4, cols, vals, GE, -M, "apart2_%d_%d", i, j);
+                add_row(&m.rows, 3, cols, vals, LE, 0, "same2_%d_%d", i, j);
                 /* HFUSE-PREDS */
                 int no = fuse_pair_options(g, &r, i, j, opts, n + 4), uncond = 0, singles = 0;
                 for (int t = 0; t < no; t++) {
@@ -281,36 +339,26 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
                     singles += opts[t].nreq == 1;
                 }
                 if (uncond)
-                    break;
+                    continue;
                 int cnt = 0;
                 cols[cnt] = f, vals[cnt++] = 1;
                 if (singles > 0) {
-                    /* 1 - f_ij <= sum (1 - f_way) */
+                    /* 1 - f_ij <= sum over the ways (1 - f_way) */
                     for (int t = 0; t < no; t++) {
                         if (opts[t].nreq != 1)
                             continue;
                         int v = opts[t].req[0][0], x = opts[t].req[0][1];
-                        cols[cnt] = fcol[(size_t)v * (size_t)n + (size_t)x], vals[cnt++] = -1;
+                        cols[cnt] = m.fcol[(size_t)v * (size_t)n + (size_t)x], vals[cnt++] = -1;
                     }
-                    add_row(&rows, cnt, cols, vals, GE, 1 - singles, "preds_%d_%d", i, j);
+                    add_row(&m.rows, cnt, cols, vals, GE, 1 - singles, "preds_%d_%d", i, j);
                 } else {
-                    /* The one way needing two fusions: both. */
+                    /* The one way, needing two fusions: both. */
                     for (int t = 0; t < 2; t++) {
                         int v = opts[0].req[t][0], x = opts[0].req[t][1];
-                        cols[1] = fcol[(size_t)v * (size_t)n + (size_t)x], vals[1] = -1;
-                        add_row(&rows, 2, cols, vals, GE, 0, "preds%d_%d_%d", t, i, j);
+                        cols[1] = m.fcol[(size_t)v * (size_t)n + (size_t)x], vals[1] = -1;
+                        add_row(&m.rows, 2, cols, vals, GE, 0, "preds%d_%d_%d", t, i, j);
                     }
                 }
-                break;
-            }
-            case P_APART:
-                cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = d, vals[2] = M;
-                add_row(&rows, 3, cols, vals, GE, 1, "apart_%d_%d", i, j);
-                vals[0] = -1, vals[1] = 1, vals[2] = -M;
-                add_row(&rows, 3, cols, vals, GE, 1 - M, "apart2_%d_%d", i, j);
-                break;
-            default:
-                break;
             }
         }
     /* c_a >= f_pq for each edge p -> q carrying a (once per pair). */
@@ -322,13 +370,13 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
                   g->edges[e2].consumer == ed->consumer;
         if (dup)
             continue;
-        cols[0] = ccol[ed->array], vals[0] = 1;
-        cols[1] = fcol[(size_t)ed->producer * (size_t)n + (size_t)ed->consumer], vals[1] = -1;
-        add_row(&rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer,
+        cols[0] = m.ccol[ed->array], vals[0] = 1;
+        cols[1] = m.fcol[(size_t)ed->producer * (size_t)n + (size_t)ed->consumer], vals[1] = -1;
+        add_row(&m.rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer,
                 ed->consumer);
     }
     set_add_rowmode(lp, FALSE);
-    if (!rows.ok) {
+    if (!m.rows.ok) {
         why = "lp_solve: add_constraintex failed";
         goto done;
     }
@@ -346,47 +394,32 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
             size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (fcol[ij]) {
-                set_binary(lp, fcol[ij], TRUE);
-                if (ptype[ij] == P_EDGE && fuse_bit(r.vbad, r.words, i, j))
-                    set_lowbo(lp, fcol[ij], 1);
-                if (trace) {
-                    snprintf(name, sizeof name, "f%d_%d", i, j);
-                    set_col_name(lp, fcol[ij], name);
-                }
-            }
-            if (dcol[ij]) {
-                set_binary(lp, dcol[ij], TRUE);
-                if (trace) {
-                    snprintf(name, sizeof name, "d%d_%d", i, j);
-                    set_col_name(lp, dcol[ij], name);
-                }
+            if (!m.fcol[ij])
+                continue;
+            set_binary(lp, m.fcol[ij], TRUE);
+            if (m.ptype[ij] == P_EDGE && fuse_bit(r.vbad, r.words, i, j))
+                set_lowbo(lp, m.fcol[ij], 1); /* VFUSE-COMPAT */
+            if (trace) {
+                snprintf(name, sizeof name, "f%d_%d", i, j);
+                set_col_name(lp, m.fcol[ij], name);
             }
         }
     for (int a = 0; a < na; a++) {
-        set_binary(lp, ccol[a], TRUE);
+        set_binary(lp, m.ccol[a], TRUE);
         if (g->live_out && g->live_out[a])
-            set_lowbo(lp, ccol[a], 1);
+            set_lowbo(lp, m.ccol[a], 1);
         if (trace) {
             snprintf(name, sizeof name, "c%d", a);
-            set_col_name(lp, ccol[a], name);
+            set_col_name(lp, m.ccol[a], name);
         }
     }
     if (trace)
-        for (int i = 0; i < rows.nrows; i++)
-            set_row_name(lp, 1 + i, rows.names[i]);
-    res->nvars = get_Ncolumns(lp);
-    res->nconstraints = get_Nrows(lp);
+        fprintf(trace, "fusion: ILP of %d nodes, %d arrays; weights %.0f per allocation, "
+                       "%.0f per shared read, 1 per launch\n",
+                n, na, w2, w1);
 
-    if (trace) {
-        fprintf(trace, "fusion: ILP of %d nodes, %d arrays: %d variables, %d constraints; "
-                       "weights W2 = %.0f (allocations), W1 = %.0f (shared reads), 1 (launches)\n",
-                n, na, res->nvars, res->nconstraints, w2, w1);
-        write_lpex(lp, trace, write_cb);
-        fflush(trace);
-    }
-
-    /* Solve. The objective is integral, so a gap under 1 is optimal. */
+    /* Solve, adding apart constraints until the components are valid.
+     * The objective is integral, so a gap under 1 is optimal. */
     set_mip_gap(lp, TRUE, 0.5);
     set_mip_gap(lp, FALSE, 1e-12);
 #ifdef FUSE_EXPERIMENT
@@ -398,45 +431,96 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         set_bb_depthlimit(lp, atoi(getenv("FUSE_DEPTH")));
     if (getenv("FUSE_PRESOLVE"))
         set_presolve(lp, atoi(getenv("FUSE_PRESOLVE")), get_presolveloops(lp));
-    if (getenv("FUSE_WEIGHTS")) {
-        /* branch on the binaries first */
-        int mode = atoi(getenv("FUSE_WEIGHTS"));
-        REAL *w = malloc(((size_t)ncol) * sizeof *w);
-        for (int c = 1; c <= ncol; c++)
-            w[c - 1] = c <= n ? (mode == 1 ? 1000 + c : c) : (mode == 1 ? c : 1000 + c);
-        set_var_weights(lp, w);
-        free(w);
-    }
 #endif
-    double t0 = now_s();
-    double deadline = t0 + timeout;
     put_abortfunc(lp, abort_cb, &deadline);
-    set_timeout(lp, (long)ceil(timeout));
-    int status = solve(lp);
-    res->seconds = now_s() - t0;
-    res->objective = get_objective(lp);
-    if (trace)
-        fprintf(trace, "fusion: lp_solve: %s (%d) in %.6f s, objective %.0f\n",
-                get_statustext(lp, status), status, res->seconds, res->objective);
-    if (status == SUBOPTIMAL || status == USERABORT || status == TIMEOUT) {
-        why = "lp_solve timed out";
-        goto done;
+    int rounds = 0;
+    for (;;) {
+        double left = deadline - now_s();
+        if (left <= 0) {
+            why = "lp_solve timed out";
+            break;
+        }
+        set_timeout(lp, (long)ceil(left));
+        double t0 = now_s();
+        int status = solve(lp);
+        res->seconds += now_s() - t0;
+        res->objective = get_objective(lp);
+        rounds++;
+        if (trace)
+            fprintf(trace, "fusion: round %d: %d variables, %d constraints: lp_solve %s (%d), "
+                           "objective %.0f\n",
+                    rounds, get_Ncolumns(lp), get_Nrows(lp), get_statustext(lp, status), status,
+                    res->objective);
+        if (status == SUBOPTIMAL || status == USERABORT || status == TIMEOUT) {
+            why = "lp_solve timed out";
+            break;
+        }
+        if (status == INFEASIBLE) {
+            why = "ILP infeasible";
+            break;
+        }
+        if (status != OPTIMAL && status != PRESOLVED) {
+            why = "lp_solve failed";
+            break;
+        }
+        if (get_Ncolumns(lp) + 1 > m.maxcols || !get_variables(lp, m.vars + 1)) {
+            why = "lp_solve: get_variables failed";
+            break;
+        }
+        /* Components of the fused (f = 0) pairs. */
+        for (int i = 0; i < n; i++)
+            parent[i] = i;
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                int f = m.fcol[(size_t)i * (size_t)n + (size_t)j];
+                if (f && m.vars[f] < 0.5) {
+                    int a = uf_find(parent, i), b = uf_find(parent, j);
+                    if (a != b)
+                        parent[a > b ? a : b] = a < b ? a : b;
+                }
+            }
+        int added = 0;
+        for (int i = 0; i < n && m.rows.ok; i++)
+            for (int j = i + 1; j < n && m.rows.ok; j++) {
+                size_t ij = (size_t)i * (size_t)n + (size_t)j;
+                if (m.dcol[ij] || uf_find(parent, i) != uf_find(parent, j))
+                    continue;
+                int f = m.fcol[ij];
+                if (m.ptype[ij] == P_APART || (m.ptype[ij] == P_COMPAT && m.vars[f] > 0.5))
+                    added += add_apart(&m, i, j);
+            }
+        if (!m.rows.ok) {
+            why = "lp_solve: adding constraints failed";
+            break;
+        }
+        if (trace && added)
+            fprintf(trace, "fusion: %d pairs to keep apart\n", added);
+        if (!added)
+            break;
     }
-    if (status == INFEASIBLE) {
-        why = "ILP infeasible";
-        goto done;
+    res->nvars = get_Ncolumns(lp);
+    res->nconstraints = get_Nrows(lp);
+    if (trace) {
+        for (int i = 0; i < m.rows.nrows; i++)
+            set_row_name(lp, 1 + i, m.rows.names[i]);
+        write_lpex(lp, trace, write_cb);
+        fprintf(trace, "fusion: lp_solve: %d round%s, %.6f s\n", rounds, rounds == 1 ? "" : "s",
+                res->seconds);
+        fflush(trace);
     }
-    if (status != OPTIMAL && status != PRESOLVED) {
-        why = "lp_solve failed";
+    if (why)
         goto done;
-    }
-    if (!get_variables(lp, vars + 1)) {
-        why = "lp_solve: get_variables failed";
-        goto done;
-    }
-    /* Clusters: ranks of the distinct slots. */
+
+    /* Clusters: components, ordered by slot, then by first node. */
     for (int i = 0; i < n; i++)
-        cluster[i] = (int)floor(vars[1 + i] + 0.5);
+        minix[i] = n;
+    for (int i = 0; i < n; i++) {
+        int root = uf_find(parent, i);
+        if (i < minix[root])
+            minix[root] = i;
+    }
+    for (int i = 0; i < n; i++)
+        cluster[i] = (int)floor(m.vars[1 + i] + 0.5) * (n + 1) + minix[uf_find(parent, i)];
     res->nclusters = fuse_renumber(n, cluster);
     if (fuse_check_rel(g, &r, cluster, n) != 0) {
         why = "ILP schedule failed fuse_check";
@@ -445,19 +529,22 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     res->materialised = fuse_count_materialised(g, cluster);
 
 done:
-    if (lp)
-        delete_lp(lp);
-    free_rows(&rows);
-    free(ptype);
-    free(fcol);
-    free(dcol);
-    free(ccol);
+    if (m.lp)
+        delete_lp(m.lp);
+    free_rows(&m.rows);
+    free(m.ptype);
+    free(m.fcol);
+    free(m.dcol);
+    free(m.ccol);
+    free(m.vals);
+    free(m.cols);
+    free(m.vars);
     free(cons);
     free(out);
     free(opts);
-    free(vals);
-    free(cols);
-    free(vars);
+    free(sr);
+    free(parent);
+    free(minix);
     fuse_rel_free(&r);
     return why;
 }

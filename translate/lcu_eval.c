@@ -297,6 +297,11 @@ static Scal prim(Ctx *c, const LcuExpr *e)
             rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)c->index);
         r.i = b.i == -1 ? 0 : a.i % b.i;
         return r;
+    case LP_CHECKIDX:
+        if (a.i < 0 || a.i >= b.i)
+            rt_fatal("index %d is outside its segment of length %d", a.i, b.i);
+        r.i = a.i;
+        return r;
     default:
         break;
     }

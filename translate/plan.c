@@ -119,10 +119,33 @@ static FuseAccess access_of(Shapes *sh, const LowStep *c, int v)
     return FA_ELEM;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The source lines a block covers (inlined code comes from several
+ * functions), as sorted ranges: "lines 37-38, 240-247". */
 static void print_lines(FILE *f, const Program *p, const Block *b)
 {
-    fprintf(f, "== block %s lines %d-%d (%d instructions, %d vector ops)\n", p->funcs[b->func].name,
-            p->code[b->start].line, p->code[b->end - 1].line, b->end - b->start, b->nvector);
+    int n = b->end - b->start;
+    int *l = xcalloc((size_t)n, sizeof *l);
+    for (int i = 0; i < n; i++)
+        l[i] = p->code[b->start + i].line;
+    qsort(l, (size_t)n, sizeof *l, cmp_int);
+    fprintf(f, "== block in %s (%d instructions, %d vector ops), lines ", p->funcs[b->func].name, n, b->nvector);
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j + 1 < n && l[j + 1] <= l[j] + 1)
+            j++;
+        fprintf(f, i ? ", %d" : "%d", l[i]);
+        if (l[j] != l[i])
+            fprintf(f, "-%d", l[j]);
+        i = j + 1;
+    }
+    fputc('\n', f);
+    free(l);
 }
 
 static void print_steps(FILE *f, const Program *p, const Dfg *g, const LowStep *steps, int n,
@@ -234,7 +257,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
                 fn->shape = soac_shape_class(&out->shapes, s);
                 if (s->shape.kind == LSH_SEG_N && s->kind != LS_MAP)
                     fn->seg = s->shape.var;
-                if (s->kind == LS_SEG_REDUCE && s->shape.kind == LSH_SEG_N) {
+                if ((s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_FILTER) && s->shape.kind == LSH_SEG_N) {
                     int f = producer[s->shape.var];
                     if (f >= 0 && low.steps[f].kind == STEP_KERNEL && low.steps[f].k->soacs[0]->kind == LS_SEG_FILTER)
                         fn->via_filter = f;

@@ -265,6 +265,54 @@ static void filter_reduce(SoacList *l, const RewriteCtx *cx)
     }
 }
 
+/* Does thunk T read the outputs of filter F only element-wise, and not F's
+ * descriptor? */
+static int reads_filter_elemwise(const LcuThunk *t, const LcuSoac *f)
+{
+    if (!t)
+        return 1;
+    int nsd = f->res[f->nres - 1];
+    for (int u = 0; u < t->nusing; u++)
+        if (t->using[u] == nsd)
+            return 0;
+    for (int d = 0; d < f->nres - 1; d++) {
+        int elem = 0, other = 0;
+        scan_reads(t->body, f->res[d], &elem, &other);
+        if (other)
+            return 0;
+    }
+    return 1;
+}
+
+/* FILTER-FILTER: a SEG_FILTER over another's output keeps an element when
+ * both predicates hold, and is computed over the first one's input. */
+static void filter_filter(SoacList *l, const RewriteCtx *cx)
+{
+    for (int i = 0; i < l->n; i++) {
+        LcuSoac *f = l->s[i];
+        if (f->kind != LS_SEG_FILTER)
+            continue;
+        int nsd = f->res[f->nres - 1];
+        for (int j = i + 1; j < l->n; j++) {
+            LcuSoac *g = l->s[j];
+            if (g->kind != LS_SEG_FILTER || g->shape.kind != LSH_SEG_N || g->shape.var != nsd)
+                continue;
+            if (!reads_filter_elemwise(g->pull, f) || !reads_filter_elemwise(g->pred, f))
+                continue;
+            for (int d = 0; d < f->nres - 1; d++) {
+                const LcuExpr *val = *item_ref(f->pull, d);
+                LcuBase ty = cx->types[f->res[d]].base;
+                inline_into_thunk(g->pull, f->res[d], val, ty, cx->nlocals);
+                inline_into_thunk(g->pred, f->res[d], val, ty, cx->nlocals);
+            }
+            LcuExpr *both = lcu_prim2(LP_AND, LB_BOOL, lcu_expr_copy(f->pred->body), g->pred->body);
+            g->pred->body = both;
+            lcu_thunk_recompute_using(g->pred);
+            g->shape = f->shape;
+        }
+    }
+}
+
 static int same_shape(const LcuSoac *a, const LcuSoac *b, const RewriteCtx *cx)
 {
     if (a->shape.kind != b->shape.kind)
@@ -354,6 +402,7 @@ LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx 
     }
     if (l.n > 1) {
         vertical_maps(&l, cx);
+        filter_filter(&l, cx);
         filter_reduce(&l, cx);
         /* remove what the substitutions made dead, last first */
         for (int i = l.n - 1; i >= 0; i--)
