@@ -248,7 +248,9 @@ int backend_run_block(Backend *b, Interp *it, int pc)
 
 void backend_report(const Backend *b, FILE *f)
 {
-    int planned = 0, kb = 0, ka = 0, ab = 0, aa = 0;
+    int planned = 0, kb = 0, ka = 0, ab = 0, aa = 0, fellback = 0;
+    int big_vars = 0, big_cons = 0;
+    double big_time = 0.0, max_time = 0.0;
     int64_t fallbacks = 0;
     for (int k = 0; k < b->nblocks; k++) {
         const BlockEntry *e = &b->entries[k];
@@ -260,13 +262,24 @@ void backend_report(const Backend *b, FILE *f)
         ka += e->plan.kernels_fused;
         ab += e->plan.arrays_unfused;
         aa += e->plan.arrays_fused;
+        const FuseResult *fr = &e->plan.fr;
+        fellback += e->plan.fused && fr->fell_back;
+        if (fr->nvars > big_vars) {
+            big_vars = fr->nvars;
+            big_cons = fr->nconstraints;
+            big_time = fr->seconds;
+        }
+        if (fr->seconds > max_time)
+            max_time = fr->seconds;
     }
     fprintf(f, "stats: blocks translated %d of %d; kernels %d unfused, %d fused; arrays materialised %d unfused, "
                "%d fused\n",
             planned, b->nblocks, kb, ka, ab, aa);
     fprintf(f, "stats: kernel launches %lld, host steps %lld, fallbacks to the interpreter %lld\n",
             (long long)b->launches, (long long)b->host_steps, (long long)fallbacks);
-    fprintf(f, "stats: translation %.6f s, of which ILP %.6f s\n", b->translate_seconds, b->ilp_seconds);
+    fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
+               "solved in %.6f s; slowest ILP %.6f s; %d blocks fell back to the greedy schedule\n",
+            b->translate_seconds, b->ilp_seconds, big_vars, big_cons, big_time, max_time, fellback);
 }
 
 void backend_free(Backend *b)

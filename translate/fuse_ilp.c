@@ -3,32 +3,34 @@
  * the fallback.
  *
  * Variables (N nodes, M = N):
- *   o_i in [0, N-1], integer   execution slot of node i; equal o = fused
- *   f_ij in {0,1}              1: i and j are not fused; one per pair with
- *                              a direct edge and per independent pair that
- *                              may share a cluster
- *   d_ij in {0,1}              which of o_i < o_j, o_i > o_j holds when
- *                              independent i and j are apart
- *   c_a in {0,1}               array a is materialised
- * Constraints:
- *   edge p -> q     o_q - o_p >= f_pq, o_q - o_p <= M f_pq   (VFUSE-CLUSTER:
- *                   order kept; fused iff same slot); f_pq = 1 when some
- *                   edge p -> q is not vertically fusable (VFUSE-COMPAT).
- *                   Paths keep order through their edges, and a path
- *                   p -> ... -> q with o_p = o_q forces its inner nodes
- *                   into the same slot, so such pairs need no variable.
- *   independent a, b that may fuse: |o_a - o_b| <= M f_ab and, through
- *                   d_ab, f_ab = 1 => o_a != o_b; when they may share a
- *                   cluster only through via_filter fusions (HFUSE-PREDS):
- *                   1 - f_ab <= sum over the ways (1 - f_way), a way that
- *                   needs two fusions requiring both.
- *   independent a, b that may not: o_a != o_b through d_ab (HFUSE-COMPAT).
- *   arrays          c_a >= f_pq for each edge p -> q carrying a; c_a = 1
- *                   when live out.
+ *   o_i in [0, N-1]    execution slot of node i (continuous: with the f
+ *                      fixed, the o rows are difference constraints)
+ *   f_ij in {0,1}      1: i and j are not fused; one per pair with a
+ *                      direct edge and per independent pair that may share
+ *                      a cluster (pairs joined by a longer path need none)
+ *   c_a in {0,1}       array a is materialised
+ * Rows:
+ *   edge p -> q        o_q - o_p >= f_pq, o_q - o_p <= M f_pq (VFUSE-CLUSTER:
+ *                      order kept, fused iff same slot); f_pq = 1 when an
+ *                      edge p -> q cannot fuse vertically (VFUSE-COMPAT)
+ *   independent a, b   |o_a - o_b| <= M f_ab (fused => same slot); when they
+ *   that may fuse      may share a cluster only through via_filter fusions
+ *                      (HFUSE-PREDS): 1 - f_ab <= sum over the ways
+ *                      (1 - f_way)
+ *   arrays             c_a >= f_pq for each edge p -> q carrying a; c_a = 1
+ *                      when live out
+ *   triangles          for pairs ij, ik, jk that all have f (or can never
+ *                      fuse, f = 1): f_ij <= f_ik + f_jk and rotations;
+ *                      they hold for every clustering and tighten the LP
+ *                      (at most MAX_TRIANGLE_ROWS of them)
+ *   chain cuts (lazy)  see solve_ilp
  * Objective: minimise W2 sum c_a + W1 sum sr(i,j) f_ij + sum f_ij, where
  * sr(i,j) counts the produced arrays both read or that flow between them,
- * W1 = n, W2 = n^2, n = 1 + max(#f, sum sr, #arrays): fewer allocations
- * beat fewer traversals beat fewer launches. */
+ * W1 = w, W2 = w^2, w = 1 + max(#f, sum sr, #arrays): fewer allocations
+ * beat fewer traversals beat fewer launches.
+ *
+ * A solution is read as the connected components of its fused (f = 0)
+ * pairs, numbered in a topological order of the component graph. */
 #include "translate/fuse.h"
 #include "translate/fuse_impl.h"
 
@@ -39,6 +41,8 @@
 #include <time.h>
 
 #include <lpsolve/lp_lib.h>
+
+#define MAX_TRIANGLE_ROWS 20000
 
 static double now_s(void)
 {
@@ -65,11 +69,13 @@ typedef struct {
     lprec *lp;
     int ok;
     int nrows;
-    FILE *trace;        /* names are kept only when tracing */
+    FILE *trace;        /* row names are kept only when tracing */
     char **names;
     int cap;
 } Rows;
 
+/* add_constraintex sorts cols[] and vals[] in place: callers fill both
+ * again for every row. */
 static void add_row(Rows *b, int cnt, int *cols, double *vals, int type, double rhs,
                     const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
@@ -100,19 +106,16 @@ static void add_row(Rows *b, int cnt, int *cols, double *vals, int type, double 
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    b->names[b->nrows - 1] = malloc(strlen(buf) + 1);
-    if (!b->names[b->nrows - 1]) {
-        b->ok = 0;
-        return;
-    }
-    strcpy(b->names[b->nrows - 1], buf);
+    char *name = malloc(strlen(buf) + 1);
+    if (name)
+        strcpy(name, buf);
+    b->names[b->nrows - 1] = name;
 }
 
 static void free_rows(Rows *b)
 {
-    if (b->names)
-        for (int i = 0; i < b->nrows && i < b->cap; i++)
-            free(b->names[i]);
+    for (int i = 0; i < b->nrows && i < b->cap; i++)
+        free(b->names[i]);
     free(b->names);
 }
 
@@ -137,124 +140,314 @@ static int uf_find(int *parent, int x)
 
 typedef struct {
     const FuseGraph *g;
+    const FuseRel *r;
     int n;
     lprec *lp;
     Rows rows;
-    unsigned char *ptype;
-    int *fcol, *dcol, *ccol;
-    int *cols;
-    double *vals, *vars;
-    int maxcols;        /* capacity of vars (columns + 1) */
-    FILE *trace;
+    unsigned char *ptype;   /* per pair i < j: P_* */
+    int *fcol;              /* per pair: column of f_ij, or 0 */
+    int *ccol;              /* per array: column of c_a */
+    int *sr;                /* per pair: shared reads */
+    double w1, w2;
+    int *cols;              /* row buffers */
+    double *vals;
+    double *vars;           /* solution, 1-based */
+    int *parent, *prev, *queue, *indeg, *minix;
 } Ilp;
 
-/* Keep independent i and j apart unless f_ij = 0 (COMPAT) or always
- * (APART), through a new binary d_ij. 0 on failure. */
-static int add_apart(Ilp *m, int i, int j)
+static size_t pix(const Ilp *m, int i, int j)
 {
-    size_t ij = (size_t)i * (size_t)m->n + (size_t)j;
-    if (!add_columnex(m->lp, 0, NULL, NULL))
-        return 0;
-    int d = get_Ncolumns(m->lp);
-    m->dcol[ij] = d;
-    set_binary(m->lp, d, TRUE);
-    if (m->trace) {
-        char name[48];
-        snprintf(name, sizeof name, "d%d_%d", i, j);
-        set_col_name(m->lp, d, name);
-    }
-    double M = (double)m->n;
-    int oi = 1 + i, oj = 1 + j, f = m->fcol[ij], cnt = f ? 4 : 3;
-    int *cols = m->cols;
-    double *vals = m->vals;
-    /* o_i - o_j + M d >= f:  d = 0 => o_i > o_j when f = 1 */
-    cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = d, vals[2] = M;
-    cols[3] = f, vals[3] = -1;
-    add_row(&m->rows, cnt, cols, vals, GE, f ? 0 : 1, "apart_%d_%d", i, j);
-    /* o_j - o_i - M d >= f - M:  d = 1 => o_j > o_i when f = 1 */
-    vals[0] = -1, vals[1] = 1, vals[2] = -M;
-    add_row(&m->rows, cnt, cols, vals, GE, f ? -M : 1 - M, "apart2_%d_%d", i, j);
-    return m->rows.ok;
+    return i < j ? (size_t)i * (size_t)m->n + (size_t)j : (size_t)j * (size_t)m->n + (size_t)i;
 }
 
-/* Build and solve the ILP; fills cluster[] and *res. Returns NULL on
- * success, else why it could not be used.
- *
- * The constraints that keep independent nodes apart (the d_ij) are added
- * lazily: a solution is read as the connected components of its f = 0
- * pairs; where a component holds an independent pair that may not share a
- * cluster (or one whose f_ij = 1), that pair's d_ij rows are added and the
- * ILP solved again. A solution with no such pair is optimal for the full
- * ILP: ordering its components by o gives every component its own slot
- * without changing f or c (components on one slot have no path between
- * them, since a path on one slot has f = 0 on every edge). */
-static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, int *cluster,
-                             FuseResult *res)
+/* i and j can never share a cluster: an independent pair that may not, or
+ * an edge that cannot fuse vertically. */
+static int never(const Ilp *m, int i, int j)
 {
-    const char *why = NULL;
-    int n = g->nnodes, na = g->narrays;
-    double t_start = now_s(), deadline = t_start + timeout;
-    FuseRel r;
-    if (fuse_rel_init(&r, g) != 0)
-        return "malformed graph or out of memory";
+    size_t ij = pix(m, i, j);
+    return m->ptype[ij] == P_APART ||
+           (m->ptype[ij] == P_EDGE && fuse_bit(m->r->vbad, m->r->words, i < j ? i : j, i < j ? j : i));
+}
 
+/* Triangle rows: first those with a pair that never fuses (f_ik + f_jk >=
+ * 1), then transitivity, up to MAX_TRIANGLE_ROWS in all. */
+static int add_triangles(Ilp *m)
+{
+    int n = m->n, count = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++)
+                for (int k = j + 1; k < n; k++) {
+                    int pr[3][2] = {{i, j}, {i, k}, {j, k}}, fc[3], nev = 0, ok = 1;
+                    for (int t = 0; t < 3 && ok; t++) {
+                        fc[t] = m->fcol[pix(m, pr[t][0], pr[t][1])];
+                        if (never(m, pr[t][0], pr[t][1]))
+                            fc[t] = -1, nev++;
+                        else if (!fc[t])
+                            ok = 0;
+                    }
+                    if (!ok || nev > 1 || (pass == 0) != (nev == 1))
+                        continue;
+                    if (count + (nev ? 1 : 3) > MAX_TRIANGLE_ROWS)
+                        return count;
+                    if (nev) {
+                        int c = 0;
+                        for (int t = 0; t < 3; t++)
+                            if (fc[t] > 0)
+                                m->cols[c] = fc[t], m->vals[c++] = 1;
+                        add_row(&m->rows, 2, m->cols, m->vals, GE, 1, "tri_%d_%d_%d", i, j, k);
+                        count++;
+                        continue;
+                    }
+                    for (int t = 0; t < 3; t++) {
+                        for (int u = 0; u < 3; u++)
+                            m->cols[u] = fc[u], m->vals[u] = u == t ? -1 : 1;
+                        add_row(&m->rows, 3, m->cols, m->vals, GE, 0, "tri%d_%d_%d_%d", t, i, j,
+                                k);
+                        count++;
+                    }
+                }
+    return count;
+}
+
+/* Components of the fused pairs of the current solution, in parent[]. */
+static void components(Ilp *m)
+{
+    int n = m->n;
+    for (int i = 0; i < n; i++)
+        m->parent[i] = i;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            int f = m->fcol[pix(m, i, j)];
+            if (f && m->vars[f] < 0.5) {
+                int a = uf_find(m->parent, i), b = uf_find(m->parent, j);
+                if (a != b)
+                    m->parent[a > b ? a : b] = a < b ? a : b;
+            }
+        }
+}
+
+/* Cut the chain of fused pairs that joins independent i and j in the
+ * current solution: the f over the chain sum to >= 1 when i and j may never
+ * share a cluster, to >= f_ij when they may only with f_ij = 0. */
+static void add_cut(Ilp *m, int i, int j)
+{
+    int n = m->n, head = 0, tail = 0, *prev = m->prev, *queue = m->queue;
+    for (int u = 0; u < n; u++)
+        prev[u] = -1;
+    prev[i] = i;
+    queue[tail++] = i;
+    while (head < tail && prev[j] < 0) {
+        int u = queue[head++];
+        for (int v = 0; v < n; v++) {
+            int f = v == u ? 0 : m->fcol[pix(m, u, v)];
+            if (f && prev[v] < 0 && m->vars[f] < 0.5) {
+                prev[v] = u;
+                queue[tail++] = v;
+            }
+        }
+    }
+    if (prev[j] < 0)
+        return; /* not joined: cannot happen for a pair of one component */
+    int cnt = 0;
+    for (int v = j; v != i; v = prev[v]) {
+        m->cols[cnt] = m->fcol[pix(m, prev[v], v)];
+        m->vals[cnt++] = 1;
+    }
+    int fij = m->fcol[pix(m, i, j)];
+    if (fij) {
+        m->cols[cnt] = fij;
+        m->vals[cnt++] = -1;
+    }
+    add_row(&m->rows, cnt, m->cols, m->vals, GE, fij ? 0 : 1, "cut_%d_%d_%d", i, j,
+            m->rows.nrows);
+}
+
+/* Cut every pair that shares a component but may not; returns how many. */
+static int add_cuts(Ilp *m)
+{
+    int n = m->n, added = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            size_t ij = pix(m, i, j);
+            if (uf_find(m->parent, i) != uf_find(m->parent, j))
+                continue;
+            if (m->ptype[ij] == P_APART ||
+                (m->ptype[ij] == P_COMPAT && m->vars[m->fcol[ij]] > 0.5)) {
+                add_cut(m, i, j);
+                added++;
+            }
+        }
+    return added;
+}
+
+/* Number the components in a topological order of the graph between them
+ * (ties: the component with the first node first). Returns the number of
+ * clusters, or -1 on a cycle. */
+static int order_components(Ilp *m, int *cluster)
+{
+    const FuseGraph *g = m->g;
+    int n = m->n, k = 0;
+    for (int i = 0; i < n; i++) {
+        m->indeg[i] = 0;
+        m->minix[i] = n;
+        cluster[i] = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        int c = uf_find(m->parent, i);
+        if (i < m->minix[c])
+            m->minix[c] = i;
+    }
+    for (int e = 0; e < g->nedges; e++) {
+        int a = uf_find(m->parent, g->edges[e].producer);
+        int b = uf_find(m->parent, g->edges[e].consumer);
+        if (a != b)
+            m->indeg[b]++;
+    }
+    for (;;) {
+        int best = -1;
+        for (int c = 0; c < n; c++)
+            if (m->parent[c] == c && cluster[c] < 0 && m->indeg[c] == 0 &&
+                (best < 0 || m->minix[c] < m->minix[best]))
+                best = c;
+        if (best < 0)
+            break;
+        cluster[best] = k++;
+        for (int e = 0; e < g->nedges; e++) {
+            int a = uf_find(m->parent, g->edges[e].producer);
+            int b = uf_find(m->parent, g->edges[e].consumer);
+            if (a == best && b != best)
+                m->indeg[b]--;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        int c = uf_find(m->parent, i);
+        if (cluster[c] < 0)
+            return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (m->parent[i] != i)
+            cluster[i] = cluster[uf_find(m->parent, i)];
+    return k;
+}
+
+/* The objective of a schedule. */
+static double cost_of(const Ilp *m, const int *cluster)
+{
+    double c = m->w2 * fuse_count_materialised(m->g, cluster);
+    for (int i = 0; i < m->n; i++)
+        for (int j = i + 1; j < m->n; j++) {
+            size_t ij = pix(m, i, j);
+            if (m->fcol[ij] && cluster[i] != cluster[j])
+                c += m->w1 * m->sr[ij] + 1;
+        }
+    return c;
+}
+
+/* Read the current solution as a schedule: 0, or -1 when its components
+ * are not yet a valid schedule. */
+static int read_schedule(Ilp *m, int *cluster, FuseResult *res)
+{
+    if (!get_variables(m->lp, m->vars + 1))
+        return -1;
+    components(m);
+    int n = m->n;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            size_t ij = pix(m, i, j);
+            if (uf_find(m->parent, i) == uf_find(m->parent, j) &&
+                (m->ptype[ij] == P_APART ||
+                 (m->ptype[ij] == P_COMPAT && m->vars[m->fcol[ij]] > 0.5)))
+                return -1;
+        }
+    int k = order_components(m, cluster);
+    if (k < 0 || fuse_check_rel(m->g, m->r, cluster, n) != 0)
+        return -1;
+    res->nclusters = k;
+    res->materialised = fuse_count_materialised(m->g, cluster);
+    return 0;
+}
+
+static void free_ilp(Ilp *m)
+{
+    if (m->lp)
+        delete_lp(m->lp);
+    free_rows(&m->rows);
+    free(m->ptype);
+    free(m->fcol);
+    free(m->ccol);
+    free(m->sr);
+    free(m->cols);
+    free(m->vals);
+    free(m->vars);
+    free(m->parent);
+    free(m->prev);
+    free(m->queue);
+    free(m->indeg);
+    free(m->minix);
+}
+
+/* Build the ILP (all but the lazy cuts). NULL, or what went wrong. */
+static const char *build(Ilp *m, FILE *trace)
+{
+    const FuseGraph *g = m->g;
+    const FuseRel *r = m->r;
+    int n = m->n, na = g->narrays;
     size_t nn = (size_t)n * (size_t)n;
     int aw = na > 0 ? (na + 63) / 64 : 1;
-    Ilp m = {0};
-    m.g = g;
-    m.n = n;
-    m.trace = trace;
-    m.ptype = calloc(nn, 1);
-    m.fcol = calloc(nn, sizeof *m.fcol);
-    m.dcol = calloc(nn, sizeof *m.dcol);
-    m.ccol = calloc((size_t)(na > 0 ? na : 1), sizeof *m.ccol);
+    const char *why = NULL;
+    m->ptype = calloc(nn, 1);
+    m->fcol = calloc(nn, sizeof *m->fcol);
+    m->ccol = calloc((size_t)(na > 0 ? na : 1), sizeof *m->ccol);
+    m->sr = calloc(nn, sizeof *m->sr);
+    m->parent = malloc((size_t)n * sizeof(int));
+    m->prev = malloc((size_t)n * sizeof(int));
+    m->queue = malloc((size_t)n * sizeof(int));
+    m->indeg = malloc((size_t)n * sizeof(int));
+    m->minix = malloc((size_t)n * sizeof(int));
     uint64_t *cons = calloc((size_t)n * (size_t)aw, sizeof *cons);
     uint64_t *out = calloc((size_t)n * (size_t)aw, sizeof *out);
     FusePairOpt *opts = malloc(((size_t)n + 4) * sizeof *opts);
-    int *sr = calloc(nn, sizeof *sr);
-    int *parent = malloc((size_t)n * sizeof *parent);
-    int *minix = malloc((size_t)n * sizeof *minix);
-    if (!m.ptype || !m.fcol || !m.dcol || !m.ccol || !cons || !out || !opts || !sr || !parent ||
-        !minix) {
+    if (!m->ptype || !m->fcol || !m->ccol || !m->sr || !m->parent || !m->prev || !m->queue ||
+        !m->indeg || !m->minix || !cons || !out || !opts) {
         why = "out of memory";
         goto done;
     }
 
-    /* Columns: o, then f, then c; d are added later. */
+    /* Columns: o, then f, then c. */
     int ncol = n, nf = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (fuse_bit(r.edge, r.words, i, j)) {
-                m.ptype[ij] = P_EDGE;
-                m.fcol[ij] = ++ncol;
+            size_t ij = pix(m, i, j);
+            if (fuse_bit(r->edge, r->words, i, j)) {
+                m->ptype[ij] = P_EDGE;
+                m->fcol[ij] = ++ncol;
                 nf++;
-            } else if (fuse_bit(r.reach, r.words, i, j)) {
-                m.ptype[ij] = P_PATH;
-            } else if (fuse_pair_options(g, &r, i, j, opts, n + 4) > 0) {
-                m.ptype[ij] = P_COMPAT;
-                m.fcol[ij] = ++ncol;
+            } else if (fuse_bit(r->reach, r->words, i, j)) {
+                m->ptype[ij] = P_PATH;
+            } else if (fuse_pair_options(g, r, i, j, opts, n + 4) > 0) {
+                m->ptype[ij] = P_COMPAT;
+                m->fcol[ij] = ++ncol;
                 nf++;
             } else {
-                m.ptype[ij] = P_APART;
+                m->ptype[ij] = P_APART;
             }
         }
     for (int a = 0; a < na; a++)
-        m.ccol[a] = ++ncol;
+        m->ccol[a] = ++ncol;
 
     /* Shared reads, and the weights. */
     for (int e = 0; e < g->nedges; e++) {
         const FuseEdge *ed = &g->edges[e];
-        cons[(size_t)ed->consumer * (size_t)aw + (size_t)(ed->array >> 6)] |=
-            (uint64_t)1 << (ed->array & 63);
-        out[(size_t)ed->producer * (size_t)aw + (size_t)(ed->array >> 6)] |=
-            (uint64_t)1 << (ed->array & 63);
+        uint64_t bit = (uint64_t)1 << (ed->array & 63);
+        cons[(size_t)ed->consumer * (size_t)aw + (size_t)(ed->array >> 6)] |= bit;
+        out[(size_t)ed->producer * (size_t)aw + (size_t)(ed->array >> 6)] |= bit;
     }
     long srsum = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (!m.fcol[ij])
+            size_t ij = pix(m, i, j);
+            if (!m->fcol[ij])
                 continue;
             const uint64_t *ci = cons + (size_t)i * (size_t)aw, *cj = cons + (size_t)j * (size_t)aw;
             const uint64_t *oi = out + (size_t)i * (size_t)aw, *oj = out + (size_t)j * (size_t)aw;
@@ -262,7 +455,7 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
             for (int w = 0; w < aw; w++)
                 s += popcount64(ci[w] & cj[w]) + popcount64(oi[w] & cj[w]) +
                      popcount64(oj[w] & ci[w]);
-            sr[ij] = s;
+            m->sr[ij] = s;
             srsum += s;
         }
     long big = nf;
@@ -270,39 +463,38 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         big = srsum;
     if (na > big)
         big = na;
-    double w1 = (double)big + 1.0, w2 = w1 * w1;
+    m->w1 = (double)big + 1.0;
+    m->w2 = m->w1 * m->w1;
 
-    /* Buffers: a row has at most n + 5 terms; the objective nf + na. */
-    int buf = ncol + n + 8;
-    m.maxcols = ncol + (int)(nn / 2) + 2;
-    m.vals = malloc((size_t)buf * sizeof *m.vals);
-    m.cols = malloc((size_t)buf * sizeof *m.cols);
-    m.vars = malloc((size_t)m.maxcols * sizeof *m.vars);
-    if (!m.vals || !m.cols || !m.vars) {
+    /* Buffers: a row has at most n + 2 terms; the objective nf + na. */
+    size_t buf = (size_t)ncol + (size_t)n + 8;
+    m->cols = malloc(buf * sizeof *m->cols);
+    m->vals = malloc(buf * sizeof *m->vals);
+    m->vars = malloc(((size_t)ncol + 1) * sizeof *m->vars);
+    if (!m->cols || !m->vals || !m->vars) {
         why = "out of memory";
         goto done;
     }
-    int *cols = m.cols;
-    double *vals = m.vals;
-    m.lp = make_lp(0, ncol);
-    if (!m.lp) {
+    int *cols = m->cols;
+    double *vals = m->vals;
+    lprec *lp = m->lp = make_lp(0, ncol);
+    if (!lp) {
         why = "lp_solve: make_lp failed";
         goto done;
     }
-    lprec *lp = m.lp;
     set_verbose(lp, NEUTRAL);
     int k = 0;
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (m.fcol[ij]) {
-                cols[k] = m.fcol[ij];
-                vals[k++] = w1 * sr[ij] + 1.0;
+            size_t ij = pix(m, i, j);
+            if (m->fcol[ij]) {
+                cols[k] = m->fcol[ij];
+                vals[k++] = m->w1 * m->sr[ij] + 1.0;
             }
         }
     for (int a = 0; a < na; a++) {
-        cols[k] = m.ccol[a];
-        vals[k++] = w2;
+        cols[k] = m->ccol[a];
+        vals[k++] = m->w2;
     }
     set_minim(lp);
     if (k > 0 && !set_obj_fnex(lp, k, vals, cols)) {
@@ -310,53 +502,52 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         goto done;
     }
 
-    /* Rows. */
     const double M = (double)n;
-    m.rows.lp = lp;
-    m.rows.ok = 1;
-    m.rows.trace = trace;
+    m->rows.lp = lp;
+    m->rows.ok = 1;
+    m->rows.trace = trace;
     set_add_rowmode(lp, TRUE);
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            int oi = 1 + i, oj = 1 + j, f = m.fcol[ij];
-            if (m.ptype[ij] == P_EDGE) {
+            size_t ij = pix(m, i, j);
+            int oi = 1 + i, oj = 1 + j, f = m->fcol[ij];
+            if (m->ptype[ij] == P_EDGE) {
                 /* o_j - o_i - f >= 0;  o_j - o_i - M f <= 0 */
                 cols[0] = oj, vals[0] = 1, cols[1] = oi, vals[1] = -1, cols[2] = f, vals[2] = -1;
-                add_row(&m.rows, 3, cols, vals, GE, 0, "order_%d_%d", i, j);
-                vals[2] = -M;
-                add_row(&m.rows, 3, cols, vals, LE, 0, "fused_%d_%d", i, j);
-            } else if (m.ptype[ij] == P_COMPAT) {
+                add_row(&m->rows, 3, cols, vals, GE, 0, "order_%d_%d", i, j);
+                cols[0] = oj, vals[0] = 1, cols[1] = oi, vals[1] = -1, cols[2] = f, vals[2] = -M;
+                add_row(&m->rows, 3, cols, vals, LE, 0, "fused_%d_%d", i, j);
+            } else if (m->ptype[ij] == P_COMPAT) {
                 /* f = 0 => o_i = o_j:  |o_i - o_j| <= M f */
                 cols[0] = oi, vals[0] = 1, cols[1] = oj, vals[1] = -1, cols[2] = f, vals[2] = -M;
-                add_row(&m.rows, 3, cols, vals, LE, 0, "same_%d_%d", i, j);
-                vals[0] = -1, vals[1] = 1;
-                add_row(&m.rows, 3, cols, vals, LE, 0, "same2_%d_%d", i, j);
+                add_row(&m->rows, 3, cols, vals, LE, 0, "same_%d_%d", i, j);
+                cols[0] = oi, vals[0] = -1, cols[1] = oj, vals[1] = 1, cols[2] = f, vals[2] = -M;
+                add_row(&m->rows, 3, cols, vals, LE, 0, "same2_%d_%d", i, j);
                 /* HFUSE-PREDS */
-                int no = fuse_pair_options(g, &r, i, j, opts, n + 4), uncond = 0, singles = 0;
+                int no = fuse_pair_options(g, r, i, j, opts, n + 4), uncond = 0, singles = 0;
                 for (int t = 0; t < no; t++) {
                     uncond |= opts[t].nreq == 0;
                     singles += opts[t].nreq == 1;
                 }
                 if (uncond)
                     continue;
-                int cnt = 0;
-                cols[cnt] = f, vals[cnt++] = 1;
                 if (singles > 0) {
                     /* 1 - f_ij <= sum over the ways (1 - f_way) */
-                    for (int t = 0; t < no; t++) {
-                        if (opts[t].nreq != 1)
-                            continue;
-                        int v = opts[t].req[0][0], x = opts[t].req[0][1];
-                        cols[cnt] = m.fcol[(size_t)v * (size_t)n + (size_t)x], vals[cnt++] = -1;
-                    }
-                    add_row(&m.rows, cnt, cols, vals, GE, 1 - singles, "preds_%d_%d", i, j);
+                    int cnt = 0;
+                    cols[cnt] = f, vals[cnt++] = 1;
+                    for (int t = 0; t < no; t++)
+                        if (opts[t].nreq == 1) {
+                            cols[cnt] = m->fcol[pix(m, opts[t].req[0][0], opts[t].req[0][1])];
+                            vals[cnt++] = -1;
+                        }
+                    add_row(&m->rows, cnt, cols, vals, GE, 1 - singles, "preds_%d_%d", i, j);
                 } else {
                     /* The one way, needing two fusions: both. */
                     for (int t = 0; t < 2; t++) {
-                        int v = opts[0].req[t][0], x = opts[0].req[t][1];
-                        cols[1] = m.fcol[(size_t)v * (size_t)n + (size_t)x], vals[1] = -1;
-                        add_row(&m.rows, 2, cols, vals, GE, 0, "preds%d_%d_%d", t, i, j);
+                        cols[0] = f, vals[0] = 1;
+                        cols[1] = m->fcol[pix(m, opts[0].req[t][0], opts[0].req[t][1])];
+                        vals[1] = -1;
+                        add_row(&m->rows, 2, cols, vals, GE, 0, "preds%d_%d_%d", t, i, j);
                     }
                 }
             }
@@ -370,13 +561,14 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
                   g->edges[e2].consumer == ed->consumer;
         if (dup)
             continue;
-        cols[0] = m.ccol[ed->array], vals[0] = 1;
-        cols[1] = m.fcol[(size_t)ed->producer * (size_t)n + (size_t)ed->consumer], vals[1] = -1;
-        add_row(&m.rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer,
+        cols[0] = m->ccol[ed->array], vals[0] = 1;
+        cols[1] = m->fcol[pix(m, ed->producer, ed->consumer)], vals[1] = -1;
+        add_row(&m->rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer,
                 ed->consumer);
     }
+    int ntri = add_triangles(m);
     set_add_rowmode(lp, FALSE);
-    if (!m.rows.ok) {
+    if (!m->rows.ok) {
         why = "lp_solve: add_constraintex failed";
         goto done;
     }
@@ -384,7 +576,6 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     /* Bounds, kinds, names. */
     char name[48];
     for (int i = 0; i < n; i++) {
-        set_int(lp, 1 + i, TRUE);
         set_bounds(lp, 1 + i, 0, (double)(n - 1));
         if (trace) {
             snprintf(name, sizeof name, "o%d", i);
@@ -393,47 +584,73 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     }
     for (int i = 0; i < n; i++)
         for (int j = i + 1; j < n; j++) {
-            size_t ij = (size_t)i * (size_t)n + (size_t)j;
-            if (!m.fcol[ij])
+            size_t ij = pix(m, i, j);
+            if (!m->fcol[ij])
                 continue;
-            set_binary(lp, m.fcol[ij], TRUE);
-            if (m.ptype[ij] == P_EDGE && fuse_bit(r.vbad, r.words, i, j))
-                set_lowbo(lp, m.fcol[ij], 1); /* VFUSE-COMPAT */
+            set_binary(lp, m->fcol[ij], TRUE);
+            if (m->ptype[ij] == P_EDGE && fuse_bit(r->vbad, r->words, i, j))
+                set_lowbo(lp, m->fcol[ij], 1); /* VFUSE-COMPAT */
             if (trace) {
                 snprintf(name, sizeof name, "f%d_%d", i, j);
-                set_col_name(lp, m.fcol[ij], name);
+                set_col_name(lp, m->fcol[ij], name);
             }
         }
     for (int a = 0; a < na; a++) {
-        set_binary(lp, m.ccol[a], TRUE);
+        set_binary(lp, m->ccol[a], TRUE);
         if (g->live_out && g->live_out[a])
-            set_lowbo(lp, m.ccol[a], 1);
+            set_lowbo(lp, m->ccol[a], 1);
         if (trace) {
             snprintf(name, sizeof name, "c%d", a);
-            set_col_name(lp, m.ccol[a], name);
+            set_col_name(lp, m->ccol[a], name);
         }
     }
     if (trace)
-        fprintf(trace, "fusion: ILP of %d nodes, %d arrays; weights %.0f per allocation, "
-                       "%.0f per shared read, 1 per launch\n",
-                n, na, w2, w1);
+        fprintf(trace,
+                "fusion: ILP of %d nodes, %d arrays: %d f, %d triangle rows; weights %.0f per "
+                "allocation, %.0f per shared read, 1 per launch\n",
+                n, na, nf, ntri, m->w2, m->w1);
+done:
+    free(cons);
+    free(out);
+    free(opts);
+    return why;
+}
 
-    /* Solve, adding apart constraints until the components are valid.
-     * The objective is integral, so a gap under 1 is optimal. */
-    set_mip_gap(lp, TRUE, 0.5);
-    set_mip_gap(lp, FALSE, 1e-12);
-#ifdef FUSE_EXPERIMENT
-    if (getenv("FUSE_FLOOR"))
-        set_bb_floorfirst(lp, atoi(getenv("FUSE_FLOOR")));
-    if (getenv("FUSE_RULE"))
-        set_bb_rule(lp, atoi(getenv("FUSE_RULE")));
-    if (getenv("FUSE_DEPTH"))
-        set_bb_depthlimit(lp, atoi(getenv("FUSE_DEPTH")));
-    if (getenv("FUSE_PRESOLVE"))
-        set_presolve(lp, atoi(getenv("FUSE_PRESOLVE")), get_presolveloops(lp));
-#endif
+/* Build and solve the ILP; fills cluster[] and *res. Returns NULL on
+ * success, else why it could not be used.
+ *
+ * Rows that keep independent nodes apart are added lazily, as cuts: where
+ * a component of the solution holds an independent pair that may not share
+ * a cluster (or one with f = 1), the chain of fused pairs joining them is
+ * cut (sum of its f >= 1, or >= f_ij) and the ILP solved again. A solution
+ * without such a pair is a valid schedule whose objective is its true cost,
+ * and every valid schedule satisfies every cut, so it is optimal.
+ *
+ * On timeout, the best solution lp_solve found is kept when it is a valid
+ * schedule cheaper than the greedy one (res->why stays NULL; the trace
+ * says it is not proven optimal). */
+static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, int *cluster,
+                             FuseResult *res)
+{
+    double deadline = now_s() + timeout;
+    FuseRel r;
+    if (fuse_rel_init(&r, g) != 0)
+        return "malformed graph or out of memory";
+    Ilp m;
+    memset(&m, 0, sizeof m);
+    m.g = g;
+    m.r = &r;
+    m.n = g->nnodes;
+    const char *why = build(&m, trace);
+    if (why)
+        goto done;
+    lprec *lp = m.lp;
+    /* Default MIP gaps (lp_solve's absolute gap does not behave as a plain
+     * threshold on this model); the relative one tightened for the large
+     * objective values. */
+    set_mip_gap(lp, FALSE, 1e-11);
     put_abortfunc(lp, abort_cb, &deadline);
-    int rounds = 0;
+    int rounds = 0, status = NOTRUN;
     for (;;) {
         double left = deadline - now_s();
         if (left <= 0) {
@@ -442,12 +659,12 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         }
         set_timeout(lp, (long)ceil(left));
         double t0 = now_s();
-        int status = solve(lp);
+        status = solve(lp);
         res->seconds += now_s() - t0;
         res->objective = get_objective(lp);
         rounds++;
         if (trace)
-            fprintf(trace, "fusion: round %d: %d variables, %d constraints: lp_solve %s (%d), "
+            fprintf(trace, "fusion: round %d: %d variables, %d constraints: lp_solve: %s (%d), "
                            "objective %.0f\n",
                     rounds, get_Ncolumns(lp), get_Nrows(lp), get_statustext(lp, status), status,
                     res->objective);
@@ -463,88 +680,54 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
             why = "lp_solve failed";
             break;
         }
-        if (get_Ncolumns(lp) + 1 > m.maxcols || !get_variables(lp, m.vars + 1)) {
+        if (!get_variables(lp, m.vars + 1)) {
             why = "lp_solve: get_variables failed";
             break;
         }
-        /* Components of the fused (f = 0) pairs. */
-        for (int i = 0; i < n; i++)
-            parent[i] = i;
-        for (int i = 0; i < n; i++)
-            for (int j = i + 1; j < n; j++) {
-                int f = m.fcol[(size_t)i * (size_t)n + (size_t)j];
-                if (f && m.vars[f] < 0.5) {
-                    int a = uf_find(parent, i), b = uf_find(parent, j);
-                    if (a != b)
-                        parent[a > b ? a : b] = a < b ? a : b;
-                }
-            }
-        int added = 0;
-        for (int i = 0; i < n && m.rows.ok; i++)
-            for (int j = i + 1; j < n && m.rows.ok; j++) {
-                size_t ij = (size_t)i * (size_t)n + (size_t)j;
-                if (m.dcol[ij] || uf_find(parent, i) != uf_find(parent, j))
-                    continue;
-                int f = m.fcol[ij];
-                if (m.ptype[ij] == P_APART || (m.ptype[ij] == P_COMPAT && m.vars[f] > 0.5))
-                    added += add_apart(&m, i, j);
-            }
+        components(&m);
+        int added = add_cuts(&m);
         if (!m.rows.ok) {
             why = "lp_solve: adding constraints failed";
             break;
         }
-        if (trace && added)
-            fprintf(trace, "fusion: %d pairs to keep apart\n", added);
         if (!added)
             break;
+        if (trace)
+            fprintf(trace, "fusion: %d chain cuts\n", added);
     }
     res->nvars = get_Ncolumns(lp);
     res->nconstraints = get_Nrows(lp);
     if (trace) {
         for (int i = 0; i < m.rows.nrows; i++)
-            set_row_name(lp, 1 + i, m.rows.names[i]);
+            if (m.rows.names[i])
+                set_row_name(lp, 1 + i, m.rows.names[i]);
         write_lpex(lp, trace, write_cb);
         fprintf(trace, "fusion: lp_solve: %d round%s, %.6f s\n", rounds, rounds == 1 ? "" : "s",
                 res->seconds);
-        fflush(trace);
     }
-    if (why)
-        goto done;
-
-    /* Clusters: components, ordered by slot, then by first node. */
-    for (int i = 0; i < n; i++)
-        minix[i] = n;
-    for (int i = 0; i < n; i++) {
-        int root = uf_find(parent, i);
-        if (i < minix[root])
-            minix[root] = i;
+    if (!why) {
+        if (read_schedule(&m, cluster, res) != 0)
+            why = "ILP schedule failed fuse_check";
+    } else if (status == SUBOPTIMAL && read_schedule(&m, cluster, res) == 0) {
+        /* Timed out with a valid schedule: keep it if it beats greedy. */
+        int *gcl = malloc((size_t)m.n * sizeof *gcl);
+        FuseResult gres;
+        if (gcl) {
+            fuse_greedy(g, gcl, &gres);
+            double ic = cost_of(&m, cluster), gc = cost_of(&m, gcl);
+            if (ic < gc - 0.5) {
+                res->objective = ic;
+                why = NULL;
+                if (trace)
+                    fprintf(trace, "fusion: timed out: keeping the best ILP schedule (objective "
+                                   "%.0f, greedy %.0f), not proven optimal\n",
+                            ic, gc);
+            }
+            free(gcl);
+        }
     }
-    for (int i = 0; i < n; i++)
-        cluster[i] = (int)floor(m.vars[1 + i] + 0.5) * (n + 1) + minix[uf_find(parent, i)];
-    res->nclusters = fuse_renumber(n, cluster);
-    if (fuse_check_rel(g, &r, cluster, n) != 0) {
-        why = "ILP schedule failed fuse_check";
-        goto done;
-    }
-    res->materialised = fuse_count_materialised(g, cluster);
-
 done:
-    if (m.lp)
-        delete_lp(m.lp);
-    free_rows(&m.rows);
-    free(m.ptype);
-    free(m.fcol);
-    free(m.dcol);
-    free(m.ccol);
-    free(m.vals);
-    free(m.cols);
-    free(m.vars);
-    free(cons);
-    free(out);
-    free(opts);
-    free(sr);
-    free(parent);
-    free(minix);
+    free_ilp(&m);
     fuse_rel_free(&r);
     return why;
 }

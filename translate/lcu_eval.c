@@ -12,8 +12,20 @@
  * Per kernel evaluation: one locals array (sized by the largest local
  * number in any thunk of the kernel), and a small table of seg_of hints
  * keyed by descriptor (the last segment found, so that an increasing index
- * finds its segment in O(1); a per-element segment table only for
- * descriptors with negative lengths, whose offsets are not monotonic). */
+ * finds its segment in O(1), else a binary search of the offsets; a
+ * per-element segment table only for descriptors with negative lengths,
+ * whose offsets are not monotonic). Nothing is allocated per element.
+ *
+ * Before a SOAC runs, every variable its thunks read is checked once
+ * (bound, array or descriptor as read, Float exactly where read as float,
+ * descriptors fitting their data); per element only subscripts, segment
+ * numbers and divisors are checked.
+ *
+ * FILTER, PARTITION and SEG_FILTER evaluate the predicate of every element
+ * first, then pull only for the elements kept (PARTITION: for all): an
+ * element the reference would never have computed (filtered out before a
+ * fused MAP) cannot raise an error. SEG_PERMUTE / PERMUTE evaluate flag,
+ * then index, then pull. */
 #include "translate/lcu_eval.h"
 #include "runtime/errors.h"
 #include "runtime/rand.h"
@@ -329,7 +341,8 @@ static Scal ev(Ctx *c, const LcuExpr *e)
             Value *v = c->env[e->var];
             if (!v)
                 rt_fatal("lcu: variable x%d is read before it is bound", e->var);
-            int64_t j = ev(c, e->kids[0]).i;
+            const LcuExpr *ix = e->kids[0];
+            int64_t j = ix->kind == LE_INDEX ? c->index : ev(c, ix).i;    /* x[i]: the common case */
             if (j < 0 || j >= v->len)
                 rt_fatal("index %lld outside an array of length %lld", (long long)j,
                          (long long)v->len);
@@ -494,9 +507,13 @@ static void scan_expr(const LcuExpr *e, int nvars, int *maxlocal)
 static void check_reads(Ctx *c, const LcuExpr *e)
 {
     switch (e->kind) {
-    case LE_SUB:
-        array(c, e->var);
+    case LE_SUB: {
+        Value *v = array(c, e->var);
+        if ((v->type == VT_FLOAT) != (e->type == LB_FLOAT))
+            rt_fatal("lcu: x%d holds a %s vector, the kernel reads it as %s", e->var,
+                     val_type_name((ValType)v->type), lcu_base_name(e->type));
         break;
+    }
     case LE_LEN:
         bound(c, e->var);
         break;
@@ -658,10 +675,12 @@ static void run_permute(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64
     outs_new(o, s, 0, s->nres, types, n, 1);
     Scal x[LCU_MAXRES];
     for (int64_t i = 0; i < n; i++) {
-        call(c, s->pull, i, x);
+        if (s->pred && !call1(c, s->pred, i))
+            continue;
         int64_t j = call1(c, s->idx, i);
         if (j < 0 || j >= n)
             bad_index(i, j, n);
+        call(c, s->pull, i, x);
         outs_put(o, 0, s->nres, j, x);
     }
 }
@@ -866,12 +885,43 @@ typedef struct {
     uint32_t pos;
 } RankItem;
 
-static int rank_cmp(const void *pa, const void *pb)
+/* Sort A[0..l) stably by key, B as the spare buffer; returns the buffer
+ * holding the result. Short runs: insertion sort. Otherwise LSD radix
+ * sort, 8- or 16-bit digits, skipping the digits all keys share. */
+static RankItem *sort_items(RankItem *a, RankItem *b, int64_t l, int keybits)
 {
-    const RankItem *a = pa, *b = pb;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->pos < b->pos ? -1 : a->pos > b->pos;
+    if (l <= 48) {
+        for (int64_t i = 1; i < l; i++) {
+            RankItem x = a[i];
+            int64_t j = i;
+            for (; j > 0 && a[j - 1].key > x.key; j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+        return a;
+    }
+    static uint32_t count[1 << 16];
+    int bits = l < 65536 ? 8 : 16;
+    uint64_t mask = (UINT64_C(1) << bits) - 1;
+    for (int shift = 0; shift < keybits; shift += bits) {
+        memset(count, 0, (size_t)(mask + 1) * sizeof *count);
+        for (int64_t i = 0; i < l; i++)
+            count[(a[i].key >> shift) & mask]++;
+        if (count[(a[0].key >> shift) & mask] == (uint32_t)l)
+            continue;
+        uint32_t sum = 0;
+        for (uint64_t dg = 0; dg <= mask; dg++) {
+            uint32_t cnt = count[dg];
+            count[dg] = sum;
+            sum += cnt;
+        }
+        for (int64_t i = 0; i < l; i++)
+            b[count[(a[i].key >> shift) & mask]++] = a[i];
+        RankItem *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
 /* Floats in true numeric order: -0.0 before +0.0, NaNs at the ends by bit
@@ -908,7 +958,7 @@ static Value *lib_rank(Ctx *c, const LcuSoac *s)
             maxl = L[k];
     }
     Value *r = c->extra = val_new_zero(VT_INT, n);
-    RankItem *it = c->scratch = malloc((size_t)(maxl ? maxl : 1) * sizeof *it);
+    RankItem *it = c->scratch = malloc((size_t)(maxl ? 2 * maxl : 1) * sizeof *it);
     if (!it)
         rt_fatal("out of host memory for %s of %lld elements", lcu_lib_name(s->lib), (long long)n);
     for (int64_t k = 0; k < m; k++) {
@@ -919,13 +969,13 @@ static Value *lib_rank(Ctx *c, const LcuSoac *s)
             uint64_t key = isf ? float_key(VF(d)[p0 + j])
                                : (uint64_t)(U32(VI(d)[p0 + j]) ^ 0x80000000u);
             if (down)
-                key = ~key;
+                key = isf ? ~key : ~key & 0xffffffffu;
             it[j].key = key;
             it[j].pos = (uint32_t)j;
         }
-        qsort(it, (size_t)l, sizeof *it, rank_cmp);
+        const RankItem *sorted = sort_items(it, it + maxl, l, isf ? 64 : 32);
         for (int64_t j = 0; j < l; j++)
-            VI(r)[p0 + it[j].pos] = (int32_t)j;
+            VI(r)[p0 + sorted[j].pos] = (int32_t)j;
     }
     free(it);
     c->scratch = NULL;
