@@ -42,5 +42,14 @@ for dir in golden errors demo; do
     count
 done
 
+# The NESL front-end scripts (nesl-lib/), run against the corpus programs.
+if [ -d "$here/../../shared/corpus" ]; then
+    echo "== nesl-lib scripts"
+    sh "$here/../nesl-lib/selftest.sh" "$(cd "$(dirname "$interp")" && pwd)/$(basename "$interp")" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | grep -v '^ok ' | head -n 20
+    tail -n 1 "$log"
+    count
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
