@@ -4,7 +4,7 @@
 CC      ?= gcc
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Werror
-OPT     ?= -O2
+OPT     ?= -O2 -fvect-cost-model=dynamic
 CFLAGS  ?=
 ALL_CFLAGS := $(CSTD) $(WARN) $(OPT) -I. $(CFLAGS)
 LPSOLVE_LIBS := -llpsolve55 -lcolamd -ldl

@@ -60,21 +60,25 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
     const int32_t *SL = VI(ssd), *DL = VI(dsd);
     if (sm == 1 && dm == 1 && !flags) {
         /* The common unsegmented case, without the segment loop. */
+        /* one pass: a bad index stops the run, so partial writes do not matter */
         int64_t n = SL[0] > 0 ? SL[0] : 0, dl = DL[0] > 0 ? DL[0] : 0;
         const int32_t *ix = VI(idx);
-        for (int64_t i = 0; i < n; i++)
-            if ((uint64_t)(int64_t)ix[i] >= (uint64_t)dl)
-                bad_index(i, ix[i], dl);
         if (data->type == VT_FLOAT) {
             const double *x = VF(data);
             double *o = VF(out);
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; i < n; i++) {
+                if ((uint64_t)(int64_t)ix[i] >= (uint64_t)dl)
+                    bad_index(i, ix[i], dl);
                 o[ix[i]] = x[i];
+            }
         } else {
             const int32_t *x = VI(data);
             int32_t *o = VI(out);
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; i < n; i++) {
+                if ((uint64_t)(int64_t)ix[i] >= (uint64_t)dl)
+                    bad_index(i, ix[i], dl);
                 o[ix[i]] = x[i];
+            }
         }
         return;
     }
@@ -123,19 +127,23 @@ static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd
     if (sm == 1 && dm == 1 && !flags) {
         int64_t n = DL[0] > 0 ? DL[0] : 0, sl = SL[0] > 0 ? SL[0] : 0;
         const int32_t *ix = VI(idx);
-        for (int64_t i = 0; i < n; i++)
-            if ((uint64_t)(int64_t)ix[i] >= (uint64_t)sl)
-                bad_index(i, ix[i], sl);
         if (data->type == VT_FLOAT) {
             const double *x = VF(data);
             double *o = VF(out);
-            for (int64_t i = 0; i < n; i++)
+            for (int64_t i = 0; i < n; i++) {
+                if ((uint64_t)(int64_t)ix[i] >= (uint64_t)sl)
+                    bad_index(i, ix[i], sl);
                 o[i] = x[ix[i]];
+            }
         } else {
             const int32_t *x = VI(data);
             int32_t *o = VI(out);
-            for (int64_t i = 0; i < n; i++)
-                o[i] = x[ix[i]];
+            for (int64_t i = 0; i < n; i++) {
+                int32_t j = ix[i];
+                if ((uint64_t)(int64_t)j >= (uint64_t)sl)
+                    bad_index(i, j, sl);
+                o[i] = x[j];
+            }
         }
         return;
     }
@@ -199,7 +207,16 @@ void op_bpermute(Interp *it, const Instr *ins)
 {
     (void)ins;
     Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
-    Value *out = val_new((ValType)data->type, idx->len);
+    /* The result may take the index vector's place (same length; each index
+     * is read before its slot is written). */
+    static const int cand[] = { 2, -1 };
+    Value *out = ops_reusable(it, (ValType)data->type, idx->len, cand);
+    if (out) {
+        val_ref(out);
+        out->type = data->type;
+    } else {
+        out = val_new((ValType)data->type, idx->len);
+    }
     gather(data, idx, NULL, ssd, dsd, out);
     ops_finish(it, 4, out);
 }

@@ -22,7 +22,9 @@ static Kind kind_of(Opcode op)
 }
 
 /* One template per element type and combine rule: SCAN writes the running
- * value before each element, REDUCE writes the final value per segment. */
+ * value before each element, REDUCE writes the final value per segment.
+ * Elements are addressed as x[pos + i], not through x + pos: the data
+ * pointer of an empty vector is NULL, and NULL + 0 is undefined in C. */
 #define SEG_LOOP(T, ID, COMBINE)                                              \
     do {                                                                      \
         const T *x = (const T *)d->data;                                      \
@@ -32,17 +34,15 @@ static Kind kind_of(Opcode op)
         for (int64_t k = 0; k < m; k++) {                                     \
             T acc = (ID);                                                     \
             int64_t l = L[k] > 0 ? L[k] : 0;                                  \
-            const T *xs = x + pos;                                            \
             if (scan) {                                                       \
-                T *os = o + pos;                                              \
                 for (int64_t i = 0; i < l; i++) {                             \
-                    T v = xs[i];                                              \
-                    os[i] = acc;                                              \
+                    T v = x[pos + i];                                         \
+                    o[pos + i] = acc;                                         \
                     acc = (COMBINE);                                          \
                 }                                                             \
             } else {                                                          \
                 for (int64_t i = 0; i < l; i++) {                             \
-                    T v = xs[i];                                              \
+                    T v = x[pos + i];                                         \
                     acc = (COMBINE);                                          \
                 }                                                             \
                 o[k] = acc;                                                   \
