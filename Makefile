@@ -23,7 +23,7 @@ MAIN_OBJ    := $(BUILD)/runtime/main.o
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench fuzz fuzz-smoke
+.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench bench-quick fuzz fuzz-smoke
 
 all: $(BIN)/vinterp
 
@@ -107,8 +107,14 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
 fuzz-smoke: fuzz
 	@sh tests/fuzz/run_smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# Time every available backend on ../shared/bench; writes tests/bench/RESULTS.md
+# and speedup.png. With lcu this takes long; BENCH_ARGS='--backends ref' to skip it.
 bench: $(BIN)/vinterp
-	sh tests/bench/run_bench.sh $(BIN)/vinterp
+	sh tests/bench/run_bench.sh --interp $(BIN)/vinterp $(BENCH_ARGS)
+
+# Programs whose classic time is < 1 s, one run each (build/bench/RESULTS-quick.md).
+bench-quick: $(BIN)/vinterp
+	sh tests/bench/run_bench.sh --quick --interp $(BIN)/vinterp $(BENCH_ARGS)
 
 clean:
 	rm -rf build build-asan build-fuzz bin

@@ -83,7 +83,9 @@ static FuseAccess access_of(Shapes *sh, const LowStep *c, int v)
     const LcuSoac *s = c->k->soacs[0];
     if (s->kind == LS_LIB)
         return FA_OTHER;
-    if (s->shape.kind != LSH_ONE && s->shape.var == v)
+    /* a shape #v is v's own length, which the class check below covers;
+     * a descriptor as the shape is a whole-array read */
+    if (s->shape.kind != LSH_ONE && s->shape.kind != LSH_LEN && s->shape.var == v)
         return FA_OTHER;
     if (s->kind == LS_SEG_PERMUTE) {
         if (s->dst_sd == v)

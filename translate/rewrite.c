@@ -121,6 +121,22 @@ static LcuExpr **item_ref(LcuThunk *th, int i)
     return &th->body;
 }
 
+static int expr_size(const LcuExpr *e)
+{
+    int n = 1;
+    for (int k = 0; k < e->nkids; k++)
+        n += expr_size(e->kids[k]);
+    return n;
+}
+
+/* A thunk body may grow to this many nodes by substitution; beyond it the
+ * producer stays a SOAC of its own in the kernel. Substituting into both
+ * arms of a diamond copies the producer twice, so a chain of diamonds
+ * would otherwise grow exponentially. */
+#define MAX_THUNK_NODES 2000
+
+static int thunk_size(const LcuThunk *t) { return t ? expr_size(t->body) : 0; }
+
 /* Substitute VAR[i] := VALUE in every item of thunk TH. */
 static void inline_into_thunk(LcuThunk *th, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
 {
@@ -144,7 +160,8 @@ static int reads_only_elem(const LcuSoac *s, int var)
             scan_reads(ths[k]->body, var, &elem, &other);
     if (other)
         return 0;
-    if (s->shape.kind != LSH_ONE && s->shape.var == var)
+    /* #var as the shape is fine: the substitution takes the producer's */
+    if (s->shape.kind != LSH_ONE && s->shape.kind != LSH_LEN && s->shape.var == var)
         return 0;
     if (s->kind == LS_LIB)
         return 0;
@@ -203,9 +220,14 @@ static void vertical_maps(SoacList *l, const RewriteCtx *cx)
             LcuSoac *b = l->s[j];
             if (!soac_reads_var(b, v) || !reads_only_elem(b, v))
                 continue;
+            int grow = expr_size(a->pull->body) * (b->pull ? b->pull->arity : 1);
+            if (thunk_size(b->pull) + thunk_size(b->idx) + thunk_size(b->pred) + 3 * grow > MAX_THUNK_NODES)
+                continue;
             inline_into_thunk(b->pull, v, a->pull->body, ty, cx->nlocals);
             inline_into_thunk(b->idx, v, a->pull->body, ty, cx->nlocals);
             inline_into_thunk(b->pred, v, a->pull->body, ty, cx->nlocals);
+            if (b->shape.kind == LSH_LEN && b->shape.var == v)
+                b->shape = a->shape;    /* the same length, not read through v */
         }
     }
 }
@@ -215,6 +237,29 @@ static int rop_filter_safe(LcuRop r)
     /* Adding the identity for filtered-out elements is exact for these;
      * float MAX/MIN differ from skipping when a NaN is involved. */
     return r != LR_FMAX && r != LR_FMIN;
+}
+
+/* Does E use the index i other than in an element F-data[i] of the data
+ * results of filter F? Moved from F's output space to its input space, a
+ * consumer keeps its meaning only when i reaches nothing else: another
+ * array of the filtered length (the output of another filter, say) read at
+ * i, or a segment helper at i, would be read at the wrong position. */
+static int index_outside_filter(const LcuExpr *e, const LcuSoac *f)
+{
+    if (!e)
+        return 0;
+    if (e->kind == LE_INDEX)
+        return 1;
+    if (e->kind == LE_SUB && e->nkids == 1 && e->kids[0] && e->kids[0]->kind == LE_INDEX) {
+        for (int d = 0; d < f->nres - 1; d++)
+            if (f->res[d] == e->var)
+                return 0;
+        return 1;
+    }
+    for (int k = 0; k < e->nkids; k++)
+        if (index_outside_filter(e->kids[k], f))
+            return 1;
+    return 0;
 }
 
 /* FILTER-REDUCE: a SEG_REDUCE over a SEG_FILTER's output descriptor that
@@ -248,6 +293,8 @@ static void filter_reduce(SoacList *l, const RewriteCtx *cx)
                 if (!is_data && var == nsd)
                     ok = 0;
             }
+            if (ok && index_outside_filter(r->pull->body, f))
+                ok = 0;
             if (!ok)
                 continue;
             /* Substitute the filter's element thunk for its outputs. */
@@ -298,6 +345,8 @@ static void filter_filter(SoacList *l, const RewriteCtx *cx)
             if (g->kind != LS_SEG_FILTER || g->shape.kind != LSH_SEG_N || g->shape.var != nsd)
                 continue;
             if (!reads_filter_elemwise(g->pull, f) || !reads_filter_elemwise(g->pred, f))
+                continue;
+            if (index_outside_filter(g->pull->body, f) || index_outside_filter(g->pred->body, f))
                 continue;
             for (int d = 0; d < f->nres - 1; d++) {
                 const LcuExpr *val = *item_ref(f->pull, d);

@@ -72,6 +72,17 @@ static void as_free(AStack *a) { free(a->s); memset(a, 0, sizeof *a); }
  * references make its stack undetermined (checked at run time). */
 #define MAX_INPUTS 4096
 
+/* Bounds on the checker's own work, whatever the program (a few COPYs
+ * double the stack each; a long function keeps a copy of the stack per
+ * instruction). An abstract stack deeper than MAX_DEPTH, or reaching more
+ * than MAX_NIN caller slots in all (AT_INPUT(j) must fit an AbsType), is
+ * undetermined from there on; once MAX_POOL slots are recorded, further
+ * states are recorded as undetermined. NESL's programs stay far below:
+ * depth 115 and 170,000 recorded slots at most over ../shared/corpus. */
+#define MAX_DEPTH 65536
+#define MAX_NIN 8192
+#define MAX_POOL ((size_t)1 << 25)
+
 /* Make sure the abstract stack holds at least K entries, materialising
  * caller slots below. */
 static void as_need(AStack *a, int k)
@@ -233,8 +244,8 @@ static void record(Checker *c, int idx, const AStack *a)
 {
     InstrState *st = &c->p->state[idx];
     st->reached = !a->bottom;
-    st->determined = !a->bottom && !a->top;
-    if (a->bottom || a->top) {
+    st->determined = !a->bottom && !a->top && c->pool_n + (size_t)a->n <= MAX_POOL;
+    if (!st->determined) {
         st->depth = 0;
         st->nslots = 0;
         c->pool_off[idx] = c->pool_n;
@@ -433,6 +444,8 @@ static int walk(Checker *c, int fi, AStack *out)
             a.top = 1;
             rc = 0;
         }
+        if (a.n > MAX_DEPTH || a.nin > MAX_NIN)
+            a.top = 1;
     }
     rc = c->failed ? -1 : 0;
     as_copy(out, &a);

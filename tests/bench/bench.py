@@ -1,72 +1,145 @@
 #!/usr/bin/env python3
-"""Time vinterp on the benchmark programs and print a Markdown table.
+"""Time vinterp's backends on the benchmark programs; write RESULTS.md and a chart.
 
-Called by run_bench.sh; see there for usage.  For every NAME.vcode in the
-benchmark directory this runs `INTERP -m 1000000000 NAME.vcode` N times and
-records, per run:
+Called by run_bench.sh; see there (or --help) for usage.  For every
+NAME.vcode in the benchmark directory and every selected backend this runs
+
+    bin/vinterp --backend=B -m 1000000000 NAME.vcode
+
+once as a discarded warm-up and then N times (default 5), and records per run
 
   * whole-process wall seconds (time.perf_counter around the child),
   * peak resident memory of the child (GNU time's %M, or ru_maxrss from
-    os.wait4 when /usr/bin/time is missing),
+    os.wait4 when /usr/bin/time is missing), and
   * whether stdout matches NAME.expected, ignoring the last line on both
-    sides (it is the program's own timer value, which varies), and
-  * the timed-region seconds printed on that last line.
+    sides (it is the program's own timer value, which varies).
 
-The classic interpreter's times are read from the table in the benchmark
-directory's README.md (the column whose header mentions -O2).
+Fused backends (every backend but ref) get one more run with `-d stats`, from
+which the kernel launches and the bytes copied between host and device are
+read.  With --ref-interp PATH another interpreter with the classic command line
+(`PATH -m 1000000000 NAME.vcode`, e.g. the classic CMU vinterp) is timed the
+same way, as the pseudo-backend "ref-interp".  The classic interpreter's times
+are read from the table in the benchmark directory's README.md (the column
+whose header mentions -O2).
+
+The table goes to stdout and, with a header naming the machine, to
+tests/bench/RESULTS.md; the speed-up of each backend over ref is drawn to
+tests/bench/speedup.png with gnuplot when it is installed.
 """
 
 import argparse
+import datetime
+import math
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MEMORY_ARG = "1000000000"
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 DEFAULT_INTERP = os.path.join(ROOT, "bin", "vinterp")
 DEFAULT_DIR = os.path.normpath(os.path.join(ROOT, "..", "shared", "bench"))
 
+# The backends this script knows, in the order they are tried and reported.
+# To add one, add a line: name -> (fused, device).  fused: it runs fused
+# kernels and `-d stats` reports "kernel launches N"; device: it copies data
+# between host and device memory (the "bytes host<->device" column).  A backend
+# named with --backends that is not listed here is treated as fused, on the
+# host.  A backend is "available" when `vinterp --backend=NAME --version`
+# succeeds and a tiny program gives the right answer under it.
+BACKENDS = {
+    "ref": (False, False),
+    "lcu": (True, False),
+    "cpu": (True, False),
+    "cuda": (True, True),
+}
+REF_INTERP = "ref-interp"          # the pseudo-backend of --ref-interp
+DASH = "\u2014"                    # em dash: "does not apply"
 
-def machine_line():
-    """One line naming the machine: architecture, CPU model, core count."""
-    model = "unknown CPU"
+TINY_PROGRAM = "FUNC MAIN1_1\nCONST INT 2\nCONST INT 3\n+ INT\nRET\n"
+TINY_OUTPUT = "( 5 )"
+
+
+# --------------------------------------------------------------------------
+# the machine
+
+def read_text(path):
     try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
+        with open(path) as f:
+            return f.read()
     except OSError:
-        pass
-    return "Machine: %s, %s, %d cores" % (platform.machine(), model, os.cpu_count() or 0)
+        return ""
 
+
+def command_output(cmd, cwd=None):
+    """stdout of cmd stripped, or None if it cannot run or fails."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.decode("utf-8", "replace").strip() if p.returncode == 0 else None
+
+
+def cpu_line():
+    model = "unknown CPU"
+    for line in read_text("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem = "unknown"
+    m = re.search(r"^MemTotal:\s+(\d+)\s*kB", read_text("/proc/meminfo"), re.M)
+    if m:
+        mem = "%.1f GiB" % (int(m.group(1)) / 1024.0 / 1024.0)
+    return "%s, %s, %d cores, %s memory" % (platform.machine(), model, os.cpu_count() or 0, mem)
+
+
+def device_line():
+    out = command_output(["nvidia-smi", "-L"]) if shutil.which("nvidia-smi") else None
+    return "; ".join(out.splitlines()) if out else "none"
+
+
+def commit_line():
+    head = command_output(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT)
+    if head is None:
+        return "unknown (not a git checkout)"
+    dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT)
+    return head + (" with uncommitted changes" if dirty else "")
+
+
+def load_average():
+    try:
+        return "%.2f %.2f %.2f" % os.getloadavg()
+    except OSError:
+        return "unknown"
+
+
+# --------------------------------------------------------------------------
+# the programs
 
 def classic_times(readme):
     """Map program name -> classic -O2 seconds, from the README's table."""
     times = {}
-    try:
-        with open(readme) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return times
     column = None
-    for line in lines:
+    for line in read_text(readme).splitlines():
         if not line.startswith("|"):
             column = None          # a table ended; look for the next header
             continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if column is None:
-            # header row: find the -O2 column
+            column = -1            # header row: find the -O2 column
             for i, c in enumerate(cells):
                 if "-O2" in c:
                     column = i
             continue
-        if column < len(cells):
+        if 0 <= column < len(cells):
             try:
                 times[cells[0]] = float(cells[column])
             except ValueError:
@@ -74,38 +147,32 @@ def classic_times(readme):
     return times
 
 
-TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+def problem_size(vcode):
+    """The first CONST INT of the entry function (VCODE.md 2.5), or None.
 
-
-def run_once(interp, vcode):
-    """Run the interpreter once; return (wall s, peak RSS KiB, rc, stdout, stderr).
-
-    Peak RSS comes from GNU time's %M when /usr/bin/time exists.  Otherwise it
-    is ru_maxrss from os.wait4, the usage of this one child; Linux carries the
-    pre-exec high-water mark across exec, so that fallback reports at least
-    the size of this Python process (about 15 MB), which only matters for
-    tiny programs.
+    The entry function is FUNC MAIN if there is one, else the first FUNC's name
+    (its last definition).  Comments run from { to the first }.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r") as rss_file:
-        cmd = [interp, "-m", MEMORY_ARG, vcode]
-        if TIME:
-            cmd = [TIME, "-f", "%M", "-o", rss_file.name] + cmd
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)   # already reaped
-        rss = usage.ru_maxrss
-        if TIME:
-            # GNU time writes "Command exited with non-zero status N" first
-            # when the command fails; the number is on the last line.
-            lines = rss_file.read().split()
-            rss = int(lines[-1]) if lines and lines[-1].isdigit() else 0
-        out.seek(0)
-        err.seek(0)
-        return (wall, rss, proc.returncode,
-                out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"))
+    text = re.sub(r"\{[^}]*(\}|$)", " ", read_text(vcode))
+    tokens = text.split()
+    starts = {}                    # function name -> index of its last definition
+    first = None
+    for i in range(len(tokens) - 1):
+        if tokens[i] == "FUNC":
+            starts[tokens[i + 1]] = i + 2
+            first = first or tokens[i + 1]
+    entry = "MAIN" if "MAIN" in starts else first
+    if entry is None:
+        return None
+    i = starts[entry]
+    while i + 2 < len(tokens) and tokens[i] != "FUNC":
+        if tokens[i] == "CONST" and tokens[i + 1] == "INT":
+            try:
+                return int(tokens[i + 2])
+            except ValueError:
+                return None
+        i += 1
+    return None
 
 
 def timer_value(line):
@@ -133,77 +200,482 @@ def check_output(stdout, expected):
     return None
 
 
+# --------------------------------------------------------------------------
+# running
+
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+class Run:
+    """One finished run of an interpreter."""
+    def __init__(self, wall, rss_kib, rc, stdout, stderr, timed_out):
+        self.wall, self.rss_kib, self.rc = wall, rss_kib, rc
+        self.stdout, self.stderr, self.timed_out = stdout, stderr, timed_out
+
+
+def run_once(cmd, timeout=None):
+    """Run cmd (a list) once with stdin closed and return a Run.
+
+    Peak RSS comes from GNU time's %M when /usr/bin/time exists.  Otherwise it
+    is ru_maxrss from os.wait4, the usage of this one child; Linux carries the
+    pre-exec high-water mark across exec, so that fallback reports at least
+    the size of this Python process (about 15 MB), which only matters for
+    tiny programs.  With a timeout the child is killed when it runs longer.
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as rss_file:
+        if TIME:
+            cmd = [TIME, "-f", "%M", "-o", rss_file.name] + cmd
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=timeout is not None)
+        killed = []
+        timer = None
+        if timeout:
+            def kill():
+                killed.append(True)
+                try:
+                    os.killpg(proc.pid, 9)     # the session holds time and vinterp
+                except OSError:
+                    pass
+            timer = threading.Timer(timeout, kill)
+            timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        if timer:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)   # already reaped
+        rss = usage.ru_maxrss
+        if TIME:
+            # GNU time writes "Command exited with non-zero status N" first
+            # when the command fails; the number is on the last line.
+            words = rss_file.read().split()
+            rss = int(words[-1]) if words and words[-1].isdigit() else 0
+        out.seek(0)
+        err.seek(0)
+        return Run(wall, rss, proc.returncode, out.read().decode("utf-8", "replace"),
+                   err.read().decode("utf-8", "replace"), bool(killed))
+
+
+def backend_cmd(interp, backend, ref_interp):
+    if backend == REF_INTERP:
+        return [ref_interp]
+    return [interp, "--backend=" + backend]
+
+
+def backend_available(interp, backend):
+    """True if interp knows the backend and runs a tiny program under it."""
+    cmd = [interp, "--backend=" + backend]
+    if command_output(cmd + ["--version"]) is None:
+        return False
+    with tempfile.NamedTemporaryFile("w", suffix=".vcode") as f:
+        f.write(TINY_PROGRAM)
+        f.flush()
+        out = command_output(cmd + [f.name])
+    return out is not None and out.splitlines()[-1:] == [TINY_OUTPUT]
+
+
+def failure(run, expected, name):
+    """None if the run is good, else why not."""
+    if run.timed_out:
+        return "timed out after %.0f s" % run.wall
+    if run.rc != 0:
+        why = "exit status %d" % run.rc
+        lines = [l for l in run.stderr.strip().splitlines() if not l.startswith("Command exited")]
+        return why + (": " + lines[-1][:80] if lines else "")
+    if expected is None:
+        return None
+    return check_output(run.stdout, expected)
+
+
+def parse_stats(stderr):
+    """(kernel launches, bytes between host and device) from `-d stats`; None where absent.
+
+    Kernel launches: "kernel launches N".  Bytes: every number that follows a
+    phrase like "host->device", "device to host", "bytes host<->device" on a
+    stats line (with or without the word "bytes" and a following unit), summed.
+    """
+    kernels = None
+    moved = None
+    for line in stderr.splitlines():
+        if not line.startswith("stats:"):
+            continue
+        m = re.search(r"kernel launches\s+(\d+)", line)
+        if m:
+            kernels = (kernels or 0) + int(m.group(1))
+        for m in re.finditer(r"(?:host|device)\s*(?:->|\u2192|<->|\u2194|to)\s*(?:host|device)"
+                             r"\D{0,20}?(\d+)", line):
+            moved = (moved or 0) + int(m.group(1))
+    return kernels, moved
+
+
+class Result:
+    def __init__(self, program, backend):
+        self.program, self.backend = program, backend
+        self.walls = []
+        self.rss_kib = 0
+        self.problem = None        # first failure, or None
+        self.checked = False       # an .expected file was compared
+        self.kernels = None
+        self.moved = None
+        self.stats_run = False
+
+    @property
+    def median(self):
+        return statistics.median(self.walls) if self.walls else None
+
+
+def bench_one(name, vcode, expected, backend, cmd, args, fused):
+    """Warm-up, timed runs and (for fused backends) the stats run of one program."""
+    res = Result(name, backend)
+    res.checked = expected is not None
+    base = cmd + ["-m", MEMORY_ARG, vcode]
+    plan = ["warm-up"] * args.warmup + ["run"] * args.runs
+    timed = 0
+    for what in plan:
+        r = run_once(base, args.timeout)
+        why = failure(r, expected, name)
+        if what == "run":
+            timed += 1
+            res.walls.append(r.wall)
+            res.rss_kib = max(res.rss_kib, r.rss_kib)
+            label = "run %d/%d" % (timed, args.runs)
+        else:
+            label = "warm-up"
+        res.problem = res.problem or why
+        print("  %-16s %-10s %-8s %8.2f s%s" % (name, backend, label, r.wall,
+              "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
+        if r.rc != 0 or r.timed_out:
+            break                  # it will not get better; do not wait on it again
+    if fused and res.problem is None and args.stats:
+        r = run_once(cmd + ["-d", "stats", "-m", MEMORY_ARG, vcode], args.timeout)
+        why = failure(r, expected, name)
+        res.problem = res.problem or why
+        res.kernels, res.moved = parse_stats(r.stderr)
+        res.stats_run = True
+        print("  %-16s %-10s %-8s %8.2f s  kernel launches %s%s" % (
+            name, backend, "-d stats", r.wall, "?" if res.kernels is None else res.kernels,
+            "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
+    return res
+
+
+# --------------------------------------------------------------------------
+# reporting
+
 def fmt(x, digits=2):
-    return "-" if x is None else "%.*f" % (digits, x)
+    return DASH if x is None else "%.*f" % (digits, x)
+
+
+def fmt_seconds(x):
+    if x is None:
+        return DASH
+    return "%.3f" % x if x < 10 else "%.2f" % x
+
+
+def fmt_ratio(x):
+    if x is None:
+        return DASH
+    return "%.3f" % x if x < 0.1 else "%.2f" % x
+
+
+def fmt_bytes(n):
+    if n is None:
+        return None
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return "%.1f %s" % (n / size, unit)
+    return "%d B" % n
+
+
+def table(results, order, classic, args):
+    """Markdown table rows (a list of str)."""
+    by = {(r.program, r.backend): r for r in results}
+    head = ["program", "size", "backend", "median s (of %d)" % args.runs, "speed-up vs ref",
+            "kernels launched", "bytes host\u2194device", "peak RSS MB",
+            "classic -O2 s (README)"]
+    align = ["---", "---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"]
+    if args.ref_interp:
+        head.append("ours / ref-interp")
+        align.append("---:")
+    head.append("output ok")
+    align.append("---")
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for name, size in order:
+        ref = by.get((name, "ref"))
+        other = by.get((name, REF_INTERP))
+        for backend in args.backend_list + ([REF_INTERP] if args.ref_interp else []):
+            r = by.get((name, backend))
+            if r is None:
+                continue
+            fused, device = BACKENDS.get(backend, (True, False))
+            med = r.median
+            speed = None
+            if ref is not None and ref.median and med and ref.problem is None:
+                speed = ref.median / med
+            if backend in ("ref", REF_INTERP) or not fused:
+                kernels = DASH
+            elif r.kernels is not None:
+                kernels = str(r.kernels)
+            else:
+                kernels = "?" if r.stats_run else DASH
+            moved = fmt_bytes(r.moved)
+            if moved is None:
+                moved = "?" if (device and r.stats_run) else DASH
+            cells = [name, DASH if size is None else str(size), backend, fmt_seconds(med),
+                     fmt_ratio(speed), kernels, moved, "%.0f" % (r.rss_kib / 1024.0),
+                     fmt(classic.get(name))]
+            if args.ref_interp:
+                ratio = None
+                if backend != REF_INTERP and other is not None and other.median and med:
+                    ratio = med / other.median
+                cells.append(fmt_ratio(ratio))
+            if r.problem is not None:
+                cells.append("NO (%s)" % r.problem.replace("|", "\\|"))
+            else:
+                cells.append("yes" if r.checked else "not checked (no .expected)")
+            lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def write_chart(results, order, args, title):
+    """Draw speed-up vs ref per program and backend with gnuplot; return a message."""
+    if not args.chart:
+        return None
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        return ("no chart: gnuplot is not installed (apt-get install -y gnuplot-nox, "
+                "or sh .ci/install-deps bench as root)")
+    by = {(r.program, r.backend): r for r in results}
+    series = [b for b in args.backend_list if b != "ref"] + ([REF_INTERP] if args.ref_interp else [])
+    if "ref" not in args.backend_list or not series:
+        return "no chart: it needs the ref backend and at least one other backend or --ref-interp"
+    rows = []
+    for name, _ in order:
+        ref = by.get((name, "ref"))
+        vals = []
+        for b in series:
+            r = by.get((name, b))
+            ok = (ref is not None and r is not None and ref.median and r.median
+                  and ref.problem is None and r.problem is None)
+            vals.append("%.6g" % (ref.median / r.median) if ok else "NaN")
+        rows.append(name + " " + " ".join(vals))
+    speeds = [float(v) for row in rows for v in row.split()[1:] if v != "NaN"]
+    if not speeds:
+        return "no chart: no backend produced a good output to compare"
+    lo = min(speeds + [1.0]) * 0.9          # room below the shortest bar
+    hi = max(speeds + [1.0]) * 1.1
+    ymin = 10.0 ** math.floor(math.log10(lo))
+    ymax = 10.0 ** math.ceil(math.log10(hi))
+    out = os.path.abspath(args.chart)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "speedup.dat")
+        with open(data, "w") as f:
+            f.write("program " + " ".join(series) + "\n")
+            f.write("\n".join(rows) + "\n")
+        width = max(800, 130 * len(order) + 40 * len(order) * len(series))
+        script = """
+set terminal pngcairo size {w},560 font "sans,11" noenhanced
+set output '{out}'
+set title "{title}"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set logscale y
+set yrange [{ymin}:{ymax}]
+set ylabel "speed-up vs ref (ref median / backend median, log scale)"
+set grid ytics
+set key top right autotitle columnhead
+set xtics rotate by -25 nomirror
+set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 dt 2 lc rgb "#444444"
+set label "ref = 1" at graph 0.003, first 1.15 left textcolor rgb "#444444"
+set xrange [-0.6:{nprog}-0.4]
+n = {nser}
+gap = 1
+plot for [i=2:n+1] '{data}' using i:xtic(1) title columnheader(i), \
+     for [i=2:n+1] '{data}' using ($0 - 0.5 + (gap / 2.0 + i - 1.5) / (n + gap)):(column(i)):\
+         (sprintf(column(i) < 0.095 ? "%.3f" : "%.2f", column(i))) \
+         with labels offset 0,0.7 font ",9" notitle
+""".format(w=width, out=out.replace("'", "''"), title=title.replace('"', "'"),
+           ymin=ymin, ymax=ymax, nprog=len(order), nser=len(series), data=data)
+        p = subprocess.run([gnuplot], input=script.encode(), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            return "no chart: gnuplot failed: " + p.stdout.decode("utf-8", "replace").strip()[-300:]
+    return "chart: " + os.path.relpath(out)
+
+
+# --------------------------------------------------------------------------
+
+def parse_args():
+    ap = argparse.ArgumentParser(
+        prog="run_bench.sh",
+        description="Time vinterp's backends on DIR/*.vcode (default %s) and write "
+                    "tests/bench/RESULTS.md and tests/bench/speedup.png." % DEFAULT_DIR,
+        epilog="The lcu backend is a tree-walking evaluator, 10-20x slower than ref: "
+               "a full run of all backends at the benchmark sizes takes tens of minutes "
+               "(use --backends ref, or --quick).")
+    ap.add_argument("paths", nargs="*", metavar="DIR",
+                    help="benchmark directory (an executable file here is taken as --interp, "
+                         "for the old command line)")
+    ap.add_argument("-n", dest="runs", type=int, default=5, metavar="N",
+                    help="timed runs per program and backend (default 5); the median is reported")
+    ap.add_argument("--quick", action="store_true",
+                    help="only programs whose classic time is < 1 s, one run, no warm-up; "
+                         "writes build/bench/RESULTS-quick.md and speedup-quick.png "
+                         "unless -o / --chart say otherwise")
+    ap.add_argument("--backends", metavar="LIST",
+                    help="comma-separated backends (default: every available one of %s)"
+                         % ",".join(BACKENDS))
+    ap.add_argument("--interp", default=DEFAULT_INTERP, metavar="PATH",
+                    help="our interpreter (default: %(default)s)")
+    ap.add_argument("--ref-interp", metavar="PATH",
+                    help="another interpreter with the classic command line (e.g. the CMU "
+                         "vinterp), timed as backend 'ref-interp'")
+    ap.add_argument("--warmup", type=int, default=None, metavar="W",
+                    help="discarded warm-up runs (default 1, 0 with --quick)")
+    ap.add_argument("--timeout", type=float, default=None, metavar="S",
+                    help="kill a run after S seconds (default: no limit)")
+    ap.add_argument("--no-stats", dest="stats", action="store_false",
+                    help="skip the extra `-d stats` run of fused backends")
+    ap.add_argument("-o", "--output", metavar="FILE",
+                    help="results file (default tests/bench/RESULTS.md; '-' for stdout only)")
+    ap.add_argument("--chart", metavar="PNG",
+                    help="chart file (default tests/bench/speedup.png; '' for none)")
+    ap.add_argument("--programs", metavar="LIST",
+                    help="comma-separated program names to run (default: all in DIR)")
+    args = ap.parse_args()
+
+    args.dir = DEFAULT_DIR
+    for p in args.paths:
+        if os.path.isdir(p):
+            args.dir = p
+        elif os.path.isfile(p) and os.access(p, os.X_OK):
+            args.interp = p
+        else:
+            ap.error("%s is neither a directory nor an executable" % p)
+    args.dir = os.path.abspath(args.dir)
+    args.interp = os.path.abspath(args.interp)
+    if args.quick:
+        args.runs = 1
+    if args.warmup is None:
+        args.warmup = 0 if args.quick else 1
+    if args.runs < 1 or args.warmup < 0:
+        ap.error("-n must be at least 1 and --warmup at least 0")
+    out_dir = os.path.join(ROOT, "build", "bench") if args.quick else HERE
+    suffix = "-quick" if args.quick else ""
+    if args.output is None:
+        args.output = os.path.join(out_dir, "RESULTS%s.md" % suffix)
+    if args.chart is None:
+        args.chart = os.path.join(out_dir, "speedup%s.png" % suffix)
+    return args
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Benchmark vinterp on DIR/*.vcode.")
-    ap.add_argument("interp", nargs="?", default=DEFAULT_INTERP,
-                    help="interpreter (default: %(default)s)")
-    ap.add_argument("dir", nargs="?", default=DEFAULT_DIR,
-                    help="benchmark directory (default: %(default)s)")
-    ap.add_argument("-n", type=int, default=3, metavar="N", help="runs per program (default 3)")
-    ap.add_argument("--quick", action="store_true",
-                    help="only programs whose classic time is < 1 s, one run each")
-    args = ap.parse_args()
-
-    interp = os.path.abspath(args.interp)
+    args = parse_args()
+    interp = args.interp
     if not os.access(interp, os.X_OK):
         sys.exit("run_bench: interpreter %s not found or not executable" % interp)
+    if args.ref_interp:
+        args.ref_interp = os.path.abspath(args.ref_interp)
+        if not os.access(args.ref_interp, os.X_OK):
+            sys.exit("run_bench: --ref-interp %s not found or not executable" % args.ref_interp)
+
+    if args.backends:
+        wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
+        missing = [b for b in wanted if not backend_available(interp, b)]
+        if missing:
+            sys.exit("run_bench: backend(s) not available in %s: %s"
+                     % (interp, ", ".join(missing)))
+        args.backend_list = wanted
+    else:
+        args.backend_list = [b for b in BACKENDS if backend_available(interp, b)]
+        if not args.backend_list:
+            sys.exit("run_bench: %s runs no backend (not even ref)" % interp)
+    print("run_bench: backends %s%s" % (",".join(args.backend_list),
+          " and ref-interp " + args.ref_interp if args.ref_interp else ""), file=sys.stderr)
+    if "lcu" in args.backend_list and not args.quick:
+        print("run_bench: note: lcu is 10-20x slower than ref; this takes long "
+              "(--backends ref to leave it out)", file=sys.stderr)
+
     classic = classic_times(os.path.join(args.dir, "README.md"))
     names = sorted(f[:-len(".vcode")] for f in os.listdir(args.dir) if f.endswith(".vcode"))
-    runs = args.n
+    if args.programs:
+        pick = [p.strip() for p in args.programs.split(",") if p.strip()]
+        unknown = [p for p in pick if p not in names]
+        if unknown:
+            sys.exit("run_bench: no such program in %s: %s" % (args.dir, ", ".join(unknown)))
+        names = [p for p in names if p in pick]
     if args.quick:
         names = [p for p in names if classic.get(p, float("inf")) < 1.0]
-        runs = 1
-    if not names or runs < 1:
+    if not names:
         sys.exit("run_bench: nothing to run in %s" % args.dir)
 
-    rows = []
-    failed = False
+    started = datetime.datetime.now().astimezone()
+    load_before = load_average()
+    results = []
+    order = []
     for name in names:
         vcode = os.path.join(args.dir, name + ".vcode")
+        order.append((name, problem_size(vcode)))
         try:
             with open(os.path.join(args.dir, name + ".expected")) as f:
                 expected = f.read()
         except OSError:
             expected = None
-        walls, rss, timers, problem = [], 0, [], None
-        for i in range(runs):
-            wall, kib, rc, out, err = run_once(interp, vcode)
-            walls.append(wall)
-            rss = max(rss, kib)
-            if rc != 0:
-                why = "exit status %d" % rc
-                if err.strip():
-                    why += ": " + err.strip().splitlines()[-1][:80]
-            elif expected is None:
-                why = "no %s.expected" % name
-            else:
-                why = check_output(out, expected)
-                timers.append(timer_value(out.splitlines()[-1]) if why is None else None)
-            problem = problem or why
-            print("%s run %d/%d: %.2f s%s" % (name, i + 1, runs, wall,
-                  "" if why is None else "  MISMATCH: " + why), file=sys.stderr)
-        failed = failed or problem is not None
-        timers = [t for t in timers if t is not None]
-        med = statistics.median(walls)
-        ref = classic.get(name)
-        rows.append([name, fmt(med), fmt(min(walls)), "%.0f" % (rss / 1024.0),
-                     fmt(statistics.median(timers), 3) if timers else "-",
-                     fmt(ref), fmt(med / ref if ref else None),
-                     "yes" if problem is None else "NO (%s)" % problem])
+        backends = args.backend_list + ([REF_INTERP] if args.ref_interp else [])
+        for backend in backends:
+            fused = backend != REF_INTERP and BACKENDS.get(backend, (True, False))[0]
+            results.append(bench_one(name, vcode, expected, backend,
+                                     backend_cmd(interp, backend, args.ref_interp), args, fused))
+    load_after = load_average()
+    elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
 
-    print(machine_line())
-    print("Interpreter: %s, %d run(s) each, -m %s" % (interp, runs, MEMORY_ARG))
-    print()
-    print("| program | median s (of %d) | min s | peak RSS MB | timed region s (median) "
-          "| classic -O2 s | ratio ours/classic | output ok |" % runs)
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
-    return 1 if failed else 0
+    version = command_output([interp, "--version"]) or "?"
+    header = [
+        "# Benchmark results",
+        "",
+        "Written by `tests/bench/run_bench.sh` (%s); do not edit by hand." % " ".join(
+            ["run_bench.sh"] + sys.argv[1:]),
+        "",
+        "* Machine: %s" % cpu_line(),
+        "* Device: %s" % device_line(),
+        "* Date: %s (the runs took %.0f s)" % (started.strftime("%Y-%m-%d %H:%M %Z"), elapsed),
+        "* Commit: %s" % commit_line(),
+        "* Load average (1, 5, 15 min): %s before, %s after" % (load_before, load_after),
+        "* Interpreter: `%s` (%s), `-m %s`" % (os.path.relpath(interp, ROOT), version, MEMORY_ARG),
+    ]
+    if args.ref_interp:
+        header.append("* ref-interp: `%s -m %s FILE`" % (args.ref_interp, MEMORY_ARG))
+    header += [
+        "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
+        "* Method: whole-process wall seconds, %d discarded warm-up run(s), then the median "
+        "of %d timed run(s); peak RSS is the largest of the timed runs. Fused backends get "
+        "one more run with `-d stats` for the kernel launches and host\u2194device bytes. "
+        "Output is compared with NAME.expected apart from its last line (the program's "
+        "own timer). The classic -O2 column is copied from the programs' README.md "
+        "(another machine)." % (args.warmup, args.runs),
+        "",
+    ]
+    lines = table(results, order, classic, args)
+    title = "vinterp speed-up vs ref, %s, %s" % (started.strftime("%Y-%m-%d"),
+                                                 cpu_line().split(",")[1].strip())
+    chart_msg = write_chart(results, order, args, title)
+    if chart_msg and chart_msg.startswith("chart:") and args.output != "-":
+        rel = os.path.relpath(os.path.abspath(args.chart),
+                              os.path.dirname(os.path.abspath(args.output)))
+        lines += ["", "![speed-up vs ref](%s)" % rel]
+
+    print("\n".join(header[2:] + lines))
+    if args.output != "-":
+        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
+        with open(args.output, "w") as f:
+            f.write("\n".join(header + lines) + "\n")
+        print("run_bench: wrote %s" % os.path.relpath(args.output), file=sys.stderr)
+    if chart_msg:
+        print("run_bench: " + chart_msg, file=sys.stderr)
+    return 1 if any(r.problem is not None for r in results) else 0
 
 
 if __name__ == "__main__":

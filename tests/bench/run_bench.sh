@@ -1,12 +1,36 @@
 #!/bin/sh
-# Benchmark runner for vinterp.
+# Benchmark runner for vinterp: every backend on every benchmark program.
 #
-#   sh tests/bench/run_bench.sh [-n N] [--quick] [INTERP] [DIR]
+#   sh tests/bench/run_bench.sh [options] [DIR]
 #
-# INTERP defaults to bin/vinterp of this repository, DIR to ../shared/bench
-# next to the repository.  Each DIR/*.vcode is run N times (default 3) as
-# `INTERP -m 1000000000 FILE`; the result is a Markdown table on stdout
-# (progress goes to stderr).  Exit status is 1 if any output mismatched.
+# DIR defaults to ../shared/bench next to the repository.  Each DIR/*.vcode
+# is run under each backend as `bin/vinterp --backend=B -m 1000000000 FILE`:
+# one discarded warm-up run, then the median of N timed runs; the output is
+# checked against DIR/NAME.expected (all but the last line, the program's own
+# timer).  Fused backends get one more run with `-d stats` for the kernel
+# launches and host<->device bytes.  The table goes to stdout and, with a
+# header naming the machine, commit and date, to tests/bench/RESULTS.md; the
+# speed-up of each backend over ref is drawn to tests/bench/speedup.png when
+# gnuplot is installed (sh .ci/install-deps bench).  Progress goes to stderr.
+# Exit status is 1 if any output mismatched or any run failed.
+#
+# Options:
+#   -n N              timed runs per program and backend (default 5)
+#   --backends LIST   e.g. ref,lcu (default: every available backend; ref
+#                     always, lcu/cpu/cuda when bin/vinterp runs them)
+#   --quick           only programs whose classic time is < 1 s, one run, no
+#                     warm-up; writes build/bench/RESULTS-quick.md and
+#                     build/bench/speedup-quick.png instead (make bench-quick)
+#   --ref-interp PATH also time another interpreter with the classic command
+#                     line (e.g. the classic CMU vinterp) as "ref-interp"
+#   --interp PATH     our interpreter (default bin/vinterp)
+#   --programs LIST   only these programs;  --timeout S  kill runs after S s
+#   --warmup W, --no-stats, -o FILE ('-': stdout only), --chart PNG ('': none)
+#
+# The lcu backend is a tree-walking evaluator, 10-20x slower than ref: at the
+# benchmark sizes a full run with lcu takes tens of minutes on 2 cores.  Use
+# --backends ref (or make bench-quick) for a short run.  Timings are only
+# meaningful on an otherwise idle machine; RESULTS.md records the load average.
 # The work is done by bench.py beside this script.
 here=$(cd "$(dirname "$0")" && pwd)
 exec python3 "$here/bench.py" "$@"

@@ -173,9 +173,20 @@ static LcuKernel *kernel1(LcuSoac *s)
 
 /* Finish K (every bound variable returned unless NEED says otherwise), run
  * it, free it. */
+static int valid(const LcuKernel *k)
+{
+    char msg[512];
+    if (lcu_validate_kernel(k, types, NV, msg, sizeof msg) == 0)
+        return 1;
+    fprintf(stderr, "invalid kernel: %s\n", msg);
+    lcu_print_kernel(stderr, k, types);
+    return 0;
+}
+
 static void run_need(LcuKernel *k, const unsigned char *need)
 {
     lcu_kernel_finish(k, need, NV);
+    CHECK(valid(k));
     lcu_eval_kernel(k, env, types, NV);
     lcu_kernel_free(k);
 }
@@ -197,6 +208,8 @@ static int fails_with(LcuKernel *k, const char *want)
 {
     static char buf[1024];
     lcu_kernel_finish(k, NULL, NV);
+    if (!valid(k))
+        return 0;
     fflush(stderr);
     int saved = dup(2);
     FILE *tmp = tmpfile();
@@ -685,7 +698,8 @@ static void test_segment_helpers(void)
     decl(12, LV_ARRAY, LB_INT);
     LcuSoac *s = soac(LS_MAP, 3, (int[]){ 10, 11, 12 }, LSH_SEG_M, 8);
     LcuExpr *items[3] = {
-        lcu_sub(7, LB_INT, p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_START, 8, lcu_index()), at(9, LB_INT))),
+        lcu_sub(7, LB_INT, p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_START, 8, lcu_index()),
+                              p2(LP_CHECKIDX, LB_INT, at(9, LB_INT), lcu_seg(LE_SEG_LEN, 8, lcu_index())))),
         lcu_seg(LE_SEG_LEN, 8, lcu_index()),
         p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_COUNT, 8, NULL), lcu_len(8)),
     };
@@ -788,6 +802,9 @@ static void test_errors(void)
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0,
                                    lcu_seg(LE_SEG_OF, 2, p2(LP_ADD, LB_INT, lcu_index(), lcu_int(3))))),
                      "seg_of: element 5 outside descriptor x2"));
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_SEG_M, 2,
+                                   p2(LP_CHECKIDX, LB_INT, lcu_int(2), lcu_seg(LE_SEG_LEN, 2, lcu_index())))),
+                     "index 2 is outside its segment of length 2"));
     /* SEG_PERMUTE: index outside its destination segment; no partner. */
     LcuSoac *s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, LB_INT));
     s->idx = lcu_thunk(at(0, LB_INT), 1);
@@ -806,6 +823,11 @@ static void test_errors(void)
     s = soac1(LS_PERMUTE, 4, LSH_LEN, 0, at(0, LB_INT));
     s->idx = lcu_thunk(at(0, LB_INT), 1);
     CHECK(fails_with(kernel1(s), "index 5 at position 4 is outside its segment of length 5"));
+    /* A value whose type is not the one the plan assumed. */
+    bind(5, floats(5, (double[]){ 1, 2, 3, 4, 5 }));
+    decl(5, LV_ARRAY, LB_INT);
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(5, LB_INT))),
+                     "x5 holds a Float vector, the kernel reads it as int"));
     /* A parameter that is not bound. */
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(40, LB_INT))), "parameter x40 is not bound"));
 
@@ -1227,14 +1249,14 @@ static void test_diff_vector_ops(void)
 static void test_diff_rank_big(void)
 {
     int bad = 0;
-    for (int round = 0; round < 4; round++) {
-        int n = round < 2 ? 3000 : 20000;
+    for (int round = 0; round < 6; round++) {
+        int n = round < 2 ? 3000 : round < 4 ? 20000 : 150000;
         Value *d = round & 1 ? rnd_floats(n) : rnd_ints(n);
         if (round == 2)
             for (int i = 0; i < n; i++)
                 VI(d)[i] %= 50;     /* ties */
         bind(0, d);
-        bind(1, rnd_segs(3, n));
+        bind(1, rnd_segs(round < 4 ? 3 : 1, n));
         decl(2, LV_ARRAY, LB_INT);
         decl(3, LV_ARRAY, LB_INT);
         LcuKernel *k = lcu_kernel_new(23);
