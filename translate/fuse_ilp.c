@@ -807,8 +807,6 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
      * threshold on this model); the relative one tightened for the large
      * objective values. */
     set_mip_gap(lp, FALSE, 1e-11);
-    if (getenv("FUSE_AGAP"))
-        set_mip_gap(lp, TRUE, atof(getenv("FUSE_AGAP")));
     put_abortfunc(lp, abort_cb, &m->w->deadline);
     int rounds = 0, status = NOTRUN, rc = -1;
     for (;;) {
@@ -892,8 +890,9 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
  * clusters on cycles are merged and solved again, until there is none; the
  * schedule is then optimal for the whole graph.
  *
- * On a timeout, the best solutions found are kept when their schedule is
- * valid and cheaper than the greedy one. */
+ * A component whose ILP times out keeps the best solution lp_solve found
+ * when its clusters are valid, else its greedy clusters; the schedule is
+ * then kept only if it is cheaper than the greedy one. */
 static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, int *cluster,
                              FuseResult *res)
 {
@@ -913,6 +912,7 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     unsigned char *dirty = calloc((size_t)n, 1), *unproven = calloc((size_t)n, 1);
     unsigned char *core = calloc((size_t)n, 1);
     int *gcl = NULL;
+    const char *reason = "lp_solve timed out"; /* why a solution is not proven */
     const char *why = init_whole(&w);
     if (!why && (!sol || !gparent || !node || !loc || !dirty || !unproven || !core))
         why = "out of memory";
@@ -941,11 +941,33 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
                 m.k = k;
                 m.node = node;
                 m.loc = loc;
-                int rc = solve_component(&m, sol, res, &why);
+                const char *cwhy = NULL;
+                int rc = solve_component(&m, sol, res, &cwhy);
                 free_ilp(&m);
-                unproven[c] = rc == 1;
-                if (rc == 1)
-                    why = NULL;
+                unproven[c] = rc != 0;
+                if (rc < 0) {
+                    /* No solution in time: the greedy clusters of these
+                     * nodes (greedy never joins nodes of two components). */
+                    reason = cwhy;
+                    if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
+                        FuseResult gres;
+                        fuse_greedy(g, gcl, &gres);
+                    }
+                    if (!gcl) {
+                        why = "out of memory";
+                        break;
+                    }
+                    for (int t = 0; t < k; t++) {
+                        int rep = node[t];
+                        for (int t2 = 0; t2 < t && rep == node[t]; t2++)
+                            if (gcl[node[t2]] == gcl[node[t]])
+                                rep = node[t2];
+                        sol[node[t]] = rep;
+                    }
+                    if (trace)
+                        fprintf(trace, "fusion: %s: greedy clusters for the component of node %d\n",
+                                cwhy, c);
+                }
             }
             for (int t = 0; t < k; t++)
                 loc[node[t]] = -1;
@@ -1004,18 +1026,19 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
             proven = 0;
     if (!why && !proven) {
         /* Not proven optimal: keep it only if it beats greedy. */
-        gcl = malloc((size_t)n * sizeof *gcl);
+        if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
+            FuseResult gres;
+            fuse_greedy(g, gcl, &gres);
+        }
         if (!gcl) {
             why = "out of memory";
         } else {
-            FuseResult gres;
-            fuse_greedy(g, gcl, &gres);
             double gc = cost_of(&w, gcl);
             if (trace)
-                fprintf(trace, "fusion: timed out: best ILP schedule objective %.0f, greedy %.0f\n",
+                fprintf(trace, "fusion: not proven optimal: ILP schedule objective %.0f, greedy %.0f\n",
                         res->objective, gc);
             if (!(res->objective < gc - 0.5))
-                why = "lp_solve timed out";
+                why = reason;
         }
     }
     free(gcl);

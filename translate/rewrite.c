@@ -95,19 +95,51 @@ static LcuExpr *subst_elem(LcuExpr *e, int var, int t, LcuBase ty)
     return e;
 }
 
-static int expr_reads_elem(const LcuExpr *e, int var)
+
+static int count_elem(const LcuExpr *e, int var)
 {
-    int elem = 0, other = 0;
-    scan_reads(e, var, &elem, &other);
-    return elem;
+    int n = e->kind == LE_SUB && e->var == var && e->nkids == 1 && e->kids[0]->kind == LE_INDEX;
+    for (int k = 0; k < e->nkids; k++)
+        n += count_elem(e->kids[k], var);
+    return n;
 }
 
-/* In BODY (one item, not a tuple): if it reads VAR[i], bind a fresh local
- * to a copy of VALUE and substitute. */
+/* Cheap enough to repeat: literals, i, locals, x[i]. */
+static int atomic(const LcuExpr *e)
+{
+    switch (e->kind) {
+    case LE_INT: case LE_FLOAT: case LE_BOOL: case LE_INDEX: case LE_LOCAL:
+        return 1;
+    case LE_SUB:
+        return e->kids[0]->kind == LE_INDEX;
+    default:
+        return 0;
+    }
+}
+
+/* Replace every VAR[i] in E by a copy of VALUE. */
+static LcuExpr *subst_copy(LcuExpr *e, int var, const LcuExpr *value)
+{
+    if (e->kind == LE_SUB && e->var == var && e->nkids == 1 && e->kids[0]->kind == LE_INDEX) {
+        lcu_expr_free(e);
+        return lcu_expr_copy(value);
+    }
+    for (int k = 0; k < e->nkids; k++)
+        e->kids[k] = subst_copy(e->kids[k], var, value);
+    return e;
+}
+
+/* In BODY (one item, not a tuple): replace VAR[i] by VALUE — directly when
+ * VALUE is atomic or used once, else through a let of a fresh local (so
+ * it is computed once). Expressions are pure and the locals of VALUE are
+ * unique to it, so moving it cannot capture anything. */
 static LcuExpr *inline_item(LcuExpr *body, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
 {
-    if (!expr_reads_elem(body, var))
+    int uses = count_elem(body, var);
+    if (uses == 0)
         return body;
+    if (uses == 1 || atomic(value))
+        return subst_copy(body, var, value);
     int t = (*nlocals)++;
     body = subst_elem(body, var, t, ty);
     return lcu_let(t, lcu_expr_copy(value), body);

@@ -557,7 +557,7 @@ static void test_map_map(void)
                "}\n");
     CHECK_PLAN(FLOATS2, MAPMAP_G, 1,
                "kernel K0 (x0 : [float], x1 : [float]) -> (x4) {\n"
-               "  let x4 = MAP { i => let t1 = (let t0 = x1[i] + x0[i] in x0[i] * t0) in x1[i] - t1 "
+               "  let x4 = MAP { i => x1[i] - (x0[i] * (x1[i] + x0[i])) "
                "using x0, x1 } (#x1)\n"
                "  return (x4)\n"
                "}\n");
@@ -577,7 +577,7 @@ static void test_map_reduce(void)
 {
     CHECK_PLAN(DOT_MAIN, DOT_G, 1,
                "kernel K0 (x0 : segdes, x1 : [float], x2 : [float]) -> (x4) {\n"
-               "  let x4 = SEG_REDUCE { i => let t0 = x2[i] * x1[i] in t0 using x1, x2 } (fadd) x0\n"
+               "  let x4 = SEG_REDUCE { i => x2[i] * x1[i] using x1, x2 } (fadd) x0\n"
                "  return (x4)\n"
                "}\n");
     CHECK_FIGURES(DOT_MAIN, DOT_G, 1, 2, 1, 2, 1);
@@ -596,7 +596,7 @@ static void test_map_scan(void)
 {
     CHECK_PLAN(COUNT_MAIN, COUNT_G, 1,
                "kernel K0 (x0 : segdes, x1 : [bool]) -> (x3) {\n"
-               "  let x3 = SEG_SCAN { i => let t0 = b_to_i(x1[i]) in t0 using x1 } (iadd) x0\n"
+               "  let x3 = SEG_SCAN { i => b_to_i(x1[i]) using x1 } (iadd) x0\n"
                "  return (x3)\n"
                "}\n");
     CHECK_FIGURES(COUNT_MAIN, COUNT_G, 1, 2, 1, 2, 1);
@@ -615,7 +615,7 @@ static void test_map_permute(void)
 {
     CHECK_PLAN(PERM_MAIN, PERM_G, 1,
                "kernel K0 (x0 : segdes, x1 : [int], x2 : [int]) -> (x4) {\n"
-               "  let x4 = SEG_PERMUTE { i => let t0 = x2[i] + x2[i] in t0 using x2 } { i => x1[i] using x1 } "
+               "  let x4 = SEG_PERMUTE { i => x2[i] + x2[i] using x2 } { i => x1[i] using x1 } "
                "x0 -> x0\n"
                "  return (x4)\n"
                "}\n");
@@ -636,7 +636,7 @@ static void test_map_filter(void)
 {
     CHECK_PLAN(GT_MAIN, GT_G, 1,
                "kernel K0 (x0 : segdes, x1 : [int], x2 : [int]) -> (x4, x5) {\n"
-               "  let (x4, x5) = SEG_FILTER { i => x2[i] using x2 } { i => let t0 = x2[i] > x1[i] in t0 "
+               "  let (x4, x5) = SEG_FILTER { i => x2[i] using x2 } { i => x2[i] > x1[i] "
                "using x1, x2 } x0\n"
                "  return (x4, x5)\n"
                "}\n");
@@ -665,14 +665,14 @@ static void test_filter_reduce(void)
                "}\n");
     CHECK_PLAN(SUMIF_MAIN, SUMIF_G, 1,
                "kernel K0 (x0 : segdes, x1 : [bool], x2 : [int]) -> (x5) {\n"
-               "  let x5 = SEG_REDUCE { i => if x1[i] then (let t0 = x2[i] in t0) else 0 using x1, x2 } (iadd) x0\n"
+               "  let x5 = SEG_REDUCE { i => if x1[i] then x2[i] else 0 using x1, x2 } (iadd) x0\n"
                "  return (x5)\n"
                "}\n");
     CHECK_FIGURES(SUMIF_MAIN, SUMIF_G, 1, 2, 1, 3, 1);
     /* a float product: the identity is 1.0 */
     CHECK_PLAN(FSUMIF_MAIN, "PACK FLOAT\n*_REDUCE FLOAT\n", 1,
                "kernel K0 (x0 : segdes, x1 : [bool], x2 : [float]) -> (x5) {\n"
-               "  let x5 = SEG_REDUCE { i => if x1[i] then (let t0 = x2[i] in t0) else 1.0 using x1, x2 } "
+               "  let x5 = SEG_REDUCE { i => if x1[i] then x2[i] else 1.0 using x1, x2 } "
                "(fmul) x0\n"
                "  return (x5)\n"
                "}\n");
@@ -701,8 +701,8 @@ static void test_filter_filter(void)
 {
     CHECK_PLAN(TWICE_MAIN, TWICE_G, 1,
                "kernel K0 (x0 : segdes, x1 : [bool], x2 : [bool]) -> (x5, x6) {\n"
-               "  let (x5, x6) = SEG_FILTER { i => let t0 = x2[i] in t0 using x2 } "
-               "{ i => x1[i] && (let t1 = x2[i] in t1) using x1, x2 } x0\n"
+               "  let (x5, x6) = SEG_FILTER { i => x2[i] using x2 } "
+               "{ i => x1[i] && x2[i] using x1, x2 } x0\n"
                "  return (x5, x6)\n"
                "}\n");
     CHECK_FIGURES(TWICE_MAIN, TWICE_G, 1, 2, 1, 4, 2);
@@ -754,7 +754,7 @@ static void test_live_out(void)
 {
     CHECK_PLAN(FLOATS2, LIVE_G, 1,
                "kernel K0 (x0 : [float], x1 : [float]) -> (x2, x3) {\n"
-               "  let (x2, x3) = MAP { i => (x1[i] * x0[i], let t0 = x1[i] * x0[i] in x0[i] + t0) "
+               "  let (x2, x3) = MAP { i => (x1[i] * x0[i], x0[i] + (x1[i] * x0[i])) "
                "using x0, x1 } (#x1)\n"
                "  return (x2, x3)\n"
                "}\n");
@@ -892,7 +892,7 @@ static void test_first_operand(void)
     /* S = A + B (x2, #x1), R = sqrt(S) (x3, over #x2) */
     CHECK_PLAN(FLOATS2, "+ FLOAT\nSQRT\n", 1,
                "kernel K0 (x0 : [float], x1 : [float]) -> (x3) {\n"
-               "  let x3 = MAP { i => let t0 = x1[i] + x0[i] in sqrt(t0) using x0, x1 } (#x1)\n"
+               "  let x3 = MAP { i => sqrt(x1[i] + x0[i]) using x0, x1 } (#x1)\n"
                "  return (x3)\n"
                "}\n");
     /* P = A * B (x2) left on the stack, Q = P + B (x3) */
@@ -906,7 +906,7 @@ static void test_first_operand(void)
                "POP 2 0\n",     /* P Q          */
                1,
                "kernel K0 (x0 : [float], x1 : [float]) -> (x2, x3) {\n"
-               "  let (x2, x3) = MAP { i => (x1[i] * x0[i], let t0 = x1[i] * x0[i] in t0 + x0[i]) "
+               "  let (x2, x3) = MAP { i => (x1[i] * x0[i], (x1[i] * x0[i]) + x0[i]) "
                "using x0, x1 } (#x1)\n"
                "  return (x2, x3)\n"
                "}\n");
