@@ -176,9 +176,10 @@ int dfg_build(const Program *p, const Block *blk, Dfg *g)
                 for (int k = 0; k < ci; k++)
                     push(&b, b.st.s[lo + k]);
             } else if (in->op == OP_POP) {
-                memmove(b.st.s + lo, b.st.s + lo + ci, (size_t)cj * sizeof *b.st.s);
+                if (ci > 0 && cj > 0)
+                    memmove(b.st.s + lo, b.st.s + lo + ci, (size_t)cj * sizeof *b.st.s);
                 b.st.n -= (int)ci;
-            } else if (ci > 0) {
+            } else if (ci > 0 && cj > 0) {
                 int *t = xrealloc(NULL, (size_t)ci * sizeof *t);
                 memcpy(t, b.st.s + lo, (size_t)ci * sizeof *t);
                 memmove(b.st.s + lo, b.st.s + lo + ci, (size_t)cj * sizeof *b.st.s);

@@ -4,43 +4,52 @@
  *
  * The pairs of nodes that may be fused (an edge that can fuse vertically,
  * or independent nodes that may share a cluster) split the graph into
- * components; nodes of different components never share a cluster, and
- * the objective is a sum over components, so each component of two or more
- * nodes gets its own ILP. For a component of K nodes:
+ * components; nodes of different components never share a cluster and the
+ * objective is a sum over components, so each component of two or more
+ * nodes gets its own ILP (see solve_ilp for how they are put back
+ * together). For a component of K nodes:
  *
  * Variables (M = K):
  *   o_i in [0, K-1]    execution slot of node i (continuous: with the f
- *                      fixed the o rows are difference constraints)
+ *                      fixed, the o rows are difference constraints)
  *   f_ij in {0,1}      1: i and j are not fused; one per pair that may fuse
- *   c_a in {0,1}       array a is materialised; one per array whose every
- *                      consumer is joined to its producer by such a pair and
- *                      that is not live out (the others always are)
+ *   c_a in {0,1}       array a is materialised; one per array not live out
+ *                      whose every consumer may fuse with its producer
+ *                      (the other arrays always are)
+ *   z                  the objective (a continuous copy, see build)
  * Rows:
  *   edge p -> q        o_q - o_p >= f_pq, o_q - o_p <= M f_pq (VFUSE-CLUSTER:
  *                      order kept, fused iff same slot)
  *   strict order       o_q - o_p >= 1 when some path p -> ... -> q leaves
  *                      the component or takes an edge that cannot fuse
  *                      (VFUSE-COMPAT; paths inside keep order through their
- *                      edges' rows)
- *   independent a, b   |o_a - o_b| <= M f_ab; when they may share a cluster
- *   that may fuse      only through via_filter fusions (HFUSE-PREDS):
- *                      1 - f_ab <= sum over the ways (1 - f_way)
+ *                      edges' rows, and o_p = o_q forces the nodes between
+ *                      into the slot too)
+ *   independent a, b   |o_a - o_b| <= M f_ab (fused => same slot); when they
+ *   that may fuse      may share a cluster only through via_filter fusions
+ *                      (HFUSE-PREDS): 1 - f_ab <= sum over the ways
+ *                      (1 - f_way)
  *   arrays             c_a >= f_pq for each edge p -> q carrying a
  *   triangles          for pairs ij, ik, jk that all have f (or can never
- *                      fuse, f = 1): f_ij <= f_ik + f_jk and rotations;
- *                      true of every clustering, they tighten the LP (at
- *                      most MAX_TRIANGLE_ROWS)
- *   chain cuts         added lazily, see solve_component
+ *                      fuse: f = 1): f_ij <= f_ik + f_jk and rotations; true
+ *                      of every clustering, they tighten the LP (at most
+ *                      MAX_TRIANGLE_ROWS)
+ *   chain cuts         added lazily, see solve_component: they keep apart
+ *                      independent nodes that may not share a cluster
+ *                      (HFUSE-COMPAT)
  * Objective: minimise W2 sum c_a + W1 sum sr(i,j) f_ij + sum f_ij, where
  * sr(i,j) counts the produced arrays both read or that flow between them,
  * W1 = w, W2 = w^2, w = 1 + max(#f, sum sr, #c): fewer allocations beat
- * fewer traversals beat fewer launches. (The thesis's f for pairs that can
- * never fuse and c of arrays always materialised are constants, left out.)
+ * fewer traversals beat fewer launches. (The thesis's f of pairs that can
+ * never fuse and c of arrays that are always materialised are constants,
+ * left out.)
  *
  * A solution is read as the connected components of its fused (f = 0)
- * pairs; the clusters of all components are numbered in a topological
- * order of the graph between clusters. res->objective is the thesis
- * objective of the schedule over the whole graph. */
+ * pairs (not by equal o: nodes on one slot that no fused pairs join are
+ * separate kernels with no path between them); the clusters are numbered
+ * in a topological order of the graph between them. res->objective is the
+ * objective of the schedule over the whole graph (weights of the whole
+ * graph). */
 #include "translate/fuse.h"
 #include "translate/fuse_impl.h"
 
@@ -923,7 +932,7 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
             dirty[w.comp[i]] = 1;
         }
     }
-    for (int merges = 0; !why; merges++) {
+    while (!why) {
         for (int c = 0; c < n && !why; c++) {
             if (w.comp[c] != c || !dirty[c])
                 continue;

@@ -266,6 +266,13 @@ static void test_fallback(void)
     CHECK(res.why != NULL);
     CHECK(same(cl, gwant, 5));
     CHECK(res.nclusters == 3);
+    /* No time at all: every component times out, greedy is used. */
+    o = defaults();
+    o.timeout_s = 1e-9;
+    fuse_schedule(&fg, &o, cl, &res);
+    CHECK(res.fell_back);
+    CHECK(res.why != NULL && strstr(res.why, "timed out") != NULL);
+    CHECK(same(cl, gwant, 5));
     /* Zeroed options mean the defaults. */
     FuseOptions z = {0, 0, NULL};
     fuse_schedule(&fg, &z, cl, &res);
@@ -275,8 +282,10 @@ static void test_fallback(void)
     /* A malformed graph (backward edge) is never scheduled by the ILP. */
     g.edges[0] = (FuseEdge){2, 1, 2, FA_ELEM};
     fg = graph(&g);
+    o = defaults();
     fuse_schedule(&fg, &o, cl, &res);
     CHECK(res.fell_back);
+    CHECK(res.why != NULL && strstr(res.why, "malformed") != NULL);
     CHECK(fuse_check(&fg, cl) != 0);
 }
 
@@ -316,6 +325,51 @@ static void test_diamond(void)
     fuse_greedy(&fg, cl, &gres);
     CHECK(same(cl, gwant, 4));
     CHECK(gres.materialised == 4);
+}
+
+/* Two pairs that may fuse, p -> q and r -> s, in separate components, with
+ * unfusable edges p -> s and r -> q: fusing both is a cycle, so the ILPs of
+ * the two components are merged and exactly one of the pairs is fused. */
+static void test_cross_cycle(void)
+{
+    G g;
+    memset(&g, 0, sizeof g);
+    node(&g, FK_MAP, 0, -1, -1); /* 0 p */
+    node(&g, FK_MAP, 1, -1, -1); /* 1 r */
+    node(&g, FK_MAP, 0, -1, -1); /* 2 q */
+    node(&g, FK_MAP, 1, -1, -1); /* 3 s */
+    produce_all(&g);
+    edge(&g, 0, 2, FA_ELEM);
+    edge(&g, 1, 2, FA_OTHER);
+    edge(&g, 0, 3, FA_OTHER);
+    edge(&g, 1, 3, FA_ELEM);
+    g.live[2] = g.live[3] = 1;
+    FuseGraph fg = graph(&g);
+    int both[4] = {0, 1, 0, 1};
+    CHECK(fuse_check(&fg, both) != 0);
+    int cl[4];
+    FuseResult res;
+    FILE *f = tmpfile();
+    FuseOptions o = defaults();
+    o.trace = f;
+    fuse_schedule(&fg, &o, cl, &res);
+    CHECK(!res.fell_back);
+    CHECK(fuse_check(&fg, cl) == 0);
+    CHECK(res.nclusters == 3);
+    CHECK((cl[0] == cl[2]) != (cl[1] == cl[3]));
+    CHECK(res.materialised == 4);
+    if (f) {
+        long len = ftell(f);
+        rewind(f);
+        char *buf = calloc((size_t)len + 1, 1);
+        CHECK(buf && fread(buf, 1, (size_t)len, f) == (size_t)len);
+        CHECK(buf && strstr(buf, "form a cycle") != NULL);
+        free(buf);
+        fclose(f);
+    }
+    int gwant[4] = {0, 1, 2, 1};
+    fuse_greedy(&fg, cl, &res);
+    CHECK(same(cl, gwant, 4));
 }
 
 static void test_check(void)
@@ -610,6 +664,7 @@ int main(void)
     test_independent();
     test_fallback();
     test_diamond();
+    test_cross_cycle();
     test_check();
     test_trace();
     test_random();
