@@ -35,8 +35,13 @@ int fuse_vertical_ok(const FuseNode *a, const FuseNode *b, FuseAccess acc)
 
 int fuse_horizontal_ok(const FuseNode *a, const FuseNode *b)
 {
-    if (a->kind != b->kind || a->kind == FK_LIB || a->shape != b->shape)
+    if (a->kind == FK_LIB || b->kind == FK_LIB || a->shape != b->shape)
         return 0;
+    /* Over the same index space a MAP can share a kernel with any other
+     * SOAC: it is folded into a consumer there, or computed in the same
+     * pass (the λcu paper: "such as MAP and REDUCE"). */
+    if (a->kind != b->kind)
+        return (a->kind == FK_MAP || b->kind == FK_MAP) && a->kind != FK_ONCE && b->kind != FK_ONCE;
     switch (a->kind) {
     case FK_REDUCE:
     case FK_SCAN:
@@ -183,6 +188,8 @@ int fuse_pair_options(const FuseGraph *g, const FuseRel *r, int a, int b, FusePa
             k = add_opt(opts, cap, k, 2, na->via_filter, a, nb->via_filter, b);
         return k;
     }
+    if (fuse_horizontal_ok(na, nb)) /* a MAP beside another SOAC over the same space */
+        return add_opt(opts, cap, 0, 0, -1, -1, -1, -1);
     k = mixed_opts(g, r, a, b, opts, cap, k);
     k = mixed_opts(g, r, b, a, opts, cap, k);
     return k;
