@@ -88,7 +88,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -I. -fno-omit-frame-pointer \
                 -fsanitize=address,undefined -fno-sanitize-recover=all -DVINTERP_VALUE_REGISTRY
-FUZZ_TARGETS := $(FUZZ_BUILD)/fuzz_frontend $(FUZZ_BUILD)/fuzz_exec
+FUZZ_TARGETS := $(FUZZ_BUILD)/fuzz_frontend $(FUZZ_BUILD)/fuzz_exec $(FUZZ_BUILD)/fuzz_translate
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o)
 .SECONDARY: $(FUZZ_LIB_OBJ)
 

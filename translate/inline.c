@@ -247,7 +247,8 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
         g->sum.out = NULL;
         memset(&g->sum, 0, sizeof g->sum);
         g->start = dst->ncode;
-        memcpy(dst->code + dst->ncode, body[f].code, (size_t)body[f].n * sizeof *dst->code);
+        if (body[f].n > 0)
+            memcpy(dst->code + dst->ncode, body[f].code, (size_t)body[f].n * sizeof *dst->code);
         dst->ncode += body[f].n;
         dst->code[dst->ncode++] = src->code[fn->end - 1]; /* RET */
         g->end = dst->ncode;

@@ -12,7 +12,7 @@ secs=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 passed=0
 failed=0
-for t in fuzz_frontend fuzz_exec; do
+for t in fuzz_frontend fuzz_exec fuzz_translate; do
     bin="$build/$t"
     corpus="$here/corpus_${t#fuzz_}"
     log="$build/$t.log"
