@@ -16,10 +16,13 @@ int fuse_vertical_ok(const FuseNode *a, const FuseNode *b, FuseAccess acc)
     switch (a->kind) {
     case FK_MAP:
         /* A MAP flows into any SOAC over the same index space that reads
-         * it element by element (not into ONCE). */
+         * it element by element (a ONCE is a MAP over a single index). */
         return acc == FA_ELEM && a->shape == b->shape &&
                (b->kind == FK_MAP || b->kind == FK_REDUCE || b->kind == FK_SCAN ||
-                b->kind == FK_FILTER || b->kind == FK_PERMUTE);
+                b->kind == FK_FILTER || b->kind == FK_PERMUTE || b->kind == FK_ONCE);
+    case FK_ONCE:
+        /* scalar code: into more scalar code over the same single index */
+        return acc == FA_ELEM && a->shape == b->shape && (b->kind == FK_ONCE || b->kind == FK_MAP);
     case FK_FILTER:
         /* FILTER -> REDUCE/FILTER: the consumer iterates over the filter's
          * output (its via_filter); that it is this very producer is checked
@@ -40,8 +43,11 @@ int fuse_horizontal_ok(const FuseNode *a, const FuseNode *b)
     /* Over the same index space a MAP can share a kernel with any other
      * SOAC: it is folded into a consumer there, or computed in the same
      * pass (the λcu paper: "such as MAP and REDUCE"). */
-    if (a->kind != b->kind)
+    if (a->kind != b->kind) {
+        if ((a->kind == FK_MAP && b->kind == FK_ONCE) || (a->kind == FK_ONCE && b->kind == FK_MAP))
+            return 1; /* both over the single index */
         return (a->kind == FK_MAP || b->kind == FK_MAP) && a->kind != FK_ONCE && b->kind != FK_ONCE;
+    }
     switch (a->kind) {
     case FK_REDUCE:
     case FK_SCAN:

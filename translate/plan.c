@@ -39,6 +39,36 @@ static int soac_shape_class(Shapes *sh, const LcuSoac *s)
     }
 }
 
+/* i := 0 in E */
+static LcuExpr *index_to_zero(LcuExpr *e)
+{
+    if (e->kind == LE_INDEX) {
+        lcu_expr_free(e);
+        return lcu_int(0);
+    }
+    for (int k = 0; k < e->nkids; k++)
+        e->kids[k] = index_to_zero(e->kids[k]);
+    return e;
+}
+
+/* A MAP over the class of length 1 is scalar code: make it a ONCE (so a
+ * kernel reads "REDUCE, then ONCE" where a reduction and the scalar code
+ * after it were fused). */
+static void scalar_maps_to_once(LcuKernel *k, Shapes *sh)
+{
+    int one = shape_find(sh, sh->one);
+    for (int i = 0; i < k->nsoacs; i++) {
+        LcuSoac *s = k->soacs[i];
+        if (s->kind != LS_MAP || s->shape.kind == LSH_ONE || soac_shape_class(sh, s) != one)
+            continue;
+        s->kind = LS_ONCE;
+        s->shape.kind = LSH_ONE;
+        s->shape.var = -1;
+        s->pull->body = index_to_zero(s->pull->body);
+        lcu_thunk_recompute_using(s->pull);
+    }
+}
+
 static FuseKind fuse_kind(const LowStep *st)
 {
     if (st->kind == STEP_HOST)
@@ -257,6 +287,11 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
             if (low.steps[i].kind == STEP_KERNEL) {
                 const LcuSoac *s = low.steps[i].k->soacs[0];
                 fn->shape = soac_shape_class(&out->shapes, s);
+                /* A MAP over the class of length 1 is scalar code: a ONCE,
+                 * which may follow a reduction in the same kernel
+                 * (REDUCE-into-ONCE). */
+                if (fn->kind == FK_MAP && fn->shape == shape_find(&out->shapes, out->shapes.one))
+                    fn->kind = FK_ONCE;
                 if (s->shape.kind == LSH_SEG_N && s->kind != LS_MAP)
                     fn->seg = s->shape.var;
                 if ((s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_FILTER) && s->shape.kind == LSH_SEG_N) {
@@ -372,6 +407,9 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         } else {
             ps->k = rewrite_cluster(ks, nk, kid++, &cx);
         }
+        if (out->fused)
+            scalar_maps_to_once(ps->k, &out->shapes);
+        lcu_kernel_finish(ps->k, need, nv);
         out->kernels_fused++;
         out->arrays_fused += ps->k->nrets;
     }

@@ -108,7 +108,9 @@ static void test_rules(void)
     CHECK(fuse_vertical_ok(&map, &scan, FA_ELEM));
     CHECK(fuse_vertical_ok(&map, &filt, FA_ELEM));
     CHECK(fuse_vertical_ok(&map, &perm, FA_ELEM));
-    CHECK(!fuse_vertical_ok(&map, &once, FA_ELEM));
+    CHECK(fuse_vertical_ok(&map, &once, FA_ELEM));  /* a ONCE is a MAP over one index */
+    CHECK(fuse_vertical_ok(&once, &once, FA_ELEM));
+    CHECK(!fuse_vertical_ok(&once, &red, FA_ELEM));
     CHECK(!fuse_vertical_ok(&map, &map, FA_OTHER));
     CHECK(!fuse_vertical_ok(&map, &map1, FA_ELEM));
     CHECK(fuse_vertical_ok(&filt, &red_via, FA_ELEM));
@@ -128,7 +130,7 @@ static void test_rules(void)
     CHECK(fuse_horizontal_ok(&map, &red));
     CHECK(fuse_horizontal_ok(&filt, &map));
     CHECK(!fuse_horizontal_ok(&map1, &red));
-    CHECK(!fuse_horizontal_ok(&map, &once));
+    CHECK(fuse_horizontal_ok(&map, &once));
     CHECK(!fuse_horizontal_ok(&map, &lib));
     CHECK(!fuse_horizontal_ok(&lib, &lib));
     CHECK(fuse_horizontal_ok(&once, &once));

@@ -738,6 +738,29 @@ static void test_horizontal(void)
     CHECK_FIGURES(TWO_MAIN, TWO_G, 1, 2, 1, 2, 2);
 }
 
+/* REDUCE-into-ONCE: a sum, then scalar code on it (sum * 2.0 + 1.0), in
+ * one kernel: the SEG_REDUCE and a ONCE reading its single result. */
+static void test_reduce_once(void)
+{
+    CHECK_PLAN("CONST INT 4\nMAKE_SEGDES\nCONST FLOAT (1.0 2.0 3.0 4.0)\n",
+               "COPY 2 0\n"
+               "CPOP 1 1\n"
+               "+_REDUCE FLOAT\n" /* sd xs s      s = x2 */
+               "CONST FLOAT 2.0\n" /*             x3     */
+               "* FLOAT\n"         /*             x4     */
+               "CONST FLOAT 1.0\n" /*             x5     */
+               "+ FLOAT\n"         /*             x6     */
+               "POP 2 1\n",        /* the result alone   */
+               1,
+               "host CONST -> x3\n"    /* inputs: x0 = xs (the top), x1 = sd */
+               "host CONST -> x5\n"
+               "kernel K0 (x0 : [float], x1 : segdes, x3 : [float], x5 : [float]) -> (x6) {\n"
+               "  let x2 = SEG_REDUCE { i => x0[i] using x0 } (fadd) x1\n"
+               "  let x6 = ONCE { () => (x2[0] * x3[0]) + x5[0] using x2, x3, x5 }\n"
+               "  return (x6)\n"
+               "}\n");
+}
+
 /* A MAP whose result is also left on the stack: P = A * B (x1 * x0) and
  * Q = B + P. P is still returned; with Q's copy of P substituted, the two
  * MAPs are independent and merge horizontally. */
@@ -932,6 +955,7 @@ int main(void)
     test_live_out();
     test_no_fusion();
     test_filter_other_space();
+    test_reduce_once();
     test_first_operand();
     return check_report("translate");
 }
