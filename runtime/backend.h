@@ -28,6 +28,10 @@ const int *backend_block_map(const Backend *b);
 int backend_run_block(Backend *b, Interp *it, int pc);
 /* -d stats summary. */
 void backend_report(const Backend *b, FILE *f);
+/* --profile: per fused kernel, launches and time (JSON when JSON). Kernel
+ * times are measured only when profiling was asked for (backend_profile_on). */
+void backend_profile_on(Backend *b);
+void backend_profile_report(const Backend *b, FILE *f, int json);
 void backend_free(Backend *b);
 
 #endif

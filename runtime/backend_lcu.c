@@ -11,11 +11,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
     int state;          /* 0 not translated, 1 planned, 2 interpret */
     BlockPlan plan;
     int64_t runs, fallbacks;
+    int64_t *launches;  /* --profile: per plan step */
+    double *seconds;
 } BlockEntry;
 
 struct Backend {
@@ -28,6 +31,7 @@ struct Backend {
     Value **env;        /* scratch, sized for the largest plan */
     int64_t *classval;
     int envcap, classcap;
+    int profiling;
     /* totals */
     int64_t launches, host_steps;
     double translate_seconds, ilp_seconds;
@@ -210,9 +214,25 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
                          b->prog->code[bp->blk.end - 1].line);
+        } else if (b->profiling) {
+            if (!e->launches) {
+                e->launches = calloc((size_t)bp->nsteps, sizeof *e->launches);
+                e->seconds = calloc((size_t)bp->nsteps, sizeof *e->seconds);
+                if (!e->launches || !e->seconds)
+                    rt_fatal("out of host memory");
+            }
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            lcu_eval_kernel(ps->k, env, bp->types, bp->nvars);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            e->launches[s]++;
+            e->seconds[s] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+            b->launches++;
         } else {
             lcu_eval_kernel(ps->k, env, bp->types, bp->nvars);
             b->launches++;
+        }
+        if (ps->kind == STEP_KERNEL) {
             for (int r = 0; r < ps->k->nrets; r++) {
                 int v = ps->k->rets[r];
                 if (env[v] && note_shape(b, bp, v, env[v]) < 0)
@@ -282,10 +302,74 @@ void backend_report(const Backend *b, FILE *f)
             b->translate_seconds, b->ilp_seconds, big_vars, big_cons, big_time, max_time, fellback);
 }
 
+void backend_profile_on(Backend *b) { b->profiling = 1; }
+
+typedef struct {
+    int block, step;
+    double seconds;
+} KernelRow;
+
+static int by_seconds(const void *x, const void *y)
+{
+    const KernelRow *a = x, *b = y;
+    return (a->seconds < b->seconds) - (a->seconds > b->seconds);
+}
+
+void backend_profile_report(const Backend *b, FILE *f, int json)
+{
+    int n = 0;
+    for (int k = 0; k < b->nblocks; k++)
+        if (b->entries[k].launches)
+            n += b->entries[k].plan.nsteps;
+    KernelRow *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
+    if (!rows)
+        return;
+    int m = 0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (!e->launches)
+            continue;
+        for (int s = 0; s < e->plan.nsteps; s++)
+            if (e->launches[s]) {
+                rows[m].block = k;
+                rows[m].step = s;
+                rows[m].seconds = e->seconds[s];
+                m++;
+            }
+    }
+    qsort(rows, (size_t)m, sizeof *rows, by_seconds);
+    if (json)
+        fprintf(f, "{\"kernels\": [");
+    else
+        fprintf(f, "profile: %d fused kernels run; by time\n%-36s %6s %12s %12s\n", m, "kernel (function, first line)",
+                "soacs", "launches", "seconds");
+    for (int i = 0; i < m; i++) {
+        const BlockEntry *e = &b->entries[rows[i].block];
+        const PlanStep *ps = &e->plan.steps[rows[i].step];
+        const Instr *in = &b->prog->code[e->plan.dfg.nodes[ps->node].instr];
+        const char *fn = b->prog->funcs[e->plan.blk.func].name;
+        if (json)
+            fprintf(f, "%s\n  {\"function\": \"%s\", \"kernel\": %d, \"line\": %d, \"soacs\": %d, "
+                       "\"launches\": %lld, \"seconds\": %.9f}",
+                    i ? "," : "", fn, ps->k->id, in->line, ps->k->nsoacs, (long long)e->launches[rows[i].step],
+                    rows[i].seconds);
+        else
+            fprintf(f, "%-24.24s K%-4d l%-5d %6d %12lld %12.6f\n", fn, ps->k->id, in->line, ps->k->nsoacs,
+                    (long long)e->launches[rows[i].step], rows[i].seconds);
+    }
+    if (json)
+        fprintf(f, "\n]}\n");
+    free(rows);
+}
+
 void backend_free(Backend *b)
 {
     if (!b)
         return;
+    for (int k = 0; k < b->nblocks; k++) {
+        free(b->entries[k].launches);
+        free(b->entries[k].seconds);
+    }
     for (int k = 0; k < b->nblocks; k++)
         if (b->entries[k].state == 1)
             plan_free(&b->entries[k].plan);

@@ -231,6 +231,8 @@ int main(int argc, char **argv)
     Interp it;
     interp_init(&it, run, &opt);
     it.backend = backend;
+    if (backend && profile != PROF_OFF)
+        backend_profile_on(backend);
     it.block_at = backend ? backend_block_map(backend) : NULL;
     prof_start(run, profile);
     double t0 = wall();
@@ -239,6 +241,8 @@ int main(int argc, char **argv)
     if (opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
     prof_report(stderr);
+    if (backend && profile != PROF_OFF)
+        backend_profile_report(backend, stderr, profile == PROF_JSON);
     fflush(stderr);
     for (int64_t i = 0; i < it.sp; i++)
         print_value(stdout, it.stk[i]);

@@ -42,6 +42,12 @@ for dir in golden errors demo; do
     count
 done
 
+echo "== command line"
+python3 "$here/run_cli.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 20
+tail -n 1 "$log"
+count
+
 # The NESL front-end scripts (nesl-lib/), run against the corpus programs.
 if [ -d "$here/../../shared/corpus" ]; then
     echo "== nesl-lib scripts"
