@@ -18,10 +18,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The value stack's entries are not vector memory (-m does not count
+ * them); this bounds them instead. NESL output stays below 200 entries. */
+#define MAX_STACK (INT64_C(1) << 24)
+
 static void grow(Interp *it, int64_t need)
 {
     if (need <= it->cap)
         return;
+    if (need > MAX_STACK)
+        rt_fatal("value stack overflow: %lld entries", (long long)need);
     int64_t cap = it->cap ? it->cap : 256;
     while (cap < need)
         cap *= 2;
@@ -95,6 +101,7 @@ void interp_free(Interp *it)
         if (it->consts[i])
             val_release(it->consts[i]);
     free(it->consts);
+    free(it->rstack);
     io_shutdown();
     memset(it, 0, sizeof *it);
 }
@@ -177,6 +184,7 @@ int interp_run(Interp *it)
     int32_t *rstack = malloc((size_t)rcap * sizeof *rstack);
     if (!rstack)
         rt_fatal("out of host memory");
+    it->rstack = rstack; /* so that interp_free releases it after a fatal error's longjmp */
     int pc = p->funcs[p->entry].start;
     int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values || it->opt.trace_heap;
     int64_t steps = 0, max_steps = it->opt.max_steps;
@@ -284,6 +292,7 @@ int interp_run(Interp *it)
                 if (!r)
                     rt_fatal("out of host memory for the call stack");
                 rstack = r;
+                it->rstack = r;
                 rcap = ncap;
             }
             rstack[rsp++] = pc + 1;
@@ -303,6 +312,7 @@ int interp_run(Interp *it)
                 if (progress)
                     fprintf(stderr, "\r%60s\r", "");
                 free(rstack);
+                it->rstack = NULL;
                 rt_set_where(p, NULL);
                 return 0;
             }

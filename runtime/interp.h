@@ -32,6 +32,7 @@ typedef struct Interp {
     int64_t sp;         /* number of entries */
     int64_t cap;
     Value **consts;     /* one Value per Program.consts entry */
+    int32_t *rstack;    /* the call stack while interp_run runs */
 } Interp;
 
 /* Stack access for op implementations. The interpreter has already checked

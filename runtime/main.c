@@ -54,6 +54,7 @@ static void help(void)
             "\t --max-steps=N\t stop with an error after N instructions (0 = no limit)\n"
             "\t --max-depth=N\t limit the call depth (default 10000000)\n"
             "\t --no-spawn\t refuse SPAWN (for untrusted programs)\n"
+            "\t --no-files\t FOPEN fails (for untrusted programs)\n"
             "\t --progress\t show progress on stderr when it is a terminal\n"
             "\t --profile[=text|json]  calls, inclusive and exclusive time per VCODE\n"
             "\t\t\t function, on stderr at the end of the run\n"
@@ -78,7 +79,7 @@ static void report(const char *file, const VcError *err)
 }
 
 enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
-       LO_FUSION };
+       LO_FUSION, LO_NO_FILES };
 
 int main(int argc, char **argv)
 {
@@ -102,6 +103,7 @@ int main(int argc, char **argv)
         { "profile", optional_argument, NULL, LO_PROFILE },
         { "progress", no_argument, NULL, LO_PROGRESS },
         { "fusion", required_argument, NULL, LO_FUSION },
+        { "no-files", no_argument, NULL, LO_NO_FILES },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
         case LO_MAX_DEPTH: opt.max_depth = strtoll(optarg, NULL, 10); break;
         case LO_NO_SPAWN: opt.no_spawn = 1; break;
         case LO_PROGRESS: opt.progress = 1; break;
+        case LO_NO_FILES: opt.no_files = 1; break;
         case LO_PROFILE:
             if (!optarg || !strcmp(optarg, "text"))
                 profile = PROF_TEXT;
