@@ -796,6 +796,11 @@ static int add_cuts(Ilp *m)
     return added;
 }
 
+/* Keeping a timed-out solution that is valid and better than greedy gives
+ * better schedules, but the project's rule is "on timeout, fall back to
+ * the greedy schedule and say so"; set to 1 to keep such solutions. */
+static const int keep_unproven = 0;
+
 /* Solve the component's ILP. 0: solved to optimality; 1: timed out with a
  * solution whose clusters are valid (not proven optimal); -1: no usable
  * solution, *why set. sol[] of each node is set to the first node of its
@@ -1033,7 +1038,10 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     for (int c = 0; c < n && !why; c++)
         if (w.comp[c] == c && unproven[c])
             proven = 0;
-    if (!why && !proven) {
+    if (!why && !proven && !keep_unproven) {
+        /* The issue's rule: a timeout falls back to the greedy schedule. */
+        why = reason;
+    } else if (!why && !proven) {
         /* Not proven optimal: keep it only if it beats greedy. */
         if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
             FuseResult gres;
