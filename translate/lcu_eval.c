@@ -27,6 +27,7 @@
  * fused MAP) cannot raise an error. SEG_PERMUTE / PERMUTE evaluate flag,
  * then index, then pull. */
 #include "translate/lcu_eval.h"
+#include "runtime/rank.h"
 #include "runtime/errors.h"
 #include "runtime/rand.h"
 
@@ -880,59 +881,6 @@ static void run_seg_filter(Ctx *c, const LcuSoac *s, const LcuVarType *types, Va
 
 /* ---- library kernels ------------------------------------------------------ */
 
-typedef struct {
-    uint64_t key;
-    uint32_t pos;
-} RankItem;
-
-/* Sort A[0..l) stably by key, B as the spare buffer; returns the buffer
- * holding the result. Short runs: insertion sort. Otherwise LSD radix
- * sort, 8- or 16-bit digits, skipping the digits all keys share. */
-static RankItem *sort_items(RankItem *a, RankItem *b, int64_t l, int keybits)
-{
-    if (l <= 48) {
-        for (int64_t i = 1; i < l; i++) {
-            RankItem x = a[i];
-            int64_t j = i;
-            for (; j > 0 && a[j - 1].key > x.key; j--)
-                a[j] = a[j - 1];
-            a[j] = x;
-        }
-        return a;
-    }
-    static uint32_t count[1 << 16];
-    int bits = l < 65536 ? 8 : 16;
-    uint64_t mask = (UINT64_C(1) << bits) - 1;
-    for (int shift = 0; shift < keybits; shift += bits) {
-        memset(count, 0, (size_t)(mask + 1) * sizeof *count);
-        for (int64_t i = 0; i < l; i++)
-            count[(a[i].key >> shift) & mask]++;
-        if (count[(a[0].key >> shift) & mask] == (uint32_t)l)
-            continue;
-        uint32_t sum = 0;
-        for (uint64_t dg = 0; dg <= mask; dg++) {
-            uint32_t cnt = count[dg];
-            count[dg] = sum;
-            sum += cnt;
-        }
-        for (int64_t i = 0; i < l; i++)
-            b[count[(a[i].key >> shift) & mask]++] = a[i];
-        RankItem *t = a;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* Floats in true numeric order: -0.0 before +0.0, NaNs at the ends by bit
- * pattern (VCODE.md §4.7, as runtime/ops_rank.c). */
-static uint64_t float_key(double d)
-{
-    uint64_t b;
-    memcpy(&b, &d, sizeof b);
-    return (b >> 63) ? ~b : b ^ (UINT64_C(1) << 63);
-}
-
 static Value *lib_rank(Ctx *c, const LcuSoac *s)
 {
     if (s->nargs != 2)
@@ -942,43 +890,16 @@ static Value *lib_rank(Ctx *c, const LcuSoac *s)
     check_segments(sd, s->args[1]);
     if (d->type != VT_INT && d->type != VT_FLOAT)
         rt_fatal("%s of a %s vector", lcu_lib_name(s->lib), val_type_name((ValType)d->type));
-    int down = s->lib == LL_RANK_DOWN, isf = d->type == VT_FLOAT;
     int64_t n = d->len, m = sd->len;
     const int32_t *L = VI(sd);
     const int64_t *off = seg_offsets(sd);
-    int64_t maxl = 0;
-    for (int64_t k = 0; k < m; k++) {
-        if (L[k] <= 0)
-            continue;
-        if (off[k] < 0 || off[k] + L[k] > n)
+    for (int64_t k = 0; k < m; k++)
+        if (L[k] > 0 && (off[k] < 0 || off[k] + L[k] > n))
             rt_fatal("%s: segment %lld (%lld elements at %lld) outside data of length %lld",
                      lcu_lib_name(s->lib), (long long)k, (long long)L[k], (long long)off[k],
                      (long long)n);
-        if (L[k] > maxl)
-            maxl = L[k];
-    }
     Value *r = c->extra = val_new_zero(VT_INT, n);
-    RankItem *it = c->scratch = malloc((size_t)(maxl ? 2 * maxl : 1) * sizeof *it);
-    if (!it)
-        rt_fatal("out of host memory for %s of %lld elements", lcu_lib_name(s->lib), (long long)n);
-    for (int64_t k = 0; k < m; k++) {
-        int64_t l = L[k], p0 = off[k];
-        if (l <= 0)
-            continue;
-        for (int64_t j = 0; j < l; j++) {
-            uint64_t key = isf ? float_key(VF(d)[p0 + j])
-                               : (uint64_t)(U32(VI(d)[p0 + j]) ^ 0x80000000u);
-            if (down)
-                key = isf ? ~key : ~key & 0xffffffffu;
-            it[j].key = key;
-            it[j].pos = (uint32_t)j;
-        }
-        const RankItem *sorted = sort_items(it, it + maxl, l, isf ? 64 : 32);
-        for (int64_t j = 0; j < l; j++)
-            VI(r)[p0 + sorted[j].pos] = (int32_t)j;
-    }
-    free(it);
-    c->scratch = NULL;
+    rank_segments(d, sd, s->lib == LL_RANK_DOWN, VI(r));
     return r;
 }
 
