@@ -140,7 +140,7 @@ int main(int argc, char **argv)
             }
             break;
         case LO_HELP: help(); return 0;
-        case LO_VERSION: printf("vinterp %s (reference backend)\n", VINTERP_VERSION); return 0;
+        case LO_VERSION: printf("vinterp %s (backends: ref, lcu)\n", VINTERP_VERSION); return 0;
         case LO_BACKEND:
             if (!strcmp(optarg, "ref"))
                 use_lcu = 0;

@@ -6,7 +6,9 @@ NAME.vcode in the benchmark directory and every selected backend this runs
 
     bin/vinterp --backend=B -m 1000000000 NAME.vcode
 
-once as a discarded warm-up and then N times (default 5), and records per run
+once as a discarded warm-up and then N times (default 5); the backends take
+turns run by run, so that a change in the machine's load falls on all of them
+alike.  It records per run
 
   * whole-process wall seconds (time.perf_counter around the child),
   * peak resident memory of the child (GNU time's %M, or ru_maxrss from
@@ -228,7 +230,7 @@ def run_once(cmd, timeout=None):
             cmd = [TIME, "-f", "%M", "-o", rss_file.name] + cmd
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=timeout is not None)
+                                start_new_session=bool(timeout))
         killed = []
         timer = None
         if timeout:
@@ -240,7 +242,12 @@ def run_once(cmd, timeout=None):
                     pass
             timer = threading.Timer(timeout, kill)
             timer.start()
-        _, status, usage = os.wait4(proc.pid, 0)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        except KeyboardInterrupt:  # the child's own session missed the ^C
+            if timeout:
+                os.killpg(proc.pid, 9)
+            raise
         wall = time.perf_counter() - start
         if timer:
             timer.cancel()
@@ -278,9 +285,12 @@ def backend_available(interp, backend):
 def failure(run, expected, name):
     """None if the run is good, else why not."""
     if run.timed_out:
-        return "timed out after %.0f s" % run.wall
+        return "timed out after %.3g s" % run.wall
     if run.rc != 0:
-        why = "exit status %d" % run.rc
+        if run.rc < 0 or run.rc > 128:     # GNU time reports a signal as 128 + N
+            why = "killed by signal %d" % (-run.rc if run.rc < 0 else run.rc - 128)
+        else:
+            why = "exit status %d" % run.rc
         lines = [l for l in run.stderr.strip().splitlines() if not l.startswith("Command exited")]
         return why + (": " + lines[-1][:80] if lines else "")
     if expected is None:
@@ -319,48 +329,69 @@ class Result:
         self.kernels = None
         self.moved = None
         self.stats_run = False
+        self.crashed = False       # a run failed or timed out: its time means little
 
     @property
     def median(self):
         return statistics.median(self.walls) if self.walls else None
 
 
-def bench_one(name, vcode, expected, backend, cmd, args, fused):
-    """Warm-up, timed runs and (for fused backends) the stats run of one program."""
-    res = Result(name, backend)
-    res.checked = expected is not None
-    base = cmd + ["-m", MEMORY_ARG, vcode]
-    plan = ["warm-up"] * args.warmup + ["run"] * args.runs
-    timed = 0
-    for what in plan:
-        r = run_once(base, args.timeout)
+def bench_program(name, vcode, expected, backends, args):
+    """Warm-ups, timed runs and stats runs of one program; a Result per backend.
+
+    The backends take turns: every backend's warm-up, then run 1 of each, run
+    2 of each, and so on, so that a change in the machine's load while the
+    program is timed falls on all of them alike.  A backend whose run fails
+    (exit status, signal, timeout) is not run again.  Fused backends then get
+    one run with `-d stats`.
+    """
+    results = []
+    for backend in backends:
+        res = Result(name, backend)
+        res.checked = expected is not None
+        res.cmd = backend_cmd(args.interp, backend, args.ref_interp)
+        res.fused = backend != REF_INTERP and BACKENDS.get(backend, (True, False))[0]
+        results.append(res)
+
+    def one(res, label, extra=()):
+        r = run_once(res.cmd + list(extra) + ["-m", MEMORY_ARG, vcode], args.timeout)
         why = failure(r, expected, name)
-        if what == "run":
-            timed += 1
-            res.walls.append(r.wall)
-            res.rss_kib = max(res.rss_kib, r.rss_kib)
-            label = "run %d/%d" % (timed, args.runs)
-        else:
-            label = "warm-up"
         res.problem = res.problem or why
-        print("  %-16s %-10s %-8s %8.2f s%s" % (name, backend, label, r.wall,
-              "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
+        note = ""
+        if extra:
+            res.kernels, res.moved = parse_stats(r.stderr)
+            res.stats_run = True
+            note = "  kernel launches %s" % ("?" if res.kernels is None else res.kernels)
+        print("  %-*s %-10s %-8s %8.2f s%s%s" % (args.width, name, res.backend, label, r.wall,
+              note, "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
         if r.rc != 0 or r.timed_out:
-            break                  # it will not get better; do not wait on it again
-    if fused and res.problem is None and args.stats:
-        r = run_once(cmd + ["-d", "stats", "-m", MEMORY_ARG, vcode], args.timeout)
-        why = failure(r, expected, name)
-        res.problem = res.problem or why
-        res.kernels, res.moved = parse_stats(r.stderr)
-        res.stats_run = True
-        print("  %-16s %-10s %-8s %8.2f s  kernel launches %s%s" % (
-            name, backend, "-d stats", r.wall, "?" if res.kernels is None else res.kernels,
-            "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
-    return res
+            res.crashed = True     # it will not get better; do not wait on it again
+        return r
+
+    for i in range(args.warmup):
+        for res in results:
+            if not res.crashed:
+                one(res, "warm-up")
+    for i in range(args.runs):
+        for res in results:
+            if not res.crashed:
+                r = one(res, "run %d/%d" % (i + 1, args.runs))
+                res.walls.append(r.wall)
+                res.rss_kib = max(res.rss_kib, r.rss_kib)
+    for res in results:
+        if res.fused and not res.crashed and args.stats:
+            one(res, "-d stats", ["-d", "stats"])
+    return results
 
 
 # --------------------------------------------------------------------------
 # reporting
+
+def shown(path):
+    """path relative to the current directory when it is below it, else absolute."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return os.path.abspath(path) if rel.startswith("..") else rel
+
 
 def fmt(x, digits=2):
     return DASH if x is None else "%.*f" % (digits, x)
@@ -410,7 +441,8 @@ def table(results, order, classic, args):
             fused, device = BACKENDS.get(backend, (True, False))
             med = r.median
             speed = None
-            if ref is not None and ref.median and med and ref.problem is None:
+            if (ref is not None and ref.median and med and not ref.crashed
+                    and not r.crashed):
                 speed = ref.median / med
             if backend in ("ref", REF_INTERP) or not fused:
                 kernels = DASH
@@ -422,11 +454,13 @@ def table(results, order, classic, args):
             if moved is None:
                 moved = "?" if (device and r.stats_run) else DASH
             cells = [name, DASH if size is None else str(size), backend, fmt_seconds(med),
-                     fmt_ratio(speed), kernels, moved, "%.0f" % (r.rss_kib / 1024.0),
+                     fmt_ratio(speed), kernels, moved,
+                     "%.0f" % (r.rss_kib / 1024.0) if r.rss_kib else DASH,
                      fmt(classic.get(name))]
             if args.ref_interp:
                 ratio = None
-                if backend != REF_INTERP and other is not None and other.median and med:
+                if (backend != REF_INTERP and other is not None and other.median and med
+                        and not other.crashed and not r.crashed):
                     ratio = med / other.median
                 cells.append(fmt_ratio(ratio))
             if r.problem is not None:
@@ -456,9 +490,17 @@ def write_chart(results, order, args, title):
         for b in series:
             r = by.get((name, b))
             ok = (ref is not None and r is not None and ref.median and r.median
-                  and ref.problem is None and r.problem is None)
+                  and not ref.crashed and not r.crashed)
             vals.append("%.6g" % (ref.median / r.median) if ok else "NaN")
         rows.append(name + " " + " ".join(vals))
+    # a backend that failed or timed out gets the word "failed" where its bar would be
+    failed = []
+    for k, row in enumerate(rows):
+        for j, v in enumerate(row.split()[1:]):
+            if v == "NaN":
+                x = k - 0.5 + (0.5 + j + 0.5) / (len(series) + 1)
+                failed.append('set label "failed" at %.4f, graph 0.02 left rotate by 90 offset 0.5,0 '
+                              'font ",9" textcolor rgb "#cc0000"\n' % x)
     speeds = [float(v) for row in rows for v in row.split()[1:] if v != "NaN"]
     if not speeds:
         return "no chart: no backend produced a good output to compare"
@@ -491,19 +533,20 @@ set xtics rotate by -25 nomirror
 set arrow from graph 0, first 1 to graph 1, first 1 nohead lw 2 dt 2 lc rgb "#444444"
 set label "ref = 1" at graph 0.003, first 1.15 left textcolor rgb "#444444"
 set xrange [-0.6:{nprog}-0.4]
-n = {nser}
+{failed}n = {nser}
 gap = 1
 plot for [i=2:n+1] '{data}' using i:xtic(1) title columnheader(i), \
      for [i=2:n+1] '{data}' using ($0 - 0.5 + (gap / 2.0 + i - 1.5) / (n + gap)):(column(i)):\
          (sprintf(column(i) < 0.095 ? "%.3f" : "%.2f", column(i))) \
          with labels offset 0,0.7 font ",9" notitle
 """.format(w=width, out=out.replace("'", "''"), title=title.replace('"', "'"),
-           ymin=ymin, ymax=ymax, nprog=len(order), nser=len(series), data=data)
+           ymin=ymin, ymax=ymax, nprog=len(order), nser=len(series), data=data,
+           failed="".join(failed))
         p = subprocess.run([gnuplot], input=script.encode(), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         if p.returncode != 0:
             return "no chart: gnuplot failed: " + p.stdout.decode("utf-8", "replace").strip()[-300:]
-    return "chart: " + os.path.relpath(out)
+    return "chart: " + shown(out)
 
 
 # --------------------------------------------------------------------------
@@ -513,9 +556,9 @@ def parse_args():
         prog="run_bench.sh",
         description="Time vinterp's backends on DIR/*.vcode (default %s) and write "
                     "tests/bench/RESULTS.md and tests/bench/speedup.png." % DEFAULT_DIR,
-        epilog="The lcu backend is a tree-walking evaluator, 10-20x slower than ref: "
-               "a full run of all backends at the benchmark sizes takes tens of minutes "
-               "(use --backends ref, or --quick).")
+        epilog="The lcu backend is a tree-walking evaluator, 10-40x slower than ref on "
+               "most programs and far slower on radix_10m: a full run of all backends at "
+               "the benchmark sizes takes over an hour (use --backends ref, or --quick).")
     ap.add_argument("paths", nargs="*", metavar="DIR",
                     help="benchmark directory (an executable file here is taken as --interp, "
                          "for the old command line)")
@@ -536,13 +579,14 @@ def parse_args():
     ap.add_argument("--warmup", type=int, default=None, metavar="W",
                     help="discarded warm-up runs (default 1, 0 with --quick)")
     ap.add_argument("--timeout", type=float, default=None, metavar="S",
-                    help="kill a run after S seconds (default: no limit)")
+                    help="kill a run after S seconds; 0: no limit (default 900, 120 with "
+                         "--quick; lcu needs about 20 min for radix_10m)")
     ap.add_argument("--no-stats", dest="stats", action="store_false",
                     help="skip the extra `-d stats` run of fused backends")
     ap.add_argument("-o", "--output", metavar="FILE",
                     help="results file (default tests/bench/RESULTS.md; '-' for stdout only)")
     ap.add_argument("--chart", metavar="PNG",
-                    help="chart file (default tests/bench/speedup.png; '' for none)")
+                    help="chart file (default tests/bench/speedup.png, none with -o -; '' for none)")
     ap.add_argument("--programs", metavar="LIST",
                     help="comma-separated program names to run (default: all in DIR)")
     args = ap.parse_args()
@@ -559,6 +603,8 @@ def parse_args():
     args.interp = os.path.abspath(args.interp)
     if args.quick:
         args.runs = 1
+    if args.timeout is None:
+        args.timeout = 120 if args.quick else 900
     if args.warmup is None:
         args.warmup = 0 if args.quick else 1
     if args.runs < 1 or args.warmup < 0:
@@ -567,8 +613,8 @@ def parse_args():
     suffix = "-quick" if args.quick else ""
     if args.output is None:
         args.output = os.path.join(out_dir, "RESULTS%s.md" % suffix)
-    if args.chart is None:
-        args.chart = os.path.join(out_dir, "speedup%s.png" % suffix)
+    if args.chart is None:     # no chart by default when the table only goes to stdout
+        args.chart = "" if args.output == "-" else os.path.join(out_dir, "speedup%s.png" % suffix)
     return args
 
 
@@ -596,7 +642,7 @@ def main():
     print("run_bench: backends %s%s" % (",".join(args.backend_list),
           " and ref-interp " + args.ref_interp if args.ref_interp else ""), file=sys.stderr)
     if "lcu" in args.backend_list and not args.quick:
-        print("run_bench: note: lcu is 10-20x slower than ref; this takes long "
+        print("run_bench: note: lcu is 10-40x slower than ref (radix_10m: ~1000x); this takes long "
               "(--backends ref to leave it out)", file=sys.stderr)
 
     classic = classic_times(os.path.join(args.dir, "README.md"))
@@ -612,6 +658,7 @@ def main():
     if not names:
         sys.exit("run_bench: nothing to run in %s" % args.dir)
 
+    args.width = max(len(n) for n in names)
     started = datetime.datetime.now().astimezone()
     load_before = load_average()
     results = []
@@ -625,10 +672,7 @@ def main():
         except OSError:
             expected = None
         backends = args.backend_list + ([REF_INTERP] if args.ref_interp else [])
-        for backend in backends:
-            fused = backend != REF_INTERP and BACKENDS.get(backend, (True, False))[0]
-            results.append(bench_one(name, vcode, expected, backend,
-                                     backend_cmd(interp, backend, args.ref_interp), args, fused))
+        results += bench_program(name, vcode, expected, backends, args)
     load_after = load_average()
     elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
 
@@ -651,7 +695,7 @@ def main():
     header += [
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
         "* Method: whole-process wall seconds, %d discarded warm-up run(s), then the median "
-        "of %d timed run(s); peak RSS is the largest of the timed runs. Fused backends get "
+        "of %d timed run(s), the backends taking turns run by run; peak RSS is the largest of the timed runs. Fused backends get "
         "one more run with `-d stats` for the kernel launches and host\u2194device bytes. "
         "Output is compared with NAME.expected apart from its last line (the program's "
         "own timer). The classic -O2 column is copied from the programs' README.md "
@@ -672,7 +716,7 @@ def main():
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
         with open(args.output, "w") as f:
             f.write("\n".join(header + lines) + "\n")
-        print("run_bench: wrote %s" % os.path.relpath(args.output), file=sys.stderr)
+        print("run_bench: wrote %s" % shown(args.output), file=sys.stderr)
     if chart_msg:
         print("run_bench: " + chart_msg, file=sys.stderr)
     return 1 if any(r.problem is not None for r in results) else 0

@@ -24,11 +24,14 @@
 #   --ref-interp PATH also time another interpreter with the classic command
 #                     line (e.g. the classic CMU vinterp) as "ref-interp"
 #   --interp PATH     our interpreter (default bin/vinterp)
-#   --programs LIST   only these programs;  --timeout S  kill runs after S s
+#   --programs LIST   only these programs
+#   --timeout S       kill a run after S s (default 900, 120 with --quick;
+#                     0: no limit)
 #   --warmup W, --no-stats, -o FILE ('-': stdout only), --chart PNG ('': none)
 #
-# The lcu backend is a tree-walking evaluator, 10-20x slower than ref: at the
-# benchmark sizes a full run with lcu takes tens of minutes on 2 cores.  Use
+# The lcu backend is a tree-walking evaluator, 10-40x slower than ref: at the
+# benchmark sizes a full run with lcu takes over an hour on 2 cores (radix_10m
+# alone needs about 20 min a run and hits the timeout).  Use
 # --backends ref (or make bench-quick) for a short run.  Timings are only
 # meaningful on an otherwise idle machine; RESULTS.md records the load average.
 # The work is done by bench.py beside this script.
