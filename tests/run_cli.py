@@ -70,5 +70,37 @@ objs = json_objects(err)
 check("lcu --profile=json adds a kernel report", rc == 0 and len(objs) == 2 and len(objs[1]["kernels"]) >= 1)
 rc, out, err = run("--backend=lcu", "-d", "stats", fib)
 check("lcu -d stats summary", rc == 0 and out == ref_out and "kernel launches" in err)
+# -d traces (VCODE.md §7): the classic line formats, on a tiny program.
+tiny = os.path.join(HERE, "cli_trace.vcode.tmp")
+with open(tiny, "w") as f:
+    f.write("FUNC MAIN\nCONST INT 5\nCALL G\nRET\nFUNC G\nCONST INT (1 2)\nCOPY 1 0\nPOP 1 0\nRET\n")
+want = {
+    "program": "(0) vop = CONST; type = Int; val = 5; line = 2\n"
+               "(1) vop = CALL; branch to 3; line = 3\n"
+               "(2) vop = RET; ; line = 4\n"
+               "(3) vop = CONST; type = Int; val = ( 1 2); line = 6\n"
+               "(4) vop = COPY; args = 1, 0; line = 7\n"
+               "(5) vop = POP; args = 1, 0; line = 8\n"
+               "(6) vop = RET; ; line = 9\n",
+    "command": "(2) vop = CONST; type = Int; val = 5; line = 2\n"
+               "(3) vop = CALL; branch to 3; line = 3\n"
+               "(6) vop = CONST; type = Int; val = ( 1 2); line = 6\n"
+               "(7) vop = COPY; args = 1, 0; line = 7\n"
+               "(8) vop = POP; args = 1, 0; line = 8\n"
+               "(9) vop = RET; ; line = 9\n"
+               "(4) vop = RET; ; line = 4\n",
+    "stack": "\n1(Int) \n1(Int) \n1(Int) 2(Int) \n1(Int) 2(Int) 2(Int) \n1(Int) 2(Int) \n1(Int) 2(Int) \n",
+    "runtime": "push: \t stack_count = 1, saved_pc = -1\n"
+               "push: \t stack_count = 2, saved_pc = 2\n"
+               "pop: \t stack_count = 1, new_pc = 2\n"
+               "pop: \t stack_count = 0, new_pc = -1\n",
+}
+for word, text in want.items():
+    rc, out, err = run("-d", word, tiny)
+    check("-d %s format" % word, rc == 0 and err == text and out == "( 5 )\n( 1 2 )\n")
+rc, out, err = run("-d", "values", tiny)
+check("-d values: the stack line, a tab, then the dump", rc == 0 and err.startswith("\t\n1(Int) \t( 5 )\n"))
+os.remove(tiny)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
