@@ -177,7 +177,7 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
     /* Inlined bodies (without RET), computed callees first by memoised
      * recursion over the acyclic part of the call graph. */
     Code *body = calloc((size_t)nf + 1, sizeof *body);
-    int *state = calloc((size_t)nf + 1, sizeof *state); /* 0 todo, 1 in progress, 2 done */
+    int *state = calloc((size_t)nf + 1, sizeof *state); /* 0 unvisited, 1 in progress, 2 finished */
     int *order = xmalloc((size_t)nf * sizeof *order);
     /* Post-order over the non-recursive call edges. */
     int norder = 0;

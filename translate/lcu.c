@@ -133,7 +133,7 @@ LcuExpr *lcu_len(int var)
  * the result type: the two coincide for the prims whose result type
  * depends on it (arithmetic, shifts, and/or/xor, not, neg); every other
  * prim has a fixed result type. */
-static LcuBase prim_result(LcuPrim p, LcuBase t)
+LcuBase lcu_prim_result(LcuPrim p, LcuBase t)
 {
     switch (p) {
     case LP_LT: case LP_LE: case LP_GT: case LP_GE: case LP_EQ: case LP_NE:
@@ -153,7 +153,7 @@ static LcuBase prim_result(LcuPrim p, LcuBase t)
 
 LcuExpr *lcu_prim1(LcuPrim p, LcuBase type, LcuExpr *a)
 {
-    LcuExpr *e = node(LE_PRIM, prim_result(p, type), 1);
+    LcuExpr *e = node(LE_PRIM, lcu_prim_result(p, type), 1);
     e->prim = p;
     e->kids[0] = a;
     return e;
@@ -161,7 +161,7 @@ LcuExpr *lcu_prim1(LcuPrim p, LcuBase type, LcuExpr *a)
 
 LcuExpr *lcu_prim2(LcuPrim p, LcuBase type, LcuExpr *a, LcuExpr *b)
 {
-    LcuExpr *e = node(LE_PRIM, prim_result(p, type), 2);
+    LcuExpr *e = node(LE_PRIM, lcu_prim_result(p, type), 2);
     e->prim = p;
     e->kids[0] = a;
     e->kids[1] = b;

@@ -209,6 +209,9 @@ const char *lcu_prim_name(LcuPrim p);
 const char *lcu_lib_name(LcuLib l);
 const char *lcu_base_name(LcuBase b);
 LcuBase lcu_rop_base(LcuRop r);
+/* The result type of prim P applied to operands of type T (comparisons and
+ * I_TO_B give bool, conversions their target, arithmetic and logic T). */
+LcuBase lcu_prim_result(LcuPrim p, LcuBase t);
 
 /* Print in the style of the λcu paper, e.g.
  *   kernel K2 (x3, x4) -> (x7) {

@@ -153,23 +153,6 @@ static int check_thunk_read(V *v, int var, const char *role, LcuVarType *t)
     return check_read(v, var, role, t);
 }
 
-static LcuBase prim_result(LcuPrim p, LcuBase t)
-{
-    switch (p) {
-    case LP_LT: case LP_LE: case LP_GT: case LP_GE: case LP_EQ: case LP_NE:
-    case LP_I_TO_B:
-        return LB_BOOL;
-    case LP_FLOOR: case LP_CEIL: case LP_TRUNC: case LP_ROUND:
-    case LP_B_TO_I: case LP_RANDMOD: case LP_CHECKIDX:
-        return LB_INT;
-    case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
-    case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
-    case LP_I_TO_F:
-        return LB_FLOAT;
-    default:
-        return t;
-    }
-}
 
 /* Number of operands of P, and whether operand type T is legal for it. */
 static int prim_arity(LcuPrim p)
@@ -328,7 +311,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
             if (b != a)
                 return fail(v, "%s applied to %s and %s", pn, lcu_base_name(a), lcu_base_name(b));
         }
-        if (want_type(v, e, prim_result(e->prim, a), pn) < 0)
+        if (want_type(v, e, lcu_prim_result(e->prim, a), pn) < 0)
             return -1;
         tys[0] = e->type;
         return 0;

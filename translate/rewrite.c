@@ -294,56 +294,6 @@ static int index_outside_filter(const LcuExpr *e, const LcuSoac *f)
     return 0;
 }
 
-/* FILTER-REDUCE: a SEG_REDUCE over a SEG_FILTER's output descriptor that
- * reads the filtered arrays element-wise becomes a SEG_REDUCE over the
- * filter's input, with the identity where the filter drops an element. */
-static void filter_reduce(SoacList *l, const RewriteCtx *cx)
-{
-    for (int i = 0; i < l->n; i++) {
-        LcuSoac *f = l->s[i];
-        if (f->kind != LS_SEG_FILTER)
-            continue;
-        int nsd = f->res[f->nres - 1];
-        for (int j = i + 1; j < l->n; j++) {
-            LcuSoac *r = l->s[j];
-            if (r->kind != LS_SEG_REDUCE || r->shape.kind != LSH_SEG_N || r->shape.var != nsd)
-                continue;
-            int ok = 1;
-            for (int q = 0; q < r->nres && ok; q++)
-                ok = rop_filter_safe(r->rops[q]);
-            for (int d = 0; d < f->nres - 1 && ok; d++)
-                if (thunk_reads_var(r->pull, f->res[d])) {
-                    int elem = 0, other = 0;
-                    scan_reads(r->pull->body, f->res[d], &elem, &other);
-                    ok = !other;
-                }
-            /* the pull may read nothing else that lives in the filtered space */
-            for (int u = 0; u < r->pull->nusing && ok; u++) {
-                int var = r->pull->using[u], is_data = 0;
-                for (int d = 0; d < f->nres - 1; d++)
-                    is_data |= f->res[d] == var;
-                if (!is_data && var == nsd)
-                    ok = 0;
-            }
-            if (ok && index_outside_filter(r->pull->body, f))
-                ok = 0;
-            if (!ok)
-                continue;
-            /* Substitute the filter's element thunk for its outputs. */
-            for (int d = 0; d < f->nres - 1; d++) {
-                const LcuExpr *val = *item_ref(f->pull, d);
-                inline_into_thunk(r->pull, f->res[d], val, cx->types[f->res[d]].base, cx->nlocals);
-            }
-            for (int q = 0; q < r->nres; q++) {
-                LcuExpr **it = item_ref(r->pull, q);
-                *it = lcu_if(lcu_expr_copy(f->pred->body), *it, rewrite_rop_identity(r->rops[q]));
-            }
-            lcu_thunk_recompute_using(r->pull);
-            r->shape = f->shape;
-        }
-    }
-}
-
 /* Does thunk T read the outputs of filter F only element-wise, and not F's
  * descriptor? */
 static int reads_filter_elemwise(const LcuThunk *t, const LcuSoac *f)
@@ -363,6 +313,44 @@ static int reads_filter_elemwise(const LcuThunk *t, const LcuSoac *f)
     return 1;
 }
 
+/* Replace the filter's outputs read at i in thunk T by the filter's
+ * element expressions (T then iterates over the filter's input). */
+static void absorb_filter_outputs(LcuThunk *t, const LcuSoac *f, const RewriteCtx *cx)
+{
+    for (int d = 0; d < f->nres - 1; d++)
+        inline_into_thunk(t, f->res[d], *item_ref(f->pull, d), cx->types[f->res[d]].base, cx->nlocals);
+}
+
+/* FILTER-REDUCE: a SEG_REDUCE over a SEG_FILTER's output descriptor that
+ * reads the filtered arrays element-wise becomes a SEG_REDUCE over the
+ * filter's input, with the identity where the filter drops an element. */
+static void filter_reduce(SoacList *l, const RewriteCtx *cx)
+{
+    for (int i = 0; i < l->n; i++) {
+        LcuSoac *f = l->s[i];
+        if (f->kind != LS_SEG_FILTER)
+            continue;
+        int nsd = f->res[f->nres - 1];
+        for (int j = i + 1; j < l->n; j++) {
+            LcuSoac *r = l->s[j];
+            if (r->kind != LS_SEG_REDUCE || r->shape.kind != LSH_SEG_N || r->shape.var != nsd)
+                continue;
+            int ok = 1;
+            for (int q = 0; q < r->nres && ok; q++)
+                ok = rop_filter_safe(r->rops[q]);
+            if (!ok || !reads_filter_elemwise(r->pull, f) || index_outside_filter(r->pull->body, f))
+                continue;
+            absorb_filter_outputs(r->pull, f, cx);
+            for (int q = 0; q < r->nres; q++) {
+                LcuExpr **it = item_ref(r->pull, q);
+                *it = lcu_if(lcu_expr_copy(f->pred->body), *it, rewrite_rop_identity(r->rops[q]));
+            }
+            lcu_thunk_recompute_using(r->pull);
+            r->shape = f->shape;
+        }
+    }
+}
+
 /* FILTER-FILTER: a SEG_FILTER over another's output keeps an element when
  * both predicates hold, and is computed over the first one's input. */
 static void filter_filter(SoacList *l, const RewriteCtx *cx)
@@ -380,12 +368,8 @@ static void filter_filter(SoacList *l, const RewriteCtx *cx)
                 continue;
             if (index_outside_filter(g->pull->body, f) || index_outside_filter(g->pred->body, f))
                 continue;
-            for (int d = 0; d < f->nres - 1; d++) {
-                const LcuExpr *val = *item_ref(f->pull, d);
-                LcuBase ty = cx->types[f->res[d]].base;
-                inline_into_thunk(g->pull, f->res[d], val, ty, cx->nlocals);
-                inline_into_thunk(g->pred, f->res[d], val, ty, cx->nlocals);
-            }
+            absorb_filter_outputs(g->pull, f, cx);
+            absorb_filter_outputs(g->pred, f, cx);
             LcuExpr *both = lcu_prim2(LP_AND, LB_BOOL, lcu_expr_copy(f->pred->body), g->pred->body);
             g->pred->body = both;
             lcu_thunk_recompute_using(g->pred);
