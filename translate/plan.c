@@ -418,7 +418,8 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     if (!out->fused)
         out->arrays_fused = out->arrays_unfused;
     /* Validate every kernel. */
-    for (int i = 0; i < out->nsteps; i++) {
+    int rc = 0;
+    for (int i = 0; i < out->nsteps && rc == 0; i++) {
         if (out->steps[i].kind != STEP_KERNEL)
             continue;
         char vm[300];
@@ -428,17 +429,11 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
                 fprintf(opt->trace, "-- INVALID: %s\n", msg);
                 lcu_print_kernel(opt->trace, out->steps[i].k, out->types);
             }
-            free(cluster);
-            free(producer);
-            free(reads);
-            free(binds);
-            free(live);
-            free(need);
-            lowered_free(&low);
-            plan_free(out);
-            return -1;
+            rc = -1;
         }
     }
+    if (rc < 0)
+        goto done;
     /* Release points: after a variable's last reading step, unless it is live out. */
     int *last = xcalloc((size_t)nv, sizeof *last);
     for (int v = 0; v < nv; v++)
@@ -490,6 +485,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
             print_steps(opt->trace, p, g, &tmp, 1, out->types);
         }
     }
+done:
     free(cluster);
     free(producer);
     free(reads);
@@ -497,6 +493,10 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     free(live);
     free(need);
     lowered_free(&low);
+    if (rc < 0) {
+        plan_free(out);
+        return -1;
+    }
     out->translate_seconds = now() - t0;
     return 0;
 }

@@ -165,7 +165,7 @@ static int fits(char ch, AbsType want, AbsType have)
 {
     if (!concrete(have))
         return 1;
-    if (ch == 'X')
+    if (ch == 'X' || ch == '*')
         return 1;
     if (ch == 'A')
         return have != AT_PAIR && have != AT_SEGDES;
@@ -405,29 +405,29 @@ static int walk(Checker *c, int fi, AStack *out)
             as_push(&a, AT_BOOL);
             break;
         case OP_WRITE:
-            rc = apply_sig(c, &a, in, "X", "IB");
+            rc = apply_sig(c, &a, in, "*", "IB");
             break;
         /* The I/O ops check their own arguments at run time, with the
-         * classic's rules (VCODE.md §4.15). */
+         * classic's rules (VCODE.md §4.15); '*' is "any value" here. */
         case OP_FOPEN:
-            rc = apply_sig(c, &a, in, "XX", "IIB");
+            rc = apply_sig(c, &a, in, "**", "IIB");
             break;
         case OP_FCLOSE:
-            rc = apply_sig(c, &a, in, "X", "IB");
+            rc = apply_sig(c, &a, in, "*", "IB");
             break;
         case OP_FREAD:
-            rc = apply_sig(c, &a, in, "X", "XIB");
+            rc = apply_sig(c, &a, in, "*", "*IB");
             if (rc == 0)
                 a.s[a.n - 3] = in->type == TY_SEGDES ? AT_ANY : from_vc(in->type);
             break;
         case OP_FREAD_CHAR:
-            rc = apply_sig(c, &a, in, "XXX", "IIIB");
+            rc = apply_sig(c, &a, in, "***", "IIIB");
             break;
         case OP_FWRITE:
-            rc = apply_sig(c, &a, in, "XX", "IB");
+            rc = apply_sig(c, &a, in, "**", "IB");
             break;
         case OP_SPAWN:
-            rc = apply_sig(c, &a, in, "XXXX", "IIIIB");
+            rc = apply_sig(c, &a, in, "****", "IIIIB");
             break;
         case OP_FUSED:
             rc = fail(c, in, "fused-operation libraries (-l) are not supported by this interpreter (FUSED %d)", in->a);
