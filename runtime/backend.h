@@ -1,13 +1,17 @@
 /* runtime/backend.h — fused backends: the interpreter hands each basic
- * block with vector instructions to the backend, which translates it once
- * (lowering, fusion) on first execution and runs its plan.
+ * block with vector instructions to the backend, which translates it
+ * (lowering, fusion) once and runs its plan: host steps here, kernels by an
+ * executor.
  *
- * Backends: ref (no backend object: every instruction interpreted) and
- * lcu (plans run by the λcu reference evaluator). */
+ * Backends: ref (no backend object: every instruction interpreted), lcu
+ * (kernels run by the λcu reference evaluator), cpu (kernels compiled to C
+ * by the system compiler, runtime/exec_cpu.c) and cuda (kernels compiled
+ * with NVRTC and run on the GPU, runtime/exec_cuda.c). */
 #ifndef RUNTIME_BACKEND_H
 #define RUNTIME_BACKEND_H
 
 #include <stdio.h>
+#include "runtime/executor.h"
 #include "runtime/interp.h"
 
 typedef struct Backend Backend;
@@ -17,10 +21,15 @@ typedef struct {
     FILE *trace;        /* -d fusion */
     int stats;          /* -d stats: summary at exit */
     double ilp_timeout; /* seconds */
+    int check;          /* --check: the reference runs beside, block by block */
+    double check_rel;   /* --check-rel: float tolerance, relative */
 } BackendOptions;
 
-/* A backend for program P (already inlined and checked). */
-Backend *backend_lcu_new(const Program *p, const BackendOptions *o);
+/* A backend for program P (already inlined and checked) whose kernels run
+ * with executor X (the backend owns it). An eager executor gets every
+ * block's plan before the run; when its prepare fails, backend_new returns
+ * NULL with the reason in MSG (and X is freed). */
+Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen);
 /* Block starts: block_at[pc] is a block index or -1. */
 const int *backend_block_map(const Backend *b);
 /* Run the block starting at PC. Returns the pc after it, or -1 when the
@@ -28,8 +37,7 @@ const int *backend_block_map(const Backend *b);
 int backend_run_block(Backend *b, Interp *it, int pc);
 /* -d stats summary. */
 void backend_report(const Backend *b, FILE *f);
-/* --profile: per fused kernel, launches and time (JSON when JSON). Kernel
- * times are measured only when profiling was asked for (backend_profile_on). */
+/* --profile: per fused kernel, launches and time (JSON when JSON). */
 void backend_profile_on(Backend *b);
 void backend_profile_report(const Backend *b, FILE *f, int json);
 void backend_free(Backend *b);

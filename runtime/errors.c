@@ -3,6 +3,8 @@
 #include "vcode/optable.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,6 +12,10 @@ static const Program *cur_prog;
 static const Instr *cur_instr;
 static int abort_on_fatal;
 static RtFatalHook fatal_hook;
+static RtReplayHook replay_hook;
+static void *replay_arg;
+static atomic_int replay_taken;
+static _Thread_local int in_replay;
 
 void rt_set_where(const Program *p, const Instr *ins)
 {
@@ -22,6 +28,33 @@ const Instr *rt_current(void) { return cur_instr; }
 void rt_set_abort(int on) { abort_on_fatal = on; }
 
 void rt_set_fatal_hook(RtFatalHook hook) { fatal_hook = hook; }
+
+void rt_set_replay(RtReplayHook hook, void *arg)
+{
+    replay_hook = hook;
+    replay_arg = arg;
+    in_replay = 0;
+    atomic_store(&replay_taken, 0);
+}
+
+/* Before a fatal message: let the block's replay produce the reference's. */
+static void replay_first(void)
+{
+    if (!replay_hook || in_replay)
+        return;
+    if (atomic_exchange(&replay_taken, 1) == 0) {
+        const Program *p = cur_prog;
+        const Instr *ins = cur_instr;
+        in_replay = 1;
+        replay_hook(replay_arg);
+        in_replay = 0; /* the reference found nothing: report our own */
+        cur_prog = p;
+        cur_instr = ins;
+        return;
+    }
+    for (;;)
+        pause(); /* another thread is replaying; it ends the process */
+}
 
 void rt_exit_status(int status)
 {
@@ -44,6 +77,7 @@ void rt_exit_status(int status)
 void rt_fatal(const char *fmt, ...)
 {
     va_list ap;
+    replay_first();
     va_start(ap, fmt);
     if (cur_instr && cur_prog)
         fprintf(stderr, "vinterp: %s:%d: %s: ", cur_prog->filename, cur_instr->line,

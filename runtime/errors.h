@@ -40,4 +40,15 @@ void rt_exit_status(int status) __attribute__((noreturn));
 typedef void (*RtFatalHook)(int status);
 void rt_set_fatal_hook(RtFatalHook hook);
 
+/* Exact messages from the fused backends. A backend running a block sets
+ * a replay hook for the length of the block: the first fatal error raised
+ * while it is set (on any thread) calls HOOK(ARG) once before printing
+ * anything. The hook reruns the block on the reference interpreter from
+ * the block's inputs, so the error that ends the run is the reference's
+ * own message and line; if the rerun finds no error the hook returns and
+ * the backend's message is printed. Other threads that fail while the
+ * replay runs wait for it to end the process. NULL removes the hook. */
+typedef void (*RtReplayHook)(void *arg);
+void rt_set_replay(RtReplayHook hook, void *arg);
+
 #endif

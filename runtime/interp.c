@@ -176,6 +176,106 @@ static void trace_runtime(const char *what, int64_t count, int64_t pc)
             what[1] == 'u' ? "saved_pc" : "new_pc", (long long)pc);
 }
 
+/* The instructions that move or compute data (the ones a basic block is
+ * made of): COPY/POP/CPOP, CONST and the vector instructions. */
+static void exec_data_op(Interp *it, const Instr *ins)
+{
+    switch (ins->op) {
+    case OP_COPY: {
+        stack_operands(it, ins);
+        int64_t i = ins->a, base = it->sp - ins->b - i;
+        if (it->sp + i > it->cap)
+            grow(it, it->sp + i);
+        for (int64_t k = 0; k < i; k++)
+            it->stk[it->sp++] = val_ref(it->stk[base + k]);
+        break;
+    }
+    case OP_POP: {
+        stack_operands(it, ins);
+        int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
+        for (int64_t k = 0; k < i; k++)
+            val_release(it->stk[base + k]);
+        memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
+        it->sp -= i;
+        break;
+    }
+    case OP_CPOP: {
+        stack_operands(it, ins);
+        int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
+        if (i > 0 && j > 0) {
+            Value *tmp[64];
+            Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
+            if (!t)
+                rt_fatal("out of host memory");
+            memcpy(t, it->stk + base, (size_t)i * sizeof *t);
+            memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
+            memcpy(it->stk + it->sp - i, t, (size_t)i * sizeof *t);
+            if (t != tmp)
+                free(t);
+        }
+        break;
+    }
+    case OP_CONST: {
+        Value *v;
+        if (ins->ckind == CK_VECTOR) {
+            v = val_ref(it->consts[ins->cidx]);
+        } else {
+            v = val_new(vt_of(ins->type), 1);
+            if (ins->type == TY_FLOAT)
+                VF(v)[0] = ins->fval;
+            else
+                VI(v)[0] = ins->ival;
+        }
+        vs_push(it, v);
+        break;
+    }
+    default:
+        argcheck(it, ins);
+        switch (ins->op) {
+        case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
+        case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
+        case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
+            op_binary(it, ins);
+            break;
+        case OP_SELECT:
+            op_select(it, ins);
+            break;
+        case OP_RAND:
+            op_rand(it, ins);
+            break;
+        case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
+        case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
+            op_scan(it, ins);
+            break;
+        case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
+        case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
+            op_reduce(it, ins);
+            break;
+        case OP_PERMUTE: op_permute(it, ins); break;
+        case OP_DPERMUTE: op_dpermute(it, ins); break;
+        case OP_FPERMUTE: op_fpermute(it, ins); break;
+        case OP_BPERMUTE: op_bpermute(it, ins); break;
+        case OP_BFPERMUTE: op_bfpermute(it, ins); break;
+        case OP_DFPERMUTE: op_dfpermute(it, ins); break;
+        case OP_EXTRACT: op_extract(it, ins); break;
+        case OP_REPLACE: op_replace(it, ins); break;
+        case OP_DIST: op_dist(it, ins); break;
+        case OP_INDEX: op_index(it, ins); break;
+        case OP_RANK_UP: case OP_RANK_DOWN: op_rank(it, ins); break;
+        case OP_PACK:
+            grow(it, it->sp + 1);
+            op_pack(it, ins);
+            break;
+        case OP_LENGTH: op_length(it, ins); break;
+        case OP_MAKE_SEGDES: op_make_segdes(it, ins); break;
+        case OP_LENGTHS: op_lengths(it, ins); break;
+        default:
+            op_unary(it, ins);
+            break;
+        }
+    }
+}
+
 int interp_run(Interp *it)
 {
     const Program *p = it->prog;
@@ -219,43 +319,10 @@ int interp_run(Interp *it)
                 progress_tick(steps, rsp, &progress_last);
         }
         switch (ins->op) {
-        case OP_COPY: {
-            stack_operands(it, ins);
-            int64_t i = ins->a, base = it->sp - ins->b - i;
-            if (it->sp + i > it->cap)
-                grow(it, it->sp + i);
-            for (int64_t k = 0; k < i; k++)
-                it->stk[it->sp++] = val_ref(it->stk[base + k]);
+        case OP_COPY: case OP_POP: case OP_CPOP: case OP_CONST:
+            exec_data_op(it, ins);
             pc++;
             break;
-        }
-        case OP_POP: {
-            stack_operands(it, ins);
-            int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
-            for (int64_t k = 0; k < i; k++)
-                val_release(it->stk[base + k]);
-            memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
-            it->sp -= i;
-            pc++;
-            break;
-        }
-        case OP_CPOP: {
-            stack_operands(it, ins);
-            int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
-            if (i > 0 && j > 0) {
-                Value *tmp[64];
-                Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
-                if (!t)
-                    rt_fatal("out of host memory");
-                memcpy(t, it->stk + base, (size_t)i * sizeof *t);
-                memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
-                memcpy(it->stk + it->sp - i, t, (size_t)i * sizeof *t);
-                if (t != tmp)
-                    free(t);
-            }
-            pc++;
-            break;
-        }
         case OP_PAIR: {
             vs_need(it, 2);
             Value *b = vs_pop(it), *a = vs_pop(it);
@@ -343,21 +410,6 @@ int interp_run(Interp *it)
             fflush(stdout);
             fflush(stderr);
             rt_exit_status(0);
-        case OP_CONST: {
-            Value *v;
-            if (ins->ckind == CK_VECTOR) {
-                v = val_ref(it->consts[ins->cidx]);
-            } else {
-                v = val_new(vt_of(ins->type), 1);
-                if (ins->type == TY_FLOAT)
-                    VF(v)[0] = ins->fval;
-                else
-                    VI(v)[0] = ins->ival;
-            }
-            vs_push(it, v);
-            pc++;
-            break;
-        }
         case OP_START_TIMER:
             timer_start = now_seconds();
             pc++;
@@ -391,51 +443,19 @@ int interp_run(Interp *it)
         case OP_FUSED:
             rt_fatal("fused-operation libraries (-l) are not supported (FUSED %d)", ins->a);
         default:
-            argcheck(it, ins);
-            switch (ins->op) {
-            case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
-            case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-            case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
-                op_binary(it, ins);
-                break;
-            case OP_SELECT:
-                op_select(it, ins);
-                break;
-            case OP_RAND:
-                op_rand(it, ins);
-                break;
-            case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
-            case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
-                op_scan(it, ins);
-                break;
-            case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
-            case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
-                op_reduce(it, ins);
-                break;
-            case OP_PERMUTE: op_permute(it, ins); break;
-            case OP_DPERMUTE: op_dpermute(it, ins); break;
-            case OP_FPERMUTE: op_fpermute(it, ins); break;
-            case OP_BPERMUTE: op_bpermute(it, ins); break;
-            case OP_BFPERMUTE: op_bfpermute(it, ins); break;
-            case OP_DFPERMUTE: op_dfpermute(it, ins); break;
-            case OP_EXTRACT: op_extract(it, ins); break;
-            case OP_REPLACE: op_replace(it, ins); break;
-            case OP_DIST: op_dist(it, ins); break;
-            case OP_INDEX: op_index(it, ins); break;
-            case OP_RANK_UP: case OP_RANK_DOWN: op_rank(it, ins); break;
-            case OP_PACK:
-                grow(it, it->sp + 1);
-                op_pack(it, ins);
-                break;
-            case OP_LENGTH: op_length(it, ins); break;
-            case OP_MAKE_SEGDES: op_make_segdes(it, ins); break;
-            case OP_LENGTHS: op_lengths(it, ins); break;
-            default:
-                op_unary(it, ins);
-                break;
-            }
+            exec_data_op(it, ins);
             pc++;
             break;
         }
+    }
+}
+
+void interp_exec_range(Interp *it, int start, int end)
+{
+    const Program *p = it->prog;
+    for (int pc = start; pc < end; pc++) {
+        const Instr *ins = &p->code[pc];
+        rt_set_where(p, ins);
+        exec_data_op(it, ins);
     }
 }

@@ -48,5 +48,9 @@ void interp_init(Interp *it, const Program *p, const InterpOptions *opt);
  * caller to print); EXIT ends the process directly with status 0. */
 int interp_run(Interp *it);
 void interp_free(Interp *it);
+/* Execute instructions [start, end) of one basic block (data instructions
+ * only: COPY/POP/CPOP, CONST, vector instructions) on the stack, as the
+ * interpreter loop would. The backends' --check uses it. */
+void interp_exec_range(Interp *it, int start, int end);
 
 #endif

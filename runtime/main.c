@@ -1,6 +1,9 @@
 /* runtime/main.c — the vinterp command line (VCODE.md §7). */
 #define _GNU_SOURCE
 #include "runtime/backend.h"
+#include "runtime/exec_cpu.h"
+#include "runtime/exec_cuda.h"
+#include "runtime/jit.h"
 #include "runtime/errors.h"
 #include "runtime/interp.h"
 #include "runtime/print.h"
@@ -16,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#define VINTERP_VERSION "0.1.0"
+#include "runtime/version.h"
 
 static unsigned long mem_units = 1000000;
 
@@ -46,8 +49,18 @@ static void help(void)
     usage();
     fprintf(stderr,
             "Options of this interpreter beyond the classic ones:\n"
-            "\t --backend=NAME\t execution backend: ref (the reference interpreter), lcu (fused\n"
-            "\t\t\t block plans run by the λcu evaluator)\n"
+            "\t --backend=NAME\t execution backend: auto (the default: cuda when a GPU is usable,\n"
+            "\t\t\t else cpu when a C compiler is, else ref), ref (the reference\n"
+            "\t\t\t interpreter), lcu (fused block plans run by the λcu evaluator),\n"
+            "\t\t\t cpu (fused kernels compiled to C), cuda (fused kernels on the GPU);\n"
+            "\t\t\t $VINTERP_BACKEND sets the default\n"
+            "\t --check\t run the reference beside the backend and compare every block\n"
+            "\t --check-rel=R\t relative tolerance for floats under --check (default 1e-12)\n"
+            "\t --cache-dir=DIR  compiled-kernel cache (default $VINTERP_CACHE_DIR,\n"
+            "\t\t\t else $XDG_CACHE_HOME/vinterp, else ~/.cache/vinterp)\n"
+            "\t --no-cache\t compile kernels without the cache (also VINTERP_NO_CACHE=1)\n"
+            "\t --cuda-check[=ARCH]  generate the CUDA of every block and compile it with\n"
+            "\t\t\t NVRTC for ARCH (default sm_90), without running; no GPU needed\n"
             "\t --fusion=on|off\t fuse kernels in block plans (default on)\n"
             "\t -d fusion\t print each block's kernels, ILP and fused kernels when translated\n"
             "\t -d stats\t print translation and execution figures at exit\n"
@@ -79,7 +92,23 @@ static void report(const char *file, const VcError *err)
 }
 
 enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
-       LO_FUSION, LO_NO_FILES };
+       LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK };
+
+typedef enum { BK_AUTO = 0, BK_REF, BK_LCU, BK_CPU, BK_CUDA } BackendKind;
+
+static int parse_backend(const char *s, BackendKind *k)
+{
+    static const struct { const char *name; BackendKind k; } t[] = {
+        { "auto", BK_AUTO }, { "ref", BK_REF }, { "lcu", BK_LCU }, { "cpu", BK_CPU }, { "cuda", BK_CUDA },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(s, t[i].name)) {
+            *k = t[i].k;
+            return 0;
+        }
+    fprintf(stderr, "vinterp: unknown backend '%s' (available: auto, ref, lcu, cpu, cuda)\n", s);
+    return -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -87,11 +116,19 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     opt.max_depth = 10000000;
     int dump_program = 0;
-    int use_lcu = 0;
+    int cuda_device = 0;
+    const char *cuda_check_arch = NULL; /* --cuda-check: compile only */
+    BackendKind bk = BK_AUTO;
+    const char *envb = getenv("VINTERP_BACKEND");
+    if (envb && *envb && parse_backend(envb, &bk) < 0)
+        return 1;
+    JitOptions jopt;
+    memset(&jopt, 0, sizeof jopt);
     BackendOptions bopt;
     memset(&bopt, 0, sizeof bopt);
     bopt.fusion = 1;
     bopt.ilp_timeout = 0.1;
+    bopt.check_rel = 1e-12;
     ProfileMode profile = PROF_OFF;
     static const struct option longopts[] = {
         { "help", no_argument, NULL, LO_HELP },
@@ -104,6 +141,11 @@ int main(int argc, char **argv)
         { "progress", no_argument, NULL, LO_PROGRESS },
         { "fusion", required_argument, NULL, LO_FUSION },
         { "no-files", no_argument, NULL, LO_NO_FILES },
+        { "check", no_argument, NULL, LO_CHECK },
+        { "check-rel", required_argument, NULL, LO_CHECK_REL },
+        { "cache-dir", required_argument, NULL, LO_CACHE_DIR },
+        { "no-cache", no_argument, NULL, LO_NO_CACHE },
+        { "cuda-check", optional_argument, NULL, LO_CUDA_CHECK },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -140,17 +182,26 @@ int main(int argc, char **argv)
             }
             break;
         case LO_HELP: help(); return 0;
-        case LO_VERSION: printf("vinterp %s (backends: ref, lcu)\n", VINTERP_VERSION); return 0;
+        case LO_VERSION:
+            printf("vinterp %s (backends: auto, ref, lcu, cpu, cuda)\n", VINTERP_VERSION);
+            return 0;
         case LO_BACKEND:
-            if (!strcmp(optarg, "ref"))
-                use_lcu = 0;
-            else if (!strcmp(optarg, "lcu"))
-                use_lcu = 1;
-            else {
-                fprintf(stderr, "vinterp: unknown backend '%s' (available: ref, lcu)\n", optarg);
+            if (parse_backend(optarg, &bk) < 0)
+                return 1;
+            break;
+        case LO_CHECK: bopt.check = 1; break;
+        case LO_CHECK_REL: {
+            char *end;
+            bopt.check_rel = strtod(optarg, &end);
+            if (*end || !(bopt.check_rel >= 0)) {
+                fprintf(stderr, "vinterp: --check-rel takes a tolerance >= 0, not '%s'\n", optarg);
                 return 1;
             }
             break;
+        }
+        case LO_CACHE_DIR: jopt.cache_dir = optarg; break;
+        case LO_NO_CACHE: jopt.no_cache = 1; break;
+        case LO_CUDA_CHECK: cuda_check_arch = optarg ? optarg : "sm_90"; break;
         case LO_FUSION:
             if (!strcmp(optarg, "on"))
                 bopt.fusion = 1;
@@ -178,7 +229,8 @@ int main(int argc, char **argv)
             break;
         case '0': case '1': case '2': case '3': case '4':
         case '5': case '6': case '7': case '8': case '9':
-            break; /* GPU selection of the CUDA build: accepted, no effect yet */
+            cuda_device = c - '0';
+            break; /* GPU selection (--backend=cuda / auto) */
         default: /* includes -r */
             usage();
             return 1;
@@ -217,7 +269,45 @@ int main(int argc, char **argv)
     Program *run = &prog;
     Backend *backend = NULL;
     memset(&inl, 0, sizeof inl);
-    if (use_lcu) {
+    /* Which backend: auto takes cuda when a device is usable, else cpu when
+     * a C compiler is, else the reference interpreter. */
+    char why[600] = "";
+    if (cuda_check_arch)
+        bk = BK_CUDA;
+    else if (bk == BK_CUDA || bk == BK_AUTO) {
+        int have = cuda_usable(cuda_device, why, sizeof why);
+        if (bk == BK_CUDA && !have) {
+            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
+            vc_free(&prog);
+            return 1;
+        }
+        /* The instruction traces describe the reference's one instruction
+         * at a time run of the program as written, and -c checks each
+         * instruction's arguments as it runs: auto keeps to it. */
+        int traced = opt.check || opt.trace_command || opt.trace_stack || opt.trace_values || opt.trace_runtime ||
+                     opt.trace_heap;
+        if (bk == BK_AUTO)
+            bk = traced ? BK_REF : have ? BK_CUDA : jit_have_compiler() ? BK_CPU : BK_REF;
+    }
+    if (bk == BK_CPU && !jit_have_compiler()) {
+        fprintf(stderr, "vinterp: --backend=cpu: no C compiler ('%s' is not on PATH; set VINTERP_CC)\n",
+                getenv("VINTERP_CC") && *getenv("VINTERP_CC") ? getenv("VINTERP_CC") : "cc");
+        vc_free(&prog);
+        return 1;
+    }
+    if (bk == BK_REF && bopt.check) {
+        fprintf(stderr, "vinterp: --check compares a fused backend with the reference; the backend is ref\n");
+        vc_free(&prog);
+        return 1;
+    }
+    if (bk != BK_REF && opt.check && !cuda_check_arch) {
+        fprintf(stderr, "vinterp: -c checks arguments instruction by instruction on the reference "
+                        "interpreter; use it with --backend=ref or auto\n");
+        vc_free(&prog);
+        return 1;
+    }
+    int fused = bk != BK_REF;
+    if (fused) {
         InlineStats ist;
         inline_program(&prog, &inl, NULL, &ist);
         VcError ierr;
@@ -226,10 +316,29 @@ int main(int argc, char **argv)
             return 1;
         }
         run = &inl;
-        backend = backend_lcu_new(run, &bopt);
         if (bopt.trace || bopt.stats)
             fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
                     ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
+        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch);
+        if (!x) {
+            fprintf(stderr, "vinterp: --backend=cuda: the executor could not start\n");
+            vc_free(&inl);
+            vc_free(&prog);
+            return 1;
+        }
+        backend = backend_new(run, &bopt, x, why, sizeof why);
+        if (!backend) {
+            fprintf(stderr, "vinterp: --backend=%s: %s\n", bk == BK_CPU ? "cpu" : bk == BK_CUDA ? "cuda" : "lcu", why);
+            vc_free(&inl);
+            vc_free(&prog);
+            return 1;
+        }
+        if (cuda_check_arch) { /* compiled, nothing to run */
+            backend_free(backend);
+            vc_free(&inl);
+            vc_free(&prog);
+            return 0;
+        }
     }
     Interp it;
     interp_init(&it, run, &opt);
@@ -255,7 +364,7 @@ int main(int argc, char **argv)
     interp_free(&it);
     backend_free(backend);
     mem_release_cache();
-    if (use_lcu)
+    if (fused)
         vc_free(&inl);
     vc_free(&prog);
     return 0;

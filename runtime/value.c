@@ -25,6 +25,11 @@ int64_t val_units(ValType t, int64_t len)
     return (len + 1) / 2;
 }
 
+void mem_uncharge(int64_t units)
+{
+    used_units -= units < used_units ? units : used_units;
+}
+
 static void charge(int64_t units)
 {
     if (units > limit_units - used_units)

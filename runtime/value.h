@@ -43,6 +43,10 @@ int64_t mem_used(void);
 int64_t mem_peak(void);
 int64_t mem_limit(void);
 int64_t val_units(ValType t, int64_t len);
+/* Stop counting UNITS that stay allocated: a fused block that failed gives
+ * up its intermediates before the reference replays it (rt_set_replay), so
+ * that the replay sees the memory the reference would. */
+void mem_uncharge(int64_t units);
 
 /* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
  * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be

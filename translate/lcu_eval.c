@@ -1039,6 +1039,44 @@ static void ctx_release(Ctx *c)
     c->active = 0;
 }
 
+static void scan_soac(const LcuSoac *s, int nvars, int *maxlocal)
+{
+    const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
+    for (int t = 0; t < 3; t++)
+        if (th[t])
+            scan_expr(th[t]->body, nvars, maxlocal);
+}
+
+static void ctx_locals(Ctx *c, int maxlocal)
+{
+    if (maxlocal < (int)(sizeof c->small / sizeof c->small[0])) {
+        c->locals = c->small;
+    } else {
+        c->locals = malloc((size_t)(maxlocal + 1) * sizeof *c->locals);
+        if (!c->locals)
+            rt_fatal("out of host memory for %d thunk locals", maxlocal + 1);
+    }
+}
+
+void lcu_eval_soac(const LcuSoac *s, Value **env, const LcuVarType *types, int nvars)
+{
+    Ctx *c = &cur;
+    if (c->active)
+        ctx_release(c);
+    memset(c, 0, sizeof *c);
+    c->active = 1;
+    c->env = env;
+    c->nvars = nvars;
+    if (!types)
+        rt_fatal("lcu: internal error: SOAC without variable types");
+    int maxlocal = -1;
+    scan_soac(s, nvars, &maxlocal);
+    ctx_locals(c, maxlocal);
+    run_soac(c, s, types);
+    stats.thunk_calls += c->calls;
+    ctx_release(c);
+}
+
 void lcu_eval_kernel(const LcuKernel *k, Value **env, const LcuVarType *types, int nvars)
 {
     Ctx *c = &cur;
@@ -1058,20 +1096,9 @@ void lcu_eval_kernel(const LcuKernel *k, Value **env, const LcuVarType *types, i
             rt_fatal("lcu: kernel K%d: parameter x%d is not bound", k->id, v);
     }
     int maxlocal = -1;
-    for (int i = 0; i < k->nsoacs; i++) {
-        const LcuSoac *s = k->soacs[i];
-        const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
-        for (int t = 0; t < 3; t++)
-            if (th[t])
-                scan_expr(th[t]->body, nvars, &maxlocal);
-    }
-    if (maxlocal < (int)(sizeof c->small / sizeof c->small[0])) {
-        c->locals = c->small;
-    } else {
-        c->locals = malloc((size_t)(maxlocal + 1) * sizeof *c->locals);
-        if (!c->locals)
-            rt_fatal("out of host memory for %d thunk locals", maxlocal + 1);
-    }
+    for (int i = 0; i < k->nsoacs; i++)
+        scan_soac(k->soacs[i], nvars, &maxlocal);
+    ctx_locals(c, maxlocal);
 
     for (int i = 0; i < k->nsoacs; i++)
         run_soac(c, k->soacs[i], types);

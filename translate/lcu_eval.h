@@ -18,6 +18,10 @@
  * gives each variable's type (arrays: element type). */
 void lcu_eval_kernel(const LcuKernel *k, Value **env, const LcuVarType *types, int nvars);
 
+/* One SOAC alone (the compiled backends' library calls): its results are
+ * stored into ENV as lcu_eval_kernel stores a kernel's. */
+void lcu_eval_soac(const LcuSoac *s, Value **env, const LcuVarType *types, int nvars);
+
 /* Evaluation counters, for -d stats: kernels run, SOACs run, elements
  * visited by thunks. */
 typedef struct {

@@ -1,14 +1,17 @@
-/* runtime/backend_lcu.c — the lcu backend: block plans executed with the
- * λcu reference evaluator. Translation happens on a block's first
- * execution and is cached; a block whose plan cannot be built, or whose
- * inputs do not match what the plan assumed (types, length classes), is
- * interpreted instruction by instruction instead. */
+/* runtime/backend.c — the block-plan driver shared by the fused backends:
+ * translation (on a block's first execution, or of every block up front
+ * for an eager executor), input checks, host steps, length-class checks,
+ * releases, the executor's kernels, --check against the reference, and
+ * the figures of -d stats and --profile. A block whose plan cannot be
+ * built, or whose inputs do not match what the plan assumed (types, length
+ * classes), is interpreted instruction by instruction instead. */
 #include "runtime/backend.h"
 #include "runtime/errors.h"
-#include "translate/lcu_eval.h"
+#include "runtime/rand.h"
 #include "translate/plan.h"
 #include "vcode/optable.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,6 +27,7 @@ typedef struct {
 struct Backend {
     const Program *prog;
     BackendOptions opt;
+    Executor *x;
     int nblocks;
     Block *blocks;
     BlockEntry *entries;
@@ -33,17 +37,53 @@ struct Backend {
     int envcap, classcap;
     int profiling;
     /* totals */
-    int64_t launches, host_steps;
-    double translate_seconds, ilp_seconds;
+    int64_t launches, host_steps, checked;
+    /* the block now running, for rt_set_replay */
+    Interp *rp_it;
+    int64_t rp_used;
+    int rp_start, rp_end;
+    RandState rp_rand;
+    double translate_seconds, ilp_seconds, kernel_seconds, host_seconds;
 };
 
-Backend *backend_lcu_new(const Program *p, const BackendOptions *o)
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Translate block K (state 0 -> 1, or 2 when it cannot be planned). */
+static void translate_block(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    PlanOptions po;
+    memset(&po, 0, sizeof po);
+    po.fusion = b->opt.fusion;
+    po.fuse.timeout_s = b->opt.ilp_timeout;
+    po.fuse.max_nodes = 60;
+    po.trace = b->opt.trace;
+    char msg[400];
+    if (plan_build(b->prog, &b->blocks[k], &po, &e->plan, msg, sizeof msg) < 0) {
+        if (b->opt.trace)
+            fprintf(b->opt.trace, "== block at line %d not planned: %s\n", b->prog->code[b->blocks[k].start].line,
+                    msg);
+        e->state = 2;
+        return;
+    }
+    b->translate_seconds += e->plan.translate_seconds;
+    b->ilp_seconds += e->plan.fr.seconds;
+    e->state = 1;
+}
+
+Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen)
 {
     Backend *b = calloc(1, sizeof *b);
     if (!b)
         rt_fatal("out of host memory");
     b->prog = p;
     b->opt = *o;
+    b->x = x;
     b->nblocks = dfg_blocks(p, &b->blocks);
     b->entries = calloc((size_t)b->nblocks + 1, sizeof *b->entries);
     b->block_at = malloc((size_t)(p->ncode ? p->ncode : 1) * sizeof *b->block_at);
@@ -56,6 +96,22 @@ Backend *backend_lcu_new(const Program *p, const BackendOptions *o)
             b->block_at[b->blocks[k].start] = k;
         else
             b->entries[k].state = 2;
+    }
+    if (x->eager) {
+        BlockPlan **plans = calloc((size_t)b->nblocks + 1, sizeof *plans);
+        if (!plans)
+            rt_fatal("out of host memory");
+        for (int k = 0; k < b->nblocks; k++) {
+            if (b->entries[k].state == 0)
+                translate_block(b, k);
+            plans[k] = b->entries[k].state == 1 ? &b->entries[k].plan : NULL;
+        }
+        int rc = x->prepare(x, p, b->nblocks, plans, msg, msglen);
+        free(plans);
+        if (rc < 0) {
+            backend_free(b);
+            return NULL;
+        }
     }
     return b;
 }
@@ -142,6 +198,131 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, const DfgNode *nd)
     b->host_steps++;
 }
 
+/* ---- --check ------------------------------------------------------------- */
+
+/* Equal within the tolerance: ints exactly, floats to the relative
+ * tolerance (NaN equals NaN). Returns the first differing element, or -1. */
+static int64_t first_difference(const Value *a, const Value *r, double rel)
+{
+    if (a->type != r->type || a->len != r->len)
+        return 0;
+    if (a->type == VT_PAIR)
+        return -1;
+    if (a->type == VT_FLOAT) {
+        for (int64_t i = 0; i < a->len; i++) {
+            double x = VF(a)[i], y = VF(r)[i];
+            if (x == y || (isnan(x) && isnan(y)))
+                continue;
+            double m = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+            if (!(fabs(x - y) <= rel * m))
+                return i;
+        }
+        return -1;
+    }
+    for (int64_t i = 0; i < a->len; i++)
+        if (VI(a)[i] != VI(r)[i])
+            return i;
+    return -1;
+}
+
+static void describe(FILE *f, const Value *v, int64_t i)
+{
+    if (v->type == VT_PAIR) {
+        fputs("a pair", f);
+        return;
+    }
+    fprintf(f, "%s of length %lld", val_type_name((ValType)v->type), (long long)v->len);
+    if (i >= 0 && i < v->len) {
+        if (v->type == VT_FLOAT)
+            fprintf(f, ", element %lld = %.17g", (long long)i, VF(v)[i]);
+        else
+            fprintf(f, ", element %lld = %d", (long long)i, VI(v)[i]);
+    }
+}
+
+/* The block's outputs are on the stack (the backend's); INS holds its
+ * inputs (bottom to top, owned). Run the reference over the inputs from
+ * the same random state and compare; the first difference ends the run. */
+static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandState *rand_before)
+{
+    BlockEntry *e = &b->entries[k];
+    BlockPlan *bp = &e->plan;
+    const Dfg *g = &bp->dfg;
+    int nout = g->nout;
+    Value **outs = malloc((size_t)(nout ? nout : 1) * sizeof *outs);
+    if (!outs)
+        rt_fatal("out of host memory");
+    for (int i = nout - 1; i >= 0; i--)
+        outs[i] = vs_pop(it);
+    RandState rand_after = *rnd_global();
+    *rnd_global() = *rand_before;
+    for (int j = 0; j < g->nin; j++)
+        vs_push(it, ins[j]);
+    interp_exec_range(it, bp->blk.start, bp->blk.end);
+    const Program *p = b->prog;
+    int bad = -1;
+    int64_t at = -1;
+    for (int i = 0; i < nout && bad < 0; i++) {
+        at = first_difference(outs[i], it->stk[it->sp - nout + i], b->opt.check_rel);
+        if (at >= 0)
+            bad = i;
+    }
+    int rand_bad = memcmp(&rand_after, rnd_global(), sizeof rand_after) != 0;
+    if (bad >= 0 || rand_bad) {
+        FILE *f = stderr;
+        fflush(stdout);
+        fprintf(f, "vinterp: --check: the %s backend and the reference differ in the block at lines %d-%d "
+                   "(function %s)\n",
+                b->x->name, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line, p->funcs[bp->blk.func].name);
+        if (bad >= 0) {
+            fprintf(f, "  output %d (stack depth %d): %s gives ", bad, nout - 1 - bad, b->x->name);
+            describe(f, outs[bad], at);
+            fputs("; the reference gives ", f);
+            describe(f, it->stk[it->sp - nout + bad], at);
+            fputs("\n", f);
+        } else {
+            fprintf(f, "  the random number stream advanced differently\n");
+        }
+        fprintf(f, "  fused kernels of the block:\n");
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            lcu_print_kernel(f, bp->steps[s].k, bp->types);
+            char buf[1024];
+            const char *w = b->x->where ? b->x->where(b->x, k, s, buf, sizeof buf) : NULL;
+            if (w)
+                fprintf(f, "  generated code: %s\n", w);
+        }
+        for (int i = 0; i < nout; i++)
+            val_release(outs[i]);
+        free(outs);
+        rt_exit_status(1);
+    }
+    /* Keep the backend's values (equal within the tolerance). */
+    for (int i = 0; i < nout; i++)
+        val_release(vs_pop(it));
+    for (int i = 0; i < nout; i++)
+        vs_push(it, outs[i]);
+    free(outs);
+    *rnd_global() = rand_after;
+    b->checked++;
+}
+
+/* A fatal error inside a fused block: rerun the block on the reference
+ * interpreter from its inputs (still on the stack) and the RAND state it
+ * started with, so that the reference reports the error in its own words
+ * at its own line. Returns only if the reference finds no error. */
+static void replay_block(void *arg)
+{
+    Backend *b = arg;
+    /* What the block charged is dead: it stops counting against -m (it is
+     * not freed, another thread may still be reading it). */
+    if (mem_used() > b->rp_used)
+        mem_uncharge(mem_used() - b->rp_used);
+    *rnd_global() = b->rp_rand;
+    interp_exec_range(b->rp_it, b->rp_start, b->rp_end);
+}
+
 int backend_run_block(Backend *b, Interp *it, int pc)
 {
     int k = b->block_at[pc];
@@ -149,22 +330,9 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     if (e->state == 2)
         return -1;
     if (e->state == 0) {
-        PlanOptions po;
-        memset(&po, 0, sizeof po);
-        po.fusion = b->opt.fusion;
-        po.fuse.timeout_s = b->opt.ilp_timeout;
-        po.fuse.max_nodes = 60;
-        po.trace = b->opt.trace;
-        char msg[400];
-        if (plan_build(b->prog, &b->blocks[k], &po, &e->plan, msg, sizeof msg) < 0) {
-            if (b->opt.trace)
-                fprintf(b->opt.trace, "== block at line %d not planned: %s\n", b->prog->code[pc].line, msg);
-            e->state = 2;
+        translate_block(b, k);
+        if (e->state == 2)
             return -1;
-        }
-        b->translate_seconds += e->plan.translate_seconds;
-        b->ilp_seconds += e->plan.fr.seconds;
-        e->state = 1;
     }
     BlockPlan *bp = &e->plan;
     Dfg *g = &bp->dfg;
@@ -205,34 +373,37 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     Value **env = b->env;
     for (int j = 0; j < g->nin; j++)
         env[j] = val_ref(it->stk[it->sp - 1 - j]);
+    if (!e->launches) {
+        e->launches = calloc((size_t)bp->nsteps + 1, sizeof *e->launches);
+        e->seconds = calloc((size_t)bp->nsteps + 1, sizeof *e->seconds);
+        if (!e->launches || !e->seconds)
+            rt_fatal("out of host memory");
+    }
+    RandState rand_before = *rnd_global();
+    b->rp_it = it;
+    b->rp_used = mem_used();
+    b->rp_start = bp->blk.start;
+    b->rp_end = bp->blk.end;
+    b->rp_rand = rand_before;
+    rt_set_replay(replay_block, b);
     for (int s = 0; s < bp->nsteps; s++) {
         PlanStep *ps = &bp->steps[s];
         rt_set_where(b->prog, &b->prog->code[g->nodes[ps->node].instr]);
+        double t0 = now();
         if (ps->kind == STEP_HOST) {
-            host_step(b, it, bp, &g->nodes[ps->node]);
             const DfgNode *nd = &g->nodes[ps->node];
+            host_step(b, it, bp, nd);
+            b->host_seconds += now() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
                          b->prog->code[bp->blk.end - 1].line);
-        } else if (b->profiling) {
-            if (!e->launches) {
-                e->launches = calloc((size_t)bp->nsteps, sizeof *e->launches);
-                e->seconds = calloc((size_t)bp->nsteps, sizeof *e->seconds);
-                if (!e->launches || !e->seconds)
-                    rt_fatal("out of host memory");
-            }
-            struct timespec t0, t1;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
-            lcu_eval_kernel(ps->k, env, bp->types, bp->nvars);
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            e->launches[s]++;
-            e->seconds[s] += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-            b->launches++;
         } else {
-            lcu_eval_kernel(ps->k, env, bp->types, bp->nvars);
+            b->x->run_kernel(b->x, k, bp, s, env);
+            double dt = now() - t0;
+            e->launches[s]++;
+            e->seconds[s] += dt;
+            b->kernel_seconds += dt;
             b->launches++;
-        }
-        if (ps->kind == STEP_KERNEL) {
             for (int r = 0; r < ps->k->nrets; r++) {
                 int v = ps->k->rets[r];
                 if (env[v] && note_shape(b, bp, v, env[v]) < 0)
@@ -248,9 +419,20 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             }
         }
     }
-    /* Replace the inputs by the outputs. */
-    for (int j = 0; j < g->nin; j++)
-        val_release(it->stk[--it->sp]);
+    rt_set_replay(NULL, NULL);
+    /* Replace the inputs by the outputs; --check keeps the inputs to run
+     * the reference over them. */
+    Value *saved[64], **ins = saved;
+    if (b->opt.check) {
+        if (g->nin > 64 && !(ins = malloc((size_t)g->nin * sizeof *ins)))
+            rt_fatal("out of host memory");
+        for (int j = 0; j < g->nin; j++)
+            ins[j] = it->stk[it->sp - g->nin + j];
+        it->sp -= g->nin;
+    } else {
+        for (int j = 0; j < g->nin; j++)
+            val_release(it->stk[--it->sp]);
+    }
     for (int i = 0; i < g->nout; i++) {
         Value *v = env[g->out[i]];
         if (!v)
@@ -262,6 +444,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             val_release(env[v]);
             env[v] = NULL;
         }
+    if (b->opt.check) {
+        check_block(b, it, k, ins, &rand_before);
+        if (ins != saved)
+            free(ins);
+    }
     e->runs++;
     return bp->blk.end;
 }
@@ -300,6 +487,42 @@ void backend_report(const Backend *b, FILE *f)
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
                "solved in %.6f s; slowest ILP %.6f s; %d blocks fell back to the greedy schedule\n",
             b->translate_seconds, b->ilp_seconds, big_vars, big_cons, big_time, max_time, fellback);
+    fprintf(f, "stats: executor %s: time in kernels %.6f s, in host steps %.6f s\n", b->x->name, b->kernel_seconds,
+            b->host_seconds);
+    if (b->opt.check)
+        fprintf(f, "stats: --check: %lld block runs compared with the reference, no difference\n",
+                (long long)b->checked);
+    if (b->x->report)
+        b->x->report(b->x, f);
+    /* The busiest kernels. */
+    int top[5] = { -1, -1, -1, -1, -1 }, tops[5] = { 0, 0, 0, 0, 0 };
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (!e->launches)
+            continue;
+        for (int s = 0; s < e->plan.nsteps; s++) {
+            if (!e->launches[s])
+                continue;
+            for (int t = 0; t < 5; t++) {
+                if (top[t] < 0 || e->launches[s] > b->entries[top[t]].launches[tops[t]]) {
+                    for (int u = 4; u > t; u--) {
+                        top[u] = top[u - 1];
+                        tops[u] = tops[u - 1];
+                    }
+                    top[t] = k;
+                    tops[t] = s;
+                    break;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < 5 && top[t] >= 0; t++) {
+        const BlockEntry *e = &b->entries[top[t]];
+        const PlanStep *ps = &e->plan.steps[tops[t]];
+        fprintf(f, "stats: kernel K%d of the block at line %d (%s): %lld launches, %.6f s\n", ps->k->id,
+                b->prog->code[e->plan.blk.start].line, b->prog->funcs[e->plan.blk.func].name,
+                (long long)e->launches[tops[t]], e->seconds[tops[t]]);
+    }
 }
 
 void backend_profile_on(Backend *b) { b->profiling = 1; }
@@ -378,5 +601,7 @@ void backend_free(Backend *b)
     free(b->block_at);
     free(b->env);
     free(b->classval);
+    if (b->x)
+        b->x->free(b->x);
     free(b);
 }

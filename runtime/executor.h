@@ -1,0 +1,38 @@
+/* runtime/executor.h — what runs the kernels of block plans. The backend
+ * (runtime/backend.c) owns translation, host steps, shape checks and
+ * --check; an executor only runs kernel steps.
+ *
+ *   lcu   the λcu reference evaluator (runtime/exec_lcu.c)
+ *   cpu   generated C, compiled and cached (runtime/exec_cpu.c)
+ *   cuda  generated CUDA, NVRTC, the GPU (runtime/exec_cuda.c)
+ */
+#ifndef RUNTIME_EXECUTOR_H
+#define RUNTIME_EXECUTOR_H
+
+#include <stdio.h>
+#include "runtime/value.h"
+#include "translate/plan.h"
+
+typedef struct Executor Executor;
+struct Executor {
+    const char *name;
+    /* 1: wants every block's plan before the run (one compilation). */
+    int eager;
+    /* Eager executors: PLANS[k] is block k's plan, or NULL when the block
+     * is not planned. Returns 0, or -1 with MSG. */
+    int (*prepare)(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen);
+    /* Run kernel step STEP of block BLOCK's plan over ENV (as
+     * lcu_eval_kernel does: params bound, results stored, internal
+     * variables released). */
+    void (*run_kernel)(Executor *x, int block, const BlockPlan *bp, int step, Value **env);
+    /* Where the code of a kernel lives (a file and function), for --check
+     * reports; NULL when nothing was generated. */
+    const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);
+    /* -d stats lines of its own. */
+    void (*report)(Executor *x, FILE *f);
+    void (*free)(Executor *x);
+};
+
+Executor *exec_lcu_new(void);
+
+#endif

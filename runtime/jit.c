@@ -1,0 +1,338 @@
+/* runtime/jit.c — generated C to a loaded shared object, through the disk
+ * cache (see jit.h). */
+#include "runtime/jit.h"
+#include "runtime/version.h"
+#include "translate/codegen_abi.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define DEFAULT_FLAGS "-O2 -shared -fPIC -ffp-contract=off -fopenmp"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- hashing --------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t a, b;
+} Hash;
+
+static void hash_init(Hash *h)
+{
+    h->a = 0xcbf29ce484222325ULL;
+    h->b = 0x6a09e667f3bcc909ULL;
+}
+
+static void hash_add(Hash *h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t a = h->a, b = h->b;
+    for (size_t i = 0; i < len; i++) {
+        a = (a ^ p[i]) * 0x100000001b3ULL;
+        b = (b ^ p[i]) * 0x9e3779b97f4a7c15ULL;
+        b ^= b >> 29;
+    }
+    h->a = a;
+    h->b = b;
+}
+
+static void hash_str(Hash *h, const char *s)
+{
+    hash_add(h, s, strlen(s) + 1);
+}
+
+static void hash_hex(const Hash *h, char out[33])
+{
+    snprintf(out, 33, "%016llx%016llx", (unsigned long long)h->a, (unsigned long long)h->b);
+}
+
+void jit_hash_hex(const void *data, size_t len, char out[33])
+{
+    Hash h;
+    hash_init(&h);
+    hash_add(&h, data, len);
+    hash_hex(&h, out);
+}
+
+/* ---- the compiler ------------------------------------------------------------ */
+
+static const char *cc_name(void)
+{
+    const char *cc = getenv("VINTERP_CC");
+    return cc && *cc ? cc : "cc";
+}
+
+static const char *cc_flags(void)
+{
+    const char *f = getenv("VINTERP_CFLAGS");
+    return f ? f : DEFAULT_FLAGS;
+}
+
+/* The compiler's file (searched on PATH) and its stat: its identity. */
+static int cc_find(char *path, size_t len, struct stat *st)
+{
+    const char *cc = cc_name();
+    if (strchr(cc, '/')) {
+        snprintf(path, len, "%s", cc);
+        return stat(path, st) == 0 && (st->st_mode & S_IXUSR) ? 0 : -1;
+    }
+    const char *pathvar = getenv("PATH");
+    if (!pathvar)
+        pathvar = "/usr/bin:/bin";
+    while (*pathvar) {
+        const char *end = strchr(pathvar, ':');
+        size_t n = end ? (size_t)(end - pathvar) : strlen(pathvar);
+        if (n > 0 && n < len - 2) {
+            snprintf(path, len, "%.*s/%s", (int)n, pathvar, cc);
+            if (stat(path, st) == 0 && S_ISREG(st->st_mode) && (st->st_mode & S_IXUSR))
+                return 0;
+        }
+        pathvar += n;
+        if (*pathvar == ':')
+            pathvar++;
+    }
+    return -1;
+}
+
+int jit_have_compiler(void)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    return cc_find(path, sizeof path, &st) == 0;
+}
+
+/* Run the compiler: SRC -> OUT, its messages into LOG. 0 on success. */
+static int run_cc(const char *src, const char *out, const char *log)
+{
+    char flags[1024];
+    snprintf(flags, sizeof flags, "%s", cc_flags());
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)cc_name();
+    for (char *tok = strtok(flags, " \t"); tok && argc < 56; tok = strtok(NULL, " \t"))
+        argv[argc++] = tok;
+    argv[argc++] = "-o";
+    argv[argc++] = (char *)out;
+    argv[argc++] = (char *)src;
+    argv[argc++] = "-lm";
+    argv[argc] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void log_excerpt(const char *log, char *msg, size_t msglen, const char *what)
+{
+    char text[600] = "";
+    FILE *f = fopen(log, "r");
+    if (f) {
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    for (char *p = text; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    snprintf(msg, msglen, "%s: %s %s", what, cc_name(), text);
+}
+
+/* ---- the cache ----------------------------------------------------------------- */
+
+static int mkdirs(const char *dir)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int cache_dir(const JitOptions *o, char *out, size_t len)
+{
+    const char *d = o->cache_dir;
+    if (!d || !*d)
+        d = getenv("VINTERP_CACHE_DIR");
+    if (d && *d) {
+        snprintf(out, len, "%s", d);
+        return 0;
+    }
+    const char *x = getenv("XDG_CACHE_HOME");
+    if (x && *x) {
+        snprintf(out, len, "%s/vinterp", x);
+        return 0;
+    }
+    const char *h = getenv("HOME");
+    if (h && *h) {
+        snprintf(out, len, "%s/.cache/vinterp", h);
+        return 0;
+    }
+    return -1;
+}
+
+static int cache_off(const JitOptions *o)
+{
+    const char *e = getenv("VINTERP_NO_CACHE");
+    return o->no_cache || (e && *e && strcmp(e, "0") != 0);
+}
+
+static int write_file(const char *path, const char *a, size_t alen, const char *b, size_t blen)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(a, 1, alen, f) == alen && fwrite(b, 1, blen, f) == blen;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* dlopen PATH and check its key. */
+static void *load_checked(const char *path, const char *key)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return NULL;
+    const char *k = dlsym(h, "vk_unit_key");
+    if (!k || strcmp(k, key) != 0) {
+        dlclose(h);
+        return NULL;
+    }
+    return h;
+}
+
+void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st, char *srcpath, size_t srcpathlen,
+                 char *msg, size_t msglen)
+{
+    char ccpath[PATH_MAX];
+    struct stat ccst;
+    if (srcpathlen)
+        srcpath[0] = '\0';
+    if (cc_find(ccpath, sizeof ccpath, &ccst) < 0) {
+        snprintf(msg, msglen, "no C compiler: '%s' is not on PATH (set VINTERP_CC)", cc_name());
+        return NULL;
+    }
+    Hash h;
+    hash_init(&h);
+    hash_add(&h, src, len);
+    hash_str(&h, "target=c");
+    hash_str(&h, ccpath);
+    char ident[96];
+    snprintf(ident, sizeof ident, "%lld:%lld", (long long)ccst.st_size, (long long)ccst.st_mtime);
+    hash_str(&h, ident);
+    hash_str(&h, cc_flags());
+    hash_str(&h, VINTERP_VERSION);
+    snprintf(ident, sizeof ident, "abi%d", VK_ABI_VERSION);
+    hash_str(&h, ident);
+    char key[33];
+    hash_hex(&h, key);
+    char trailer[128];
+    int tlen = snprintf(trailer, sizeof trailer, "\nconst char vk_unit_key[] = \"%s\";\n", key);
+
+    int off = cache_off(o);
+    char dir[1024];
+    if (off) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/vinterp-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(dir)) {
+            snprintf(msg, msglen, "cannot make a temporary directory under %s: %s", t && *t ? t : "/tmp",
+                     strerror(errno));
+            return NULL;
+        }
+        st->dir[0] = '\0';
+    } else {
+        if (cache_dir(o, dir, sizeof dir) < 0 || mkdirs(dir) < 0) {
+            snprintf(msg, msglen, "cannot use the kernel cache directory '%s' (%s); --no-cache runs without it",
+                     dir, strerror(errno));
+            return NULL;
+        }
+        snprintf(st->dir, sizeof st->dir, "%s", dir);
+    }
+    char so[1200], cfile[1200], tmp_so[1300], tmp_c[1300], log[1300];
+    snprintf(so, sizeof so, "%s/%s.so", dir, key);
+    snprintf(cfile, sizeof cfile, "%s/%s.c", dir, key);
+    double t0 = now();
+    if (!off) {
+        void *hd = NULL;
+        if (access(so, R_OK) == 0) {
+            hd = load_checked(so, key);
+            if (hd) {
+                st->hits++;
+                st->load_seconds += now() - t0;
+                snprintf(srcpath, srcpathlen, "%s", cfile);
+                return hd;
+            }
+            st->rejected++;
+            unlink(so); /* corrupt or foreign: never trusted */
+        }
+    }
+    unsigned rnd = (unsigned)getpid() ^ (unsigned)(now() * 1e6);
+    snprintf(tmp_c, sizeof tmp_c, "%s/%s.%u.tmp.c", dir, key, rnd);
+    snprintf(tmp_so, sizeof tmp_so, "%s/%s.%u.tmp.so", dir, key, rnd);
+    snprintf(log, sizeof log, "%s/%s.%u.log", dir, key, rnd);
+    if (write_file(tmp_c, src, len, trailer, (size_t)tlen) < 0) {
+        snprintf(msg, msglen, "cannot write %s: %s", tmp_c, strerror(errno));
+        unlink(tmp_c);
+        if (off)
+            rmdir(dir);
+        return NULL;
+    }
+    double c0 = now();
+    int rc = run_cc(tmp_c, tmp_so, log);
+    st->compile_seconds += now() - c0;
+    void *hd = NULL;
+    if (rc < 0) {
+        log_excerpt(log, msg, msglen, "compiling the generated C failed");
+    } else {
+        st->compiled++;
+        if (off) {
+            hd = load_checked(tmp_so, key);
+        } else if (rename(tmp_so, so) == 0 && rename(tmp_c, cfile) == 0) {
+            hd = load_checked(so, key);
+            snprintf(srcpath, srcpathlen, "%s", cfile);
+        }
+        if (!hd) {
+            const char *de = dlerror();
+            snprintf(msg, msglen, "the compiled unit does not load: %s", de ? de : "bad key");
+        }
+    }
+    unlink(tmp_c);
+    unlink(tmp_so);
+    unlink(log);
+    if (off)
+        rmdir(dir);
+    return hd;
+}

@@ -1,0 +1,51 @@
+/* runtime/jit.h — compiling generated C into a shared object, through an
+ * on-disk cache.
+ *
+ * The cache key is a 128-bit hash of the source, the target, the
+ * compiler's identity (its path, size and time stamp), the options, the
+ * project version and the generated-code ABI version. An entry is
+ * DIR/KEY.so beside DIR/KEY.c (the source, for people reading --check
+ * reports). Entries are written under temporary names and renamed into
+ * place, so a concurrent or interrupted run never leaves a half-written
+ * entry under a real name. Every unit defines `vk_unit_key`, the key
+ * itself: a file that does not load, or whose key differs, is recompiled,
+ * never trusted.
+ *
+ * DIR: the option (--cache-dir), else $VINTERP_CACHE_DIR, else
+ * $XDG_CACHE_HOME/vinterp, else $HOME/.cache/vinterp. Disabled by
+ * --no-cache or VINTERP_NO_CACHE=1: then units are built in a temporary
+ * directory that is removed once loaded. The compiler is $VINTERP_CC (else
+ * "cc"); its options are "-O2 -shared -fPIC -ffp-contract=off -fopenmp",
+ * or $VINTERP_CFLAGS. */
+#ifndef RUNTIME_JIT_H
+#define RUNTIME_JIT_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *cache_dir;  /* NULL: from the environment */
+    int no_cache;
+} JitOptions;
+
+typedef struct {
+    int compiled;           /* units compiled */
+    int hits;               /* units found in the cache */
+    int rejected;           /* cache entries that failed validation */
+    double compile_seconds; /* in the compiler */
+    double load_seconds;    /* dlopen and validation */
+    char dir[1024];         /* the cache directory used ("" when none) */
+} JitStats;
+
+/* Is the C compiler there (and does it run)? */
+int jit_have_compiler(void);
+
+/* Build (or find) the shared object of SRC and dlopen it. Returns the
+ * handle, or NULL with a reason in MSG. SRCPATH receives the path of the
+ * cached source ("" when the cache is off). */
+void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st, char *srcpath, size_t srcpathlen,
+                 char *msg, size_t msglen);
+
+/* The 128-bit hash used for keys, as 32 hex digits (+ NUL). */
+void jit_hash_hex(const void *data, size_t len, char out[33]);
+
+#endif

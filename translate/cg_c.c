@@ -1,0 +1,375 @@
+/* translate/cg_c.c — the C target's SOAC skeletons (see codegen.h).
+ *
+ * A kernel becomes one host function that runs its SOACs in order. Each
+ * skeleton is the loop of the reference evaluator (translate/lcu_eval.c)
+ * with the thunks inlined: same order of evaluation, same left-to-right
+ * reductions and scans, same increasing-order scatters, so the results are
+ * bit-identical to the reference interpreter's. FILTER, PARTITION and
+ * SEG_FILTER compute every predicate first and pull only the elements they
+ * keep; PERMUTE and SEG_PERMUTE evaluate flag, index, then pull.
+ *
+ * MAP is the one skeleton run in parallel (OpenMP, when the unit is
+ * compiled with -fopenmp and the space has at least 65536 elements): its
+ * elements are independent and every result is written once, so the
+ * results do not depend on the schedule. Only which element's error is
+ * reported first can differ. Scans, reductions and scatters stay
+ * sequential to keep float results and duplicate-index writes exactly as
+ * the reference has them. */
+#include "translate/codegen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAP_PAR_MIN 65536
+
+/* Variable text: the iteration count of shape SH. */
+static void shape_len(CgBuf *b, const LcuShape *sh, const LcuVarType *types)
+{
+    switch (sh->kind) {
+    case LSH_LEN:
+        cg_printf(b, "V[%d].%s", sh->var, types[sh->var].kind == LV_SEGDES ? "n" : "len");
+        return;
+    case LSH_SEG_N: cg_printf(b, "V[%d].n", sh->var); return;
+    case LSH_SEG_M: cg_printf(b, "V[%d].len", sh->var); return;
+    case LSH_ONE: cg_puts(b, "1"); return;
+    }
+    cg_puts(b, "0");
+}
+
+static void decl_outs(CgBuf *b, const LcuSoac *s, const LcuVarType *types, int first, int n, const char *len,
+                      int zero, int prefix)
+{
+    for (int r = 0; r < n; r++) {
+        int v = s->res[first + r];
+        const char *ct = cg_ctype(types[v].base);
+        cg_printf(b, "        %s *o%d = (%s *)cx->alloc(cx, %d, %s, %d);\n", ct, prefix + r, ct, v, len, zero);
+    }
+}
+
+/* The argument list "&o0[AT], &o1[AT], ..." for results FIRST..FIRST+N. */
+static void out_args(CgBuf *b, int first, int n, const char *at)
+{
+    for (int r = 0; r < n; r++)
+        cg_printf(b, ", &o%d[%s]", first + r, at);
+}
+
+static void call(CgBuf *b, const char *name, int j, const char *role, const char *seg)
+{
+    cg_printf(b, "%s_s%d_%s(V, er, i, %s, hint", name, j, role, seg);
+}
+
+static int emit_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                       int segvar, int *hints)
+{
+    LcuBase out[LCU_MAXRES];
+    int h = 1, rc = 0;
+    *hints = 1;
+    if (s->pull) {
+        int ar = s->pull->arity;
+        if (ar > LCU_MAXRES)
+            return -1;
+        cg_result_bases(s, types, 0, ar, out);
+        rc |= cg_emit_thunk(b, t, name, j, "pull", s->pull, out, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    LcuBase one = LB_INT;
+    if (s->idx) {
+        rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    if (s->pred) {
+        one = LB_BOOL;
+        rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    return rc;
+}
+
+static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    cg_puts(b, "        int64_t n = ");
+    shape_len(b, &s->shape, types);
+    cg_puts(b, ";\n");
+    decl_outs(b, s, types, 0, s->nres, "n", 0, 0);
+    cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
+    cg_puts(b, "        {\n");
+    cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
+    cg_puts(b, "#pragma omp for schedule(static)\n");
+    cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
+    call(b, name, j, "pull", "0");
+    out_args(b, 0, s->nres, "i");
+    cg_puts(b, ");\n        }\n");
+}
+
+static void emit_once(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    (void)types;
+    cg_printf(b, "        int64_t hint[%d] = {0}, i = 0;\n", hints);
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, "        %s x%d;\n", cg_ctype(types[s->res[r]].base), r);
+    cg_puts(b, "        ");
+    call(b, name, j, "pull", "0");
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n");
+    decl_outs(b, s, types, 0, s->nres, "1", 0, 0);
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, "        o%d[0] = x%d;\n", r, r);
+}
+
+static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    cg_puts(b, "        int64_t n = ");
+    shape_len(b, &s->shape, types);
+    cg_puts(b, ";\n");
+    decl_outs(b, s, types, 0, s->nres, "n", 1, 0);
+    cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
+    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n");
+    if (s->pred) {
+        cg_puts(b, "            int32_t f;\n            ");
+        call(b, name, j, "pred", "0");
+        cg_puts(b, ", &f);\n            if (!f) continue;\n");
+    }
+    cg_puts(b, "            int32_t jx;\n            ");
+    call(b, name, j, "idx", "0");
+    cg_puts(b, ", &jx);\n");
+    cg_puts(b, "            if (jx < 0 || jx >= n) cx->fail(cx, VKF_PERM, i, jx, n);\n            ");
+    call(b, name, j, "pull", "0");
+    out_args(b, 0, s->nres, "jx");
+    cg_puts(b, ");\n        }\n");
+}
+
+static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                             int hints)
+{
+    int scan = s->kind == LS_SCAN, nr = s->nres;
+    cg_puts(b, "        int64_t n = ");
+    shape_len(b, &s->shape, types);
+    cg_puts(b, ";\n");
+    if (scan)
+        decl_outs(b, s, types, 0, nr, "n", 0, 0);
+    cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "        %s a%d = ", cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", x%d;\n", r);
+    }
+    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            ");
+    call(b, name, j, "pull", "0");
+    for (int r = 0; r < nr; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n");
+    char acc[16], x[16];
+    for (int r = 0; r < nr; r++) {
+        if (scan)
+            cg_printf(b, "            o%d[i] = a%d;\n", r, r);
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(x, sizeof x, "x%d", r);
+        cg_puts(b, "            ");
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+    }
+    cg_puts(b, "        }\n");
+    if (!scan) {
+        decl_outs(b, s, types, 0, nr, "1", 0, 0);
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, "        o%d[0] = a%d;\n", r, r);
+    }
+}
+
+static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    int part = s->kind == LS_PARTITION;
+    int ar = part ? s->nres / 2 : s->nres;
+    cg_puts(b, "        int64_t n = ");
+    shape_len(b, &s->shape, types);
+    cg_puts(b, ";\n");
+    cg_printf(b, "        int64_t hint[%d] = {0}, kept = 0, wk = 0, wd = 0;\n", hints);
+    cg_puts(b, "        uint8_t *keep = (uint8_t *)cx->scratch(cx, n);\n");
+    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            int32_t f;\n            ");
+    call(b, name, j, "pred", "0");
+    cg_puts(b, ", &f);\n            keep[i] = f != 0;\n            kept += keep[i];\n        }\n");
+
+    decl_outs(b, s, types, 0, ar, "kept", 0, 0);
+    if (part)
+        decl_outs(b, s, types, ar, ar, "n - kept", 0, ar);
+    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n");
+    cg_puts(b, "            if (keep[i]) {\n                ");
+    call(b, name, j, "pull", "0");
+    out_args(b, 0, ar, "wk");
+    cg_puts(b, ");\n                wk++;\n            }");
+    if (part) {
+        cg_puts(b, " else {\n                ");
+        call(b, name, j, "pull", "0");
+        out_args(b, ar, ar, "wd");
+        cg_puts(b, ");\n                wd++;\n            }");
+    }
+    cg_puts(b, "\n        }\n        (void)wd;\n");
+}
+
+/* The loop over the segments of descriptor SV and their elements; `seg`
+ * is the element's segment as seg_of would give it. */
+static void seg_loop_open(CgBuf *b, int sv)
+{
+    cg_printf(b, "        const vk_arr *sd = &V[%d];\n", sv);
+    cg_puts(b, "        const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "        for (int64_t k = 0; k < sd->len; k++) {\n");
+    cg_puts(b, "            int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
+}
+
+static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                                 int hints)
+{
+    int scan = s->kind == LS_SEG_SCAN, nr = s->nres, sv = s->shape.var;
+    char len[32];
+    snprintf(len, sizeof len, "V[%d].%s", sv, scan ? "n" : "len");
+    decl_outs(b, s, types, 0, nr, len, 0, 0);
+    cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
+    for (int r = 0; r < nr; r++)
+        cg_printf(b, "        %s a%d, x%d;\n", cg_ctype(types[s->res[r]].base), r, r);
+    seg_loop_open(b, sv);
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "            a%d = ", r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_puts(b, ";\n");
+    }
+    cg_puts(b, "            for (int64_t i = lo; i < hi; i++) {\n");
+    cg_puts(b, "                int64_t sg = sd->segid ? sd->segid[i] : k;\n                ");
+    call(b, name, j, "pull", "sg");
+    for (int r = 0; r < nr; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n");
+    char acc[16], x[16];
+    for (int r = 0; r < nr; r++) {
+        if (scan)
+            cg_printf(b, "                o%d[i] = a%d;\n", r, r);
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(x, sizeof x, "x%d", r);
+        cg_puts(b, "                ");
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+    }
+    cg_puts(b, "            }\n");
+    if (!scan)
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, "            o%d[k] = a%d;\n", r, r);
+    cg_puts(b, "        }\n");
+}
+
+static void emit_seg_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                             int hints)
+{
+    int sv = s->shape.var, dv = s->dst_sd;
+    cg_printf(b, "        const vk_arr *dsd = &V[%d];\n", dv);
+    cg_puts(b, "        int64_t dn = dsd->n;\n");
+    for (int r = 0; r < s->nres; r++) {
+        int v = s->res[r];
+        const char *ct = cg_ctype(types[v].base);
+        int d = s->dflt[r];
+        cg_printf(b, "        %s *o%d = (%s *)cx->alloc(cx, %d, dn, %d);\n", ct, r, ct, v, d < 0);
+        if (d >= 0) {
+            cg_printf(b, "        if (V[%d].len != dn) cx->fail(cx, VKF_DFLTLEN, dn, V[%d].len, 0);\n", d, d);
+            cg_printf(b, "        if (dn) memcpy(o%d, V[%d].d, (size_t)dn * sizeof *o%d);\n", r, d, r);
+        }
+    }
+    cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
+    cg_puts(b, "        const int32_t *DL = (const int32_t *)dsd->d;\n");
+    seg_loop_open(b, sv);
+    cg_puts(b, "            if (hi <= lo) continue;\n");
+    cg_puts(b, "            if (k >= dsd->len) cx->fail(cx, VKF_DSTSEG, k, 0, 0);\n");
+    cg_puts(b, "            int64_t dl = DL[k] > 0 ? DL[k] : 0, d0 = dsd->off[k];\n");
+    cg_puts(b, "            for (int64_t i = lo; i < hi; i++) {\n");
+    cg_puts(b, "                int64_t sg = sd->segid ? sd->segid[i] : k;\n");
+    if (s->pred) {
+        cg_puts(b, "                int32_t f;\n                ");
+        call(b, name, j, "pred", "sg");
+        cg_puts(b, ", &f);\n                if (!f) continue;\n");
+    }
+    cg_puts(b, "                int32_t jx;\n                ");
+    call(b, name, j, "idx", "sg");
+    cg_puts(b, ", &jx);\n");
+    cg_puts(b, "                if (jx < 0 || jx >= dl) cx->fail(cx, VKF_PERM, i, jx, dl);\n                ");
+    call(b, name, j, "pull", "sg");
+    out_args(b, 0, s->nres, "d0 + jx");
+    cg_puts(b, ");\n            }\n        }\n");
+}
+
+static void emit_seg_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                            int hints)
+{
+    int ar = s->nres - 1, sdv = s->res[ar], sv = s->shape.var;
+    cg_printf(b, "        int64_t hint[%d] = {0}, total = 0, w = 0;\n", hints);
+    cg_printf(b, "        uint8_t *keep = (uint8_t *)cx->scratch(cx, V[%d].n);\n", sv);
+    cg_printf(b, "        int32_t *NL = (int32_t *)cx->alloc(cx, %d, V[%d].len, 0);\n", sdv, sv);
+    seg_loop_open(b, sv);
+    cg_puts(b, "            int32_t cnt = 0;\n");
+    cg_puts(b, "            for (int64_t i = lo; i < hi; i++) {\n");
+    cg_puts(b, "                int64_t sg = sd->segid ? sd->segid[i] : k;\n                int32_t f;\n                ");
+    call(b, name, j, "pred", "sg");
+    cg_puts(b, ", &f);\n                keep[i] = f != 0;\n                cnt += keep[i];\n            }\n");
+    cg_puts(b, "            NL[k] = cnt;\n            total += cnt;\n        }\n");
+    cg_printf(b, "        cx->seal(cx, %d);\n", sdv);
+    decl_outs(b, s, types, 0, ar, "total", 0, 0);
+    cg_puts(b, "        for (int64_t k = 0; k < sd->len; k++) {\n");
+    cg_puts(b, "            int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
+    cg_puts(b, "            for (int64_t i = lo; i < hi; i++)\n");
+    cg_puts(b, "                if (keep[i]) {\n");
+    cg_puts(b, "                    int64_t sg = sd->segid ? sd->segid[i] : k;\n                    ");
+    call(b, name, j, "pull", "sg");
+    out_args(b, 0, ar, "w");
+    cg_puts(b, ");\n                    w++;\n                }\n        }\n");
+}
+
+int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars, char *msg,
+                     size_t msglen)
+{
+    (void)nvars;
+    int *hints = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *hints);
+    if (!hints) {
+        snprintf(msg, msglen, "out of memory");
+        return -1;
+    }
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        if (s->kind == LS_LIB)
+            continue;
+        int segvar = (s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN || s->kind == LS_SEG_PERMUTE ||
+                      s->kind == LS_SEG_FILTER)
+                         ? s->shape.var
+                         : -1;
+        if (emit_thunks(b, CG_C, name, j, s, types, segvar, &hints[j]) < 0) {
+            snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
+            free(hints);
+            return -1;
+        }
+    }
+    cg_printf(b, "void %s(vk_ctx *cx)\n{\n    vk_arr *V = cx->v;\n    vk_errp er = cx;\n    (void)V; (void)er;\n",
+              name);
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        cg_printf(b, "    { /* %s */\n", lcu_soac_name(s->kind));
+        switch (s->kind) {
+        case LS_MAP: emit_map(b, name, j, s, types, hints[j]); break;
+        case LS_ONCE: emit_once(b, name, j, s, types, hints[j]); break;
+        case LS_PERMUTE: emit_permute(b, name, j, s, types, hints[j]); break;
+        case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j]); break;
+        case LS_FILTER: case LS_PARTITION: emit_filter(b, name, j, s, types, hints[j]); break;
+        case LS_SEG_REDUCE: case LS_SEG_SCAN: emit_seg_reduce_scan(b, name, j, s, types, hints[j]); break;
+        case LS_SEG_PERMUTE: emit_seg_permute(b, name, j, s, types, hints[j]); break;
+        case LS_SEG_FILTER: emit_seg_filter(b, name, j, s, types, hints[j]); break;
+        case LS_LIB: cg_printf(b, "        cx->lib(cx, %d);\n", j); break;
+        default:
+            snprintf(msg, msglen, "SOAC kind %d", (int)s->kind);
+            free(hints);
+            return -1;
+        }
+        cg_puts(b, "    }\n");
+    }
+    cg_puts(b, "}\n");
+    free(hints);
+    return 0;
+}

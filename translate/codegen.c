@@ -1,0 +1,635 @@
+/* translate/codegen.c — the parts of code generation both targets share:
+ * the text buffer, the unit prelude (ABI text, scalar helpers with the
+ * reference evaluator's semantics), expressions and thunks (see
+ * codegen.h). The skeletons are in cg_c.c and cg_cuda.c.
+ *
+ * Semantics kept from translate/lcu_eval.c: integer arithmetic wraps
+ * (through uint32_t), integer division and remainder fail on 0 and on
+ * INT32_MIN / -1, float -> int conversions give INT32_MIN outside the Int
+ * range (cvttsd2si), shifts take the count mod 32, bool AND/OR/NOT are
+ * logical, subscripts and segment numbers are bounds-checked, seg_of keeps
+ * a hint per descriptor so that increasing indices find their segment in
+ * O(1). Float literals are printed exactly (hexadecimal). */
+#include "translate/codegen.h"
+#include "translate/codegen_abi.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- text buffer --------------------------------------------------------- */
+
+static void grow(CgBuf *b, size_t need)
+{
+    if (b->n + need + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + need + 1)
+        cap *= 2;
+    char *s = realloc(b->s, cap);
+    if (!s) {
+        fputs("vinterp: out of memory (codegen)\n", stderr);
+        exit(1);
+    }
+    b->s = s;
+    b->cap = cap;
+}
+
+void cg_printf(CgBuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int len = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (len < 0)
+        return;
+    grow(b, (size_t)len);
+    if ((size_t)len < sizeof small) {
+        memcpy(b->s + b->n, small, (size_t)len + 1);
+    } else {
+        va_start(ap, fmt);
+        vsnprintf(b->s + b->n, (size_t)len + 1, fmt, ap);
+        va_end(ap);
+    }
+    b->n += (size_t)len;
+}
+
+void cg_puts(CgBuf *b, const char *s)
+{
+    size_t len = strlen(s);
+    grow(b, len);
+    memcpy(b->s + b->n, s, len + 1);
+    b->n += len;
+}
+
+void cg_buf_free(CgBuf *b)
+{
+    free(b->s);
+    b->s = NULL;
+    b->n = b->cap = 0;
+}
+
+/* ---- prelude ------------------------------------------------------------- */
+
+static const char abi_arr_text[] = VK_ABI_ARR(VK_ABI_STRING);
+static const char abi_ctx_text[] = VK_ABI_CTX(VK_ABI_STRING);
+
+/* The scalar helpers, in the common subset of C11 and CUDA C++. VK_FN,
+ * vk_errp, VK_FAIL and vk_f64 come from the target's head. */
+static const char helpers_text[] =
+    "#define VK_INT_MIN (-2147483647 - 1)\n"
+    "VK_FN int32_t vk_f2i(double d)\n"
+    "{\n"
+    "    if (d > -2147483649.0 && d < 2147483648.0)\n"
+    "        return (int32_t)d;\n"
+    "    return VK_INT_MIN;\n"
+    "}\n"
+    "VK_FN int32_t vk_idiv(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
+    "{\n"
+    "    if (b == 0) { VK_FAIL(er, VKF_DIV0, i, 0, 0); return 0; }\n"
+    "    if (b == -1 && a == VK_INT_MIN) { VK_FAIL(er, VKF_DIVOVF, i, 0, 0); return 0; }\n"
+    "    return a / b;\n"
+    "}\n"
+    "VK_FN int32_t vk_imod(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
+    "{\n"
+    "    if (b == 0) { VK_FAIL(er, VKF_MOD0, i, 0, 0); return 0; }\n"
+    "    if (b == -1 && a == VK_INT_MIN) { VK_FAIL(er, VKF_MODOVF, i, 0, 0); return 0; }\n"
+    "    return a % b;\n"
+    "}\n"
+    "VK_FN int32_t vk_randmod(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
+    "{\n"
+    "    if (b == 0) { VK_FAIL(er, VKF_RAND0, i, 0, 0); return 0; }\n"
+    "    return b == -1 ? 0 : a % b;\n"
+    "}\n"
+    "VK_FN int32_t vk_checkidx(vk_errp er, int32_t a, int32_t b)\n"
+    "{\n"
+    "    if (a < 0 || a >= b) { VK_FAIL(er, VKF_CHECKIDX, a, b, 0); return 0; }\n"
+    "    return a;\n"
+    "}\n"
+    "VK_FN int32_t vk_ldi(vk_errp er, const vk_arr *x, int64_t j)\n"
+    "{\n"
+    "    if (j < 0 || j >= x->len) { VK_FAIL(er, VKF_SUB, j, x->len, 0); return 0; }\n"
+    "    return ((const int32_t *)x->d)[j];\n"
+    "}\n"
+    "VK_FN double vk_ldf(vk_errp er, const vk_arr *x, int64_t j)\n"
+    "{\n"
+    "    if (j < 0 || j >= x->len) { VK_FAIL(er, VKF_SUB, j, x->len, 0); return 0.0; }\n"
+    "    return ((const double *)x->d)[j];\n"
+    "}\n"
+    "VK_FN int32_t vk_seg_of(vk_errp er, const vk_arr *sd, int var, int64_t i, int64_t *hint)\n"
+    "{\n"
+    "    int64_t n = sd->n, m = sd->len;\n"
+    "    const int32_t *L = (const int32_t *)sd->d;\n"
+    "    const int64_t *o = sd->off;\n"
+    "    if (i < 0 || i >= n) { VK_FAIL(er, VKF_SEGOF, i, var, n); return 0; }\n"
+    "    if (sd->segid) {\n"
+    "        int32_t s = sd->segid[i];\n"
+    "        if (s < 0) { VK_FAIL(er, VKF_NOSEG, i, var, 0); return 0; }\n"
+    "        return s;\n"
+    "    }\n"
+    "    int64_t k = *hint;\n"
+    "    if (k < m && o[k] <= i) {\n"
+    "        for (int step = 0; step < 4; step++) {\n"
+    "            if (i < o[k] + L[k]) { *hint = k; return (int32_t)k; }\n"
+    "            if (k + 1 >= m || o[k + 1] > i) break;\n"
+    "            k++;\n"
+    "        }\n"
+    "    }\n"
+    "    int64_t lo = 0, hi = m - 1;\n"
+    "    while (lo < hi) {\n"
+    "        int64_t mid = lo + (hi - lo + 1) / 2;\n"
+    "        if (o[mid] <= i) lo = mid; else hi = mid - 1;\n"
+    "    }\n"
+    "    *hint = lo;\n"
+    "    return (int32_t)lo;\n"
+    "}\n"
+    "VK_FN int32_t vk_seg_start(vk_errp er, const vk_arr *sd, int var, int64_t s)\n"
+    "{\n"
+    "    if (s < 0 || s >= sd->len) { VK_FAIL(er, VKF_SEGSTART, s, var, sd->len); return 0; }\n"
+    "    return (int32_t)sd->off[s];\n"
+    "}\n"
+    "VK_FN int32_t vk_seg_len(vk_errp er, const vk_arr *sd, int var, int64_t s)\n"
+    "{\n"
+    "    if (s < 0 || s >= sd->len) { VK_FAIL(er, VKF_SEGLEN, s, var, sd->len); return 0; }\n"
+    "    return ((const int32_t *)sd->d)[s];\n"
+    "}\n";
+
+static const char c_head[] =
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "#include <math.h>\n"
+    "#define VK_FN static inline\n";
+
+static const char c_tail[] =
+    "typedef vk_ctx *vk_errp;\n"
+    "#define VK_FAIL(er, code, a, b, c) ((er)->fail((er), (code), (a), (b), (c)))\n"
+    "VK_FN double vk_f64(uint64_t u) { double d; memcpy(&d, &u, sizeof d); return d; }\n";
+
+static const char cuda_head[] =
+    "typedef signed char int8_t;\n"
+    "typedef unsigned char uint8_t;\n"
+    "typedef int int32_t;\n"
+    "typedef unsigned int uint32_t;\n"
+    "typedef long long int64_t;\n"
+    "typedef unsigned long long uint64_t;\n"
+    "#define VK_FN static __device__ __forceinline__\n";
+
+static const char cuda_tail[] =
+    "/* The error record: er[0] the first failure's code (0: none), er[1..3]\n"
+    " * its operands. The first failing thread wins; the others go on, and\n"
+    " * the runtime reports the record after the launch. */\n"
+    "typedef unsigned long long *vk_errp;\n"
+    "VK_FN void vk_fail_dev(vk_errp er, int code, int64_t a, int64_t b, int64_t c)\n"
+    "{\n"
+    "    if (atomicCAS(er, 0ULL, (unsigned long long)code) == 0ULL) {\n"
+    "        er[1] = (unsigned long long)a; er[2] = (unsigned long long)b; er[3] = (unsigned long long)c;\n"
+    "        __threadfence();\n"
+    "    }\n"
+    "}\n"
+    "#define VK_FAIL(er, code, a, b, c) vk_fail_dev((er), (code), (a), (b), (c))\n"
+    "VK_FN double vk_f64(uint64_t u) { return __longlong_as_double((long long)u); }\n";
+
+void cg_emit_prelude(CgBuf *b, CgTarget t)
+{
+    cg_printf(b, "/* generated by vinterp from fused lambda-cu kernels (ABI %d, %s target) */\n",
+              VK_ABI_VERSION, t == CG_CUDA ? "CUDA" : "C");
+    cg_puts(b, t == CG_CUDA ? cuda_head : c_head);
+    cg_puts(b, abi_arr_text);
+    cg_puts(b, "\n");
+    if (t == CG_C) {
+        cg_puts(b, abi_ctx_text);
+        cg_puts(b, "\n");
+    }
+    cg_puts(b, t == CG_CUDA ? cuda_tail : c_tail);
+    cg_puts(b, helpers_text);
+}
+
+/* ---- types and reduction operators --------------------------------------- */
+
+const char *cg_ctype(LcuBase b) { return b == LB_FLOAT ? "double" : "int32_t"; }
+
+static void emit_double(CgBuf *b, double d)
+{
+    if (isfinite(d)) {
+        cg_printf(b, "%a", d);
+    } else {
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        cg_printf(b, "vk_f64(0x%016llxULL)", (unsigned long long)u);
+    }
+}
+
+void cg_rop_identity(CgBuf *b, LcuRop r)
+{
+    switch (r) {
+    case LR_IADD: case LR_IOR: case LR_IXOR: case LR_BOR: case LR_BXOR: cg_puts(b, "0"); break;
+    case LR_IMUL: case LR_BAND: cg_puts(b, "1"); break;
+    case LR_IMAX: cg_puts(b, "VK_INT_MIN"); break;
+    case LR_IMIN: cg_puts(b, "2147483647"); break;
+    case LR_IAND: cg_puts(b, "(-1)"); break;
+    case LR_FADD: cg_puts(b, "0.0"); break;
+    case LR_FMUL: cg_puts(b, "1.0"); break;
+    case LR_FMAX: cg_puts(b, "("); emit_double(b, -(double)1.0e36f); cg_puts(b, ")"); break;
+    case LR_FMIN: emit_double(b, (double)1.0e36f); break;
+    default: cg_puts(b, "0"); break;
+    }
+}
+
+void cg_rop_combine(CgBuf *b, LcuRop r, const char *a, const char *x)
+{
+    switch (r) {
+    case LR_IADD: cg_printf(b, "%s = (int32_t)((uint32_t)%s + (uint32_t)%s);", a, a, x); break;
+    case LR_IMUL: cg_printf(b, "%s = (int32_t)((uint32_t)%s * (uint32_t)%s);", a, a, x); break;
+    case LR_IMAX: case LR_FMAX: cg_printf(b, "%s = %s > %s ? %s : %s;", a, a, x, a, x); break;
+    case LR_IMIN: case LR_FMIN: cg_printf(b, "%s = %s < %s ? %s : %s;", a, a, x, a, x); break;
+    case LR_IAND: cg_printf(b, "%s &= %s;", a, x); break;
+    case LR_IOR: cg_printf(b, "%s |= %s;", a, x); break;
+    case LR_IXOR: cg_printf(b, "%s ^= %s;", a, x); break;
+    case LR_FADD: cg_printf(b, "%s = %s + %s;", a, a, x); break;
+    case LR_FMUL: cg_printf(b, "%s = %s * %s;", a, a, x); break;
+    case LR_BAND: cg_printf(b, "%s = %s && %s;", a, a, x); break;
+    case LR_BOR: cg_printf(b, "%s = %s || %s;", a, a, x); break;
+    case LR_BXOR: cg_printf(b, "%s = (%s != 0) != (%s != 0);", a, a, x); break;
+    default: break;
+    }
+}
+
+void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out)
+{
+    for (int r = 0; r < n; r++)
+        out[r] = types[s->res[first + r]].base;
+}
+
+/* ---- expressions ----------------------------------------------------------- */
+
+typedef struct {
+    CgBuf *b;
+    const LcuVarType *types;
+    int segvar;
+    int nlocals;
+    struct { int local; LcuBase type; } locals[256];
+    int nhints;
+    int hintvar[64];
+    int overflow;       /* too many locals or hint slots */
+} Ex;
+
+static void note_local(Ex *x, int local, LcuBase t)
+{
+    for (int k = 0; k < x->nlocals; k++)
+        if (x->locals[k].local == local && x->locals[k].type == t)
+            return;
+    if (x->nlocals == (int)(sizeof x->locals / sizeof x->locals[0])) {
+        x->overflow = 1;
+        return;
+    }
+    x->locals[x->nlocals].local = local;
+    x->locals[x->nlocals].type = t;
+    x->nlocals++;
+}
+
+static int hint_slot(Ex *x, int var)
+{
+    for (int k = 0; k < x->nhints; k++)
+        if (x->hintvar[k] == var)
+            return k;
+    if (x->nhints == (int)(sizeof x->hintvar / sizeof x->hintvar[0])) {
+        x->overflow = 1;
+        return 0;
+    }
+    x->hintvar[x->nhints] = var;
+    return x->nhints++;
+}
+
+static int seg_is_iter(const Ex *x, const LcuExpr *e)
+{
+    return x->segvar >= 0 && e->var == x->segvar && e->kids[0]->kind == LE_INDEX;
+}
+
+static void collect(Ex *x, const LcuExpr *e)
+{
+    if (e->kind == LE_LET)
+        note_local(x, e->local, e->kids[0]->type);
+    else if (e->kind == LE_LOCAL)
+        note_local(x, e->local, e->type);
+    else if (e->kind == LE_SEG_OF && !seg_is_iter(x, e))
+        (void)hint_slot(x, e->var);
+    for (int k = 0; k < e->nkids; k++)
+        collect(x, e->kids[k]);
+}
+
+static void local_name(CgBuf *b, int local, LcuBase t)
+{
+    cg_printf(b, "l%d%c", local, t == LB_FLOAT ? 'f' : 'i');
+}
+
+static void ex(Ex *x, const LcuExpr *e);
+
+static void ex_bin(Ex *x, const LcuExpr *e, const char *op)
+{
+    cg_puts(x->b, "(");
+    ex(x, e->kids[0]);
+    cg_printf(x->b, " %s ", op);
+    ex(x, e->kids[1]);
+    cg_puts(x->b, ")");
+}
+
+static void ex_wrap(Ex *x, const LcuExpr *e, const char *op)
+{
+    cg_puts(x->b, "((int32_t)((uint32_t)");
+    ex(x, e->kids[0]);
+    cg_printf(x->b, " %s (uint32_t)", op);
+    ex(x, e->kids[1]);
+    cg_puts(x->b, "))");
+}
+
+static void ex_call1(Ex *x, const char *fn, const LcuExpr *a)
+{
+    cg_printf(x->b, "%s(", fn);
+    ex(x, a);
+    cg_puts(x->b, ")");
+}
+
+static void ex_call_er(Ex *x, const char *fn, const LcuExpr *e, int with_index)
+{
+    cg_printf(x->b, "%s(er, ", fn);
+    ex(x, e->kids[0]);
+    cg_puts(x->b, ", ");
+    ex(x, e->kids[1]);
+    cg_puts(x->b, with_index ? ", i)" : ")");
+}
+
+static void ex_prim(Ex *x, const LcuExpr *e)
+{
+    CgBuf *b = x->b;
+    LcuBase t = e->kids[0]->type;
+    int isf = t == LB_FLOAT, isb = t == LB_BOOL;
+    switch (e->prim) {
+    case LP_ADD: if (isf) ex_bin(x, e, "+"); else ex_wrap(x, e, "+"); return;
+    case LP_SUB: if (isf) ex_bin(x, e, "-"); else ex_wrap(x, e, "-"); return;
+    case LP_MUL: if (isf) ex_bin(x, e, "*"); else ex_wrap(x, e, "*"); return;
+    case LP_DIV: if (isf) ex_bin(x, e, "/"); else ex_call_er(x, "vk_idiv", e, 1); return;
+    case LP_MOD: ex_call_er(x, "vk_imod", e, 1); return;
+    case LP_LT: cg_puts(b, "(int32_t)"); ex_bin(x, e, "<"); return;
+    case LP_LE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "<="); return;
+    case LP_GT: cg_puts(b, "(int32_t)"); ex_bin(x, e, ">"); return;
+    case LP_GE: cg_puts(b, "(int32_t)"); ex_bin(x, e, ">="); return;
+    case LP_EQ: cg_puts(b, "(int32_t)"); ex_bin(x, e, "=="); return;
+    case LP_NE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "!="); return;
+    case LP_LSHIFT:
+        cg_puts(b, "((int32_t)((uint32_t)");
+        ex(x, e->kids[0]);
+        cg_puts(b, " << (");
+        ex(x, e->kids[1]);
+        cg_puts(b, " & 31)))");
+        return;
+    case LP_RSHIFT:
+        cg_puts(b, "(");
+        ex(x, e->kids[0]);
+        cg_puts(b, " >> (");
+        ex(x, e->kids[1]);
+        cg_puts(b, " & 31))");
+        return;
+    case LP_AND:
+    case LP_OR:
+        if (isb) {
+            cg_puts(b, "((int32_t)((");
+            ex(x, e->kids[0]);
+            cg_printf(b, " != 0) %s (", e->prim == LP_AND ? "&" : "|");
+            ex(x, e->kids[1]);
+            cg_puts(b, " != 0)))");
+        } else {
+            ex_bin(x, e, e->prim == LP_AND ? "&" : "|");
+        }
+        return;
+    case LP_XOR: ex_bin(x, e, "^"); return;
+    case LP_NOT:
+        if (isb) {
+            cg_puts(b, "((int32_t)(");
+            ex(x, e->kids[0]);
+            cg_puts(b, " == 0))");
+        } else {
+            cg_puts(b, "(~");
+            ex(x, e->kids[0]);
+            cg_puts(b, ")");
+        }
+        return;
+    case LP_NEG:
+        if (isf) {
+            cg_puts(b, "(-");
+            ex(x, e->kids[0]);
+            cg_puts(b, ")");
+        } else {
+            cg_puts(b, "((int32_t)(0u - (uint32_t)");
+            ex(x, e->kids[0]);
+            cg_puts(b, "))");
+        }
+        return;
+    case LP_FLOOR: cg_puts(b, "vk_f2i(floor("); ex(x, e->kids[0]); cg_puts(b, "))"); return;
+    case LP_CEIL: cg_puts(b, "vk_f2i(ceil("); ex(x, e->kids[0]); cg_puts(b, "))"); return;
+    case LP_TRUNC: ex_call1(x, "vk_f2i", e->kids[0]); return;
+    case LP_ROUND: cg_puts(b, "vk_f2i("); ex(x, e->kids[0]); cg_puts(b, " + 0.5)"); return;
+    case LP_LOG: ex_call1(x, "log", e->kids[0]); return;
+    case LP_SQRT: ex_call1(x, "sqrt", e->kids[0]); return;
+    case LP_EXP: ex_call1(x, "exp", e->kids[0]); return;
+    case LP_SIN: ex_call1(x, "sin", e->kids[0]); return;
+    case LP_COS: ex_call1(x, "cos", e->kids[0]); return;
+    case LP_TAN: ex_call1(x, "tan", e->kids[0]); return;
+    case LP_ASIN: ex_call1(x, "asin", e->kids[0]); return;
+    case LP_ACOS: ex_call1(x, "acos", e->kids[0]); return;
+    case LP_ATAN: ex_call1(x, "atan", e->kids[0]); return;
+    case LP_SINH: ex_call1(x, "sinh", e->kids[0]); return;
+    case LP_COSH: ex_call1(x, "cosh", e->kids[0]); return;
+    case LP_TANH: ex_call1(x, "tanh", e->kids[0]); return;
+    case LP_I_TO_F: cg_puts(b, "((double)"); ex(x, e->kids[0]); cg_puts(b, ")"); return;
+    case LP_I_TO_B: cg_puts(b, "((int32_t)("); ex(x, e->kids[0]); cg_puts(b, " != 0))"); return;
+    case LP_B_TO_I: ex(x, e->kids[0]); return;
+    case LP_RANDMOD: ex_call_er(x, "vk_randmod", e, 1); return;
+    case LP_CHECKIDX: ex_call_er(x, "vk_checkidx", e, 0); return;
+    default: break;
+    }
+    x->overflow = 1;
+    cg_puts(b, "0");
+}
+
+static void ex(Ex *x, const LcuExpr *e)
+{
+    CgBuf *b = x->b;
+    switch (e->kind) {
+    case LE_INT:
+        if (e->ival == INT32_MIN)
+            cg_puts(b, "VK_INT_MIN");
+        else
+            cg_printf(b, "%s%d%s", e->ival < 0 ? "(" : "", (int)e->ival, e->ival < 0 ? ")" : "");
+        return;
+    case LE_BOOL: cg_printf(b, "%d", e->ival != 0); return;
+    case LE_FLOAT:
+        cg_puts(b, "(");
+        emit_double(b, e->fval);
+        cg_puts(b, ")");
+        return;
+    case LE_INDEX: cg_puts(b, "((int32_t)i)"); return;
+    case LE_LOCAL: local_name(b, e->local, e->type); return;
+    case LE_SUB:
+        cg_printf(b, "%s(er, &V[%d], ", e->type == LB_FLOAT ? "vk_ldf" : "vk_ldi", e->var);
+        if (e->kids[0]->kind == LE_INDEX)
+            cg_puts(b, "i");
+        else
+            ex(x, e->kids[0]);
+        cg_puts(b, ")");
+        return;
+    case LE_LEN:
+        /* the runtime stores n of a descriptor clamped at 0 */
+        cg_printf(b, "((int32_t)V[%d].%s)", e->var, x->types[e->var].kind == LV_SEGDES ? "n" : "len");
+        return;
+    case LE_PRIM: ex_prim(x, e); return;
+    case LE_IF:
+        cg_puts(b, "(");
+        ex(x, e->kids[0]);
+        cg_puts(b, " ? ");
+        ex(x, e->kids[1]);
+        cg_puts(b, " : ");
+        ex(x, e->kids[2]);
+        cg_puts(b, ")");
+        return;
+    case LE_LET:
+        cg_puts(b, "(");
+        local_name(b, e->local, e->kids[0]->type);
+        cg_puts(b, " = ");
+        ex(x, e->kids[0]);
+        cg_puts(b, ", ");
+        ex(x, e->kids[1]);
+        cg_puts(b, ")");
+        return;
+    case LE_SEG_OF:
+        if (seg_is_iter(x, e)) {
+            cg_puts(b, "((int32_t)seg)");
+            return;
+        }
+        cg_printf(b, "vk_seg_of(er, &V[%d], %d, ", e->var, e->var);
+        ex(x, e->kids[0]);
+        cg_printf(b, ", &hint[%d])", hint_slot(x, e->var));
+        return;
+    case LE_SEG_START:
+    case LE_SEG_LEN:
+        cg_printf(b, "%s(er, &V[%d], %d, ", e->kind == LE_SEG_START ? "vk_seg_start" : "vk_seg_len", e->var,
+                  e->var);
+        ex(x, e->kids[0]);
+        cg_puts(b, ")");
+        return;
+    case LE_SEG_COUNT: cg_printf(b, "((int32_t)V[%d].len)", e->var); return;
+    case LE_TUPLE: break;
+    }
+    x->overflow = 1;
+    cg_puts(b, "0");
+}
+
+/* The body in tail position: lets and ifs around the tuple become
+ * statements; results are written through r0, r1, ... */
+static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
+{
+    CgBuf *b = x->b;
+    for (;;) {
+        cg_printf(b, "%*s", 4 * depth, "");
+        switch (e->kind) {
+        case LE_TUPLE:
+            if (e->nkids != arity) {
+                x->overflow = 1;
+                cg_puts(b, ";\n");
+                return;
+            }
+            for (int k = 0; k < arity; k++) {
+                if (k)
+                    cg_printf(b, "%*s", 4 * depth, "");
+                cg_printf(b, "*r%d = ", k);
+                ex(x, e->kids[k]);
+                cg_puts(b, ";\n");
+            }
+            return;
+        case LE_LET:
+            local_name(b, e->local, e->kids[0]->type);
+            cg_puts(b, " = ");
+            ex(x, e->kids[0]);
+            cg_puts(b, ";\n");
+            e = e->kids[1];
+            continue;
+        case LE_IF:
+            cg_puts(b, "if (");
+            ex(x, e->kids[0]);
+            cg_puts(b, ") {\n");
+            tail(x, e->kids[1], arity, depth + 1);
+            cg_printf(b, "%*s} else {\n", 4 * depth, "");
+            tail(x, e->kids[2], arity, depth + 1);
+            cg_printf(b, "%*s}\n", 4 * depth, "");
+            return;
+        default:
+            if (arity != 1)
+                x->overflow = 1;
+            cg_puts(b, "*r0 = ");
+            ex(x, e);
+            cg_puts(b, ";\n");
+            return;
+        }
+    }
+}
+
+int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
+                  const LcuBase *out, int segvar, const LcuVarType *types, int *nhints)
+{
+    (void)t;
+    Ex *x = calloc(1, sizeof *x);
+    if (!x) {
+        fputs("vinterp: out of memory (codegen)\n", stderr);
+        exit(1);
+    }
+    x->b = b;
+    x->types = types;
+    x->segvar = segvar;
+    collect(x, th->body);
+    cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
+              j, role);
+    for (int k = 0; k < th->arity; k++)
+        cg_printf(b, ", %s *r%d", cg_ctype(out[k]), k);
+    cg_puts(b, ")\n{\n    (void)V; (void)er; (void)i; (void)seg; (void)hint;\n");
+    for (int k = 0; k < x->nlocals; k++) {
+        cg_printf(b, "    %s ", cg_ctype(x->locals[k].type));
+        local_name(b, x->locals[k].local, x->locals[k].type);
+        cg_puts(b, ";\n");
+    }
+    tail(x, th->body, th->arity, 1);
+    cg_puts(b, "}\n");
+    *nhints = x->nhints > 0 ? x->nhints : 1;
+    int bad = x->overflow;
+    free(x);
+    return bad ? -1 : 0;
+}
+
+/* ---- kernels ---------------------------------------------------------------- */
+
+int cg_emit_kernel(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars,
+                   char *msg, size_t msglen)
+{
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        if (s->nres < 1 || s->nres > LCU_MAXRES) {
+            snprintf(msg, msglen, "kernel K%d: SOAC %d with %d results", k->id, j, s->nres);
+            return -1;
+        }
+        for (int r = 0; r < s->nres; r++)
+            if (s->res[r] < 0 || s->res[r] >= nvars) {
+                snprintf(msg, msglen, "kernel K%d: result x%d outside the plan", k->id, s->res[r]);
+                return -1;
+            }
+    }
+    size_t mark = b->n;
+    int rc = t == CG_CUDA ? cg_emit_kernel_cuda(b, name, k, types, nvars, msg, msglen)
+                          : cg_emit_kernel_c(b, name, k, types, nvars, msg, msglen);
+    if (rc < 0) {
+        b->n = mark; /* drop the partial text */
+        if (b->s)
+            b->s[mark] = '\0';
+    }
+    return rc;
+}
