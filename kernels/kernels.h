@@ -1,0 +1,187 @@
+/* kernels/kernels.h — the precompiled GPU primitives (libvkernels.so).
+ *
+ * A plain C API, includable from C11 and C++. Pointers named *_d are device
+ * pointers; everything else lives on the host. Every int-returning function
+ * returns 0 on success and -1 on failure, with vk_last_error() saying why
+ * (a CUDA error, a bad argument, an out-of-range index).
+ *
+ * Execution model. All work is queued on the legacy default stream, in call
+ * order, and is asynchronous unless noted: a function that must hand a
+ * value back to the host (vk_select_flagged's count, the index checks of
+ * vk_scatter / vk_gather, vk_rand_mod's zero check, vk_memcpy_d2h) waits for
+ * the device. An error in an earlier asynchronous launch can surface in a
+ * later call. The pool (vk_alloc) relies on this single ordered stream.
+ *
+ * Element types: VK_INT and VK_BOOL are int32_t (Bool stored 0/1; other
+ * non-zero values read as true), VK_FLOAT is double.
+ *
+ * Segment descriptors: len_d[m] lengths (int32) and off_d[m] offsets (int64,
+ * off[k] = len[0] + ... + len[k-1], the raw sum as runtime/value.c's
+ * seg_offsets computes it; vk_seg_offsets builds it). A segment of length
+ * <= 0 is empty. Non-empty segments must not overlap; a descriptor that
+ * passed the runtime's range check and has a negative length always has
+ * overlapping segments (or only empty ones), and there the results are
+ * unspecified: use the host path for such descriptors.
+ *
+ * Scans and reductions follow VCODE.md §4.2/§4.3 (and runtime/ops_scan.c):
+ * exclusive scans from the identity, Int arithmetic wrapping, AND/OR/XOR
+ * bitwise on Int and logical (0/1 results) on Bool, Float MAX/MIN with the
+ * ±(double)1.0e36f identities. Int and Bool results, and Float MAX/MIN
+ * results (NaN and -0.0 cases included: the fold `acc > x ? acc : x` is
+ * evaluated exactly through an associative encoding), are bit-identical to
+ * the sequential reference. Float ADD/MUL are combined in a fixed
+ * (deterministic, run-to-run identical) tree order, so they can differ from
+ * the strictly left-to-right sum in the last bits; vk_set_float_exact(1)
+ * makes them strictly sequential per segment (one thread per segment: slow
+ * for long segments, but bit-identical). */
+#ifndef KERNELS_KERNELS_H
+#define KERNELS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { VK_INT = 0, VK_BOOL = 1, VK_FLOAT = 2 } VkType;
+typedef enum { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR } VkOp;
+
+/* ---- Device and errors ------------------------------------------------ */
+
+/* Number of CUDA devices; 0 when there is no device or no driver. */
+int vk_device_count(void);
+/* Select DEVICE and query it; optional (the first call of anything else
+ * initialises device 0, or the current device). */
+int vk_init(int device);
+/* The device's name ("" before initialisation or without a device). */
+const char *vk_device_name(void);
+/* The message of the last failure in this thread ("" if none). */
+const char *vk_last_error(void);
+/* Wait for all queued work; reports asynchronous errors. */
+int vk_sync(void);
+
+/* ---- Memory ------------------------------------------------------------ */
+
+/* A caching pool: sizes are rounded up to classes (256 bytes, then four
+ * classes per power of two, so at most 25% slack); freed blocks are kept per
+ * class and handed out again without cudaMalloc. When cudaMalloc fails the
+ * cache is trimmed and the allocation retried. vk_alloc(0) returns a valid
+ * (minimal) block; NULL means failure. vk_free(NULL) does nothing. */
+void *vk_alloc(size_t bytes);
+void vk_free(void *p);
+/* Release every cached (free) block to the driver. */
+void vk_pool_trim(void);
+/* Bytes held by the pool: in use, and cached. Either pointer may be NULL. */
+void vk_pool_stats(size_t *in_use, size_t *cached);
+
+int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes);
+int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes); /* waits */
+int vk_memcpy_d2d(void *dst_d, const void *src_d, size_t bytes);
+int vk_memset0(void *dst_d, size_t bytes);
+
+/* ---- Options (process-wide) ------------------------------------------- */
+
+/* 1: Float ADD/MUL scans and reductions strictly left to right (exact). */
+void vk_set_float_exact(int on);
+
+/* Force a strategy for vk_seg_reduce / vk_seg_scan / vk_reduce / vk_scan
+ * (for tests and tuning); VK_STRAT_AUTO (the default) picks by average
+ * segment length, see kernels/vk_scan.cu. */
+typedef enum { VK_STRAT_AUTO, VK_STRAT_THREAD, VK_STRAT_WARP, VK_STRAT_CHUNK } VkStrategy;
+void vk_set_strategy(VkStrategy s);
+
+/* ---- Segment descriptors ---------------------------------------------- */
+
+/* off_d[k] = len[0] + ... + len[k-1] (int64, negative lengths included, as
+ * the runtime computes offsets). If n_host is not NULL, *n_host = the sum
+ * of all m lengths (waits). */
+int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
+
+/* segid_d[i] = the segment containing element i, for i < n (non-empty
+ * segments tiling the data; elements before the first non-empty segment
+ * get 0). */
+int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+               int32_t *segid_d);
+
+/* ---- Scans and reductions ----------------------------------------------
+ * TYPE/OP: INT with any op; BOOL with AND, OR, XOR; FLOAT with ADD, MUL,
+ * MAX, MIN. Other combinations fail with -1. */
+
+/* out_d[0] = the reduction of in_d[0 .. n) (the identity when n <= 0). */
+int vk_reduce(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+/* out_d[i] = exclusive scan (out_d may equal in_d). */
+int vk_scan(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+/* out_d[k] = reduction of segment k, k < m; N is the data length (the sum
+ * of the non-negative lengths), used to choose the strategy. */
+int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+                  const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+/* Segmented exclusive scan over data of length n (out_d may equal in_d).
+ * Positions in no non-empty segment are left unwritten. */
+int vk_seg_scan(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+                const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+
+/* ---- Rank (VCODE.md §4.7, runtime/rank.c) ------------------------------
+ * rank_d[i] = the 0-based place of element i when its segment is sorted
+ * stably, ascending (down = 0) or descending (down != 0), ties keeping
+ * their original order in both directions. TYPE is VK_INT (signed order) or
+ * VK_FLOAT (numeric order, -0.0 before +0.0, NaNs by bit pattern at the
+ * ends: the key of runtime/rank.c). len_d/off_d may be NULL with m == 1 for
+ * one segment of n. n must be < 2^31. Uses CUB's radix sort (stable). */
+int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
+                const int64_t *off_d, int64_t m, int64_t n, int32_t *rank_d);
+
+/* ---- PACK -------------------------------------------------------------
+ * out_d = the elements of in_d[0 .. n) whose flag is non-zero, in order;
+ * *count_host = their number (waits; count_host may be NULL). For a
+ * segmented PACK the new lengths are vk_seg_reduce(VK_ADD, VK_INT, flags)
+ * (flags being 0/1). */
+int vk_select_flagged(VkType type, const void *in_d, const int32_t *flags_d, int64_t n,
+                      void *out_d, int64_t *count_host);
+
+/* ---- Permutes (VCODE.md §4.4, runtime/ops_permute.c) --------------------
+ * ESIZE is the element size, 4 or 8. Indices are relative to the segment
+ * and checked: an index outside its segment, or a non-empty segment with no
+ * partner segment, fails with -1 and the runtime's message, reporting the
+ * first offending position (these calls wait for the device).
+ *
+ * Descriptors: both NULL (with sm/dm ignored) for the unsegmented form —
+ * one source segment of n_src, one destination segment of n_dst — or both
+ * given; segment k of the source pairs with segment k of the destination.
+ *
+ * vk_scatter: out[doff[k] + idx[i]] = in[i] for every source element i (of
+ * segment k) whose flag is non-zero (flags_d NULL: all). idx and flags are
+ * source-shaped (n_src). Only written positions change, so DPERMUTE copies
+ * the default into out_d first and PERMUTE/FPERMUTE clear it
+ * (vk_memset0). On a collision the later source element wins, as in the
+ * runtime; UNIQUE != 0 promises no collisions (a plain single pass).
+ *
+ * vk_gather: out[i] = in[soff[k] + idx[i]] for every destination element i
+ * (of segment k); where flags_d is given and flags[i] == 0, out[i] = 0
+ * (BFPERMUTE). idx and flags are destination-shaped (n_dst). */
+int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
+               const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+               const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
+               int64_t n_dst, int unique);
+int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
+              const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+              const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
+              int64_t n_dst);
+
+/* ---- RAND (VCODE.md §4.14) ---------------------------------------------
+ * out_d[0 .. n) = the next n draws of the random() stream whose state is
+ * (ring, k) (runtime/rand.h's RandState fields), bit-identical to rnd_fill,
+ * computed in parallel with the jump-ahead of kernels/rand_jump.h. The
+ * host state is not touched: advance it with vkr_jump(ring, &k, n). */
+int vk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
+/* The RAND instruction: out_d[i] = draw_i % bound_d[i] (C %). A zero bound
+ * fails with -1 ("zero bound at position P") after writing the rest
+ * (waits). */
+int vk_rand_mod(const uint32_t ring[31], uint64_t k, int64_t n, const int32_t *bound_d,
+                int32_t *out_d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

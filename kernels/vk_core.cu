@@ -1,0 +1,274 @@
+/* kernels/vk_core.cu — device selection, errors, the caching memory pool,
+ * copies, options, segment offsets. */
+#include "kernels/vk_internal.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+#include <mutex>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unordered_map>
+#include <vector>
+
+/* ---- Errors ---- */
+
+static thread_local char err_msg[512];
+
+int vk_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int vk_cuda_fail(cudaError_t e, const char *what, const char *file, int line)
+{
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    return vk_fail("CUDA error %s (%s) in %s at %s:%d", cudaGetErrorName(e),
+                   cudaGetErrorString(e), what, file, line);
+}
+
+extern "C" const char *vk_last_error(void) { return err_msg; }
+
+/* ---- Device ---- */
+
+static struct {
+    int ready;
+    int device;
+    int sms;
+    char name[256];
+} dev;
+
+extern "C" int vk_device_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
+static int query(int device)
+{
+    cudaDeviceProp p;
+    VK_CUDA(cudaGetDeviceProperties(&p, device));
+    dev.device = device;
+    dev.sms = p.multiProcessorCount > 0 ? p.multiProcessorCount : 1;
+    snprintf(dev.name, sizeof dev.name, "%s", p.name);
+    dev.ready = 1;
+    return 0;
+}
+
+extern "C" int vk_init(int device)
+{
+    if (vk_device_count() <= 0)
+        return vk_fail("no CUDA device");
+    VK_CUDA(cudaSetDevice(device));
+    VK_CUDA(cudaFree(0)); /* create the context now */
+    return query(device);
+}
+
+int vk_ready(void)
+{
+    if (dev.ready)
+        return 0;
+    if (vk_device_count() <= 0)
+        return vk_fail("no CUDA device");
+    int d = 0;
+    VK_CUDA(cudaGetDevice(&d));
+    return query(d);
+}
+
+int vk_sm_count(void) { return dev.ready ? dev.sms : 1; }
+
+extern "C" const char *vk_device_name(void) { return dev.ready ? dev.name : ""; }
+
+extern "C" int vk_sync(void)
+{
+    VK_CUDA(cudaDeviceSynchronize());
+    return 0;
+}
+
+/* ---- Options ---- */
+
+static int opt_exact;
+static VkStrategy opt_strategy = VK_STRAT_AUTO;
+
+extern "C" void vk_set_float_exact(int on) { opt_exact = on != 0; }
+extern "C" void vk_set_strategy(VkStrategy s) { opt_strategy = s; }
+int vk_opt_float_exact(void) { return opt_exact; }
+VkStrategy vk_opt_strategy(void) { return opt_strategy; }
+
+/* ---- Pool ----
+ * Size classes: 256 bytes, then 4 per power of two (5/4, 6/4, 7/4, 8/4 of
+ * the power below), so a block is at most 25% larger than asked. Free
+ * blocks wait in a list per class; `live` maps each handed-out pointer to
+ * its class so vk_free needs no size. */
+
+static std::mutex pool_mu;
+static std::unordered_map<void *, size_t> pool_live;
+static std::unordered_map<size_t, std::vector<void *>> pool_free;
+static size_t pool_in_use, pool_cached;
+
+static size_t size_class(size_t b)
+{
+    if (b <= 256)
+        return 256;
+    int e = 63 - __builtin_clzll((unsigned long long)(b - 1)); /* 2^e <= b-1 */
+    size_t step = ((size_t)1 << e) / 4;
+    return (b + step - 1) / step * step;
+}
+
+static void trim_locked(void)
+{
+    for (auto &kv : pool_free)
+        for (void *p : kv.second)
+            cudaFree(p);
+    pool_free.clear();
+    pool_cached = 0;
+}
+
+extern "C" void *vk_alloc(size_t bytes)
+{
+    if (vk_ready() != 0)
+        return nullptr;
+    size_t c = size_class(bytes);
+    std::lock_guard<std::mutex> lock(pool_mu);
+    void *p = nullptr;
+    auto it = pool_free.find(c);
+    if (it != pool_free.end() && !it->second.empty()) {
+        p = it->second.back();
+        it->second.pop_back();
+        pool_cached -= c;
+    } else {
+        cudaError_t e = cudaMalloc(&p, c);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            trim_locked();
+            e = cudaMalloc(&p, c);
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            vk_fail("out of device memory allocating %zu bytes (%s)", bytes, cudaGetErrorString(e));
+            return nullptr;
+        }
+    }
+    pool_live[p] = c;
+    pool_in_use += c;
+    return p;
+}
+
+extern "C" void vk_free(void *p)
+{
+    if (!p)
+        return;
+    std::lock_guard<std::mutex> lock(pool_mu);
+    auto it = pool_live.find(p);
+    if (it == pool_live.end()) {
+        vk_fail("vk_free of a pointer the pool did not hand out");
+        return;
+    }
+    size_t c = it->second;
+    pool_live.erase(it);
+    pool_in_use -= c;
+    pool_free[c].push_back(p);
+    pool_cached += c;
+}
+
+extern "C" void vk_pool_trim(void)
+{
+    std::lock_guard<std::mutex> lock(pool_mu);
+    trim_locked();
+}
+
+extern "C" void vk_pool_stats(size_t *in_use, size_t *cached)
+{
+    std::lock_guard<std::mutex> lock(pool_mu);
+    if (in_use)
+        *in_use = pool_in_use;
+    if (cached)
+        *cached = pool_cached;
+}
+
+/* ---- Copies ---- */
+
+extern "C" int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    VK_CUDA(cudaMemcpy(dst_d, src, bytes, cudaMemcpyHostToDevice));
+    return 0;
+}
+
+extern "C" int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    VK_CUDA(cudaMemcpy(dst, src_d, bytes, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+extern "C" int vk_memcpy_d2d(void *dst_d, const void *src_d, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    VK_CUDA(cudaMemcpyAsync(dst_d, src_d, bytes, cudaMemcpyDeviceToDevice, 0));
+    return 0;
+}
+
+extern "C" int vk_memset0(void *dst_d, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    VK_CUDA(cudaMemsetAsync(dst_d, 0, bytes, 0));
+    return 0;
+}
+
+/* ---- Segment offsets ---- */
+
+namespace {
+struct AddI64 {
+    __device__ __forceinline__ int64_t operator()(int64_t a, int64_t b) const { return a + b; }
+};
+} // namespace
+
+static __global__ void k_seg_total(const int32_t *len, const int64_t *off, int64_t m,
+                                   int64_t *total)
+{
+    *total = m > 0 ? off[m - 1] + (int64_t)len[m - 1] : 0;
+}
+
+extern "C" int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host)
+{
+    if (vk_ready() != 0)
+        return -1;
+    if (m < 0)
+        return vk_fail("vk_seg_offsets: negative segment count");
+    if (m > 0) {
+        size_t bytes = 0;
+        VK_CUDA(cub::DeviceScan::ExclusiveScan(nullptr, bytes, len_d, off_d, AddI64(), (int64_t)0,
+                                               m));
+        VkTemp tmp;
+        if (tmp.alloc(bytes) != 0)
+            return -1;
+        VK_CUDA(cub::DeviceScan::ExclusiveScan(tmp.p, bytes, len_d, off_d, AddI64(), (int64_t)0,
+                                               m));
+    }
+    if (n_host) {
+        if (m == 0) {
+            *n_host = 0;
+            return 0;
+        }
+        VkTemp t;
+        if (t.alloc(sizeof(int64_t)) != 0)
+            return -1;
+        k_seg_total<<<1, 1>>>(len_d, off_d, m, t.as<int64_t>());
+        VK_LAUNCHED();
+        VK_CUDA(cudaMemcpy(n_host, t.p, sizeof(int64_t), cudaMemcpyDeviceToHost));
+    }
+    return 0;
+}

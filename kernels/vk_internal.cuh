@@ -1,0 +1,212 @@
+/* kernels/vk_internal.cuh — shared by the kernels/ sources (not part of
+ * the API): errors, device properties, temporary buffers, segment access,
+ * and the combine rules of the scans and reductions. */
+#ifndef KERNELS_VK_INTERNAL_CUH
+#define KERNELS_VK_INTERNAL_CUH
+
+#include "kernels/kernels.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+/* ---- Errors (vk_core.cu) ---- */
+
+/* Set the message (printf-style) and return -1. */
+int vk_fail(const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+int vk_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
+
+#define VK_CUDA(call)                                                         \
+    do {                                                                      \
+        cudaError_t vk_e_ = (call);                                           \
+        if (vk_e_ != cudaSuccess)                                             \
+            return vk_cuda_fail(vk_e_, #call, __FILE__, __LINE__);            \
+    } while (0)
+/* After a kernel launch. */
+#define VK_LAUNCHED() VK_CUDA(cudaGetLastError())
+
+/* Make sure a device is selected and its properties known; 0 or -1. */
+int vk_ready(void);
+/* Streaming multiprocessors of the current device (after vk_ready). */
+int vk_sm_count(void);
+/* Options (vk_core.cu). */
+int vk_opt_float_exact(void);
+VkStrategy vk_opt_strategy(void);
+
+/* A pool block freed when it goes out of scope (the single ordered stream
+ * makes the reuse safe, see kernels.h). */
+struct VkTemp {
+    void *p = nullptr;
+    VkTemp() = default;
+    VkTemp(const VkTemp &) = delete;
+    VkTemp &operator=(const VkTemp &) = delete;
+    ~VkTemp() { vk_free(p); }
+    /* 0 or -1 (message set). */
+    int alloc(size_t bytes)
+    {
+        vk_free(p);
+        p = vk_alloc(bytes);
+        return p ? 0 : -1;
+    }
+    template <class T> T *as() const { return static_cast<T *>(p); }
+};
+
+/* Grid size for a grid-stride loop over ITEMS with BLOCK threads. */
+static inline unsigned vk_grid(int64_t items, int block, int per_sm = 16)
+{
+    int64_t g = (items + block - 1) / block;
+    int64_t cap = (int64_t)vk_sm_count() * per_sm;
+    if (g > cap)
+        g = cap;
+    if (g < 1)
+        g = 1;
+    return (unsigned)g;
+}
+
+/* ---- Segments ---- */
+
+/* A segment descriptor seen from the device: len == NULL means one segment
+ * of n elements at offset 0. Lengths <= 0 are empty. */
+struct VkSegs {
+    const int32_t *len;
+    const int64_t *off;
+    int64_t m;
+    int64_t n;
+    __device__ __forceinline__ int64_t length(int64_t k) const
+    {
+        if (!len)
+            return n;
+        int32_t l = len[k];
+        return l > 0 ? l : 0;
+    }
+    __device__ __forceinline__ int64_t start(int64_t k) const { return off ? off[k] : 0; }
+};
+
+/* Internal entry (vk_scan.cu): segment ids, for rank and the permutes. */
+int vk_seg_ids_internal(const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+                        int32_t *segid_d);
+
+/* ---- Combine rules ----
+ * Each rule is a class with
+ *   T            the element type (int32_t or double);
+ *   S            the scan state: an associative (not necessarily
+ *                commutative) monoid;
+ *   lift(x)      the state of one element;
+ *   ident()      the monoid identity;
+ *   operator()   combine(a, b), a before b;
+ *   fin(s)       the result of folding the reference rule from its identity
+ *                over the elements summarised by s;
+ *   seq_init()   the reference identity, and step(acc, x) the reference
+ *                rule itself (used by the strictly sequential strategy).
+ * A parallel scan combines lifted states in order; fin() maps a prefix to
+ * the reference result. */
+
+/* Int and Bool: the state is the value (every Int rule is a monoid with
+ * its identity; Bool inputs are normalised to 0/1 first). */
+struct VkIntRule {
+    typedef int32_t T;
+    typedef int32_t S;
+    int op;     /* VkOp */
+    int32_t id; /* identity */
+    int norm;   /* Bool: read x != 0 */
+    __device__ __forceinline__ S lift(T x) const { return norm ? (x != 0) : x; }
+    __device__ __forceinline__ S ident() const { return id; }
+    __device__ __forceinline__ S operator()(S a, S b) const
+    {
+        switch (op) {
+        case VK_ADD: return (int32_t)((uint32_t)a + (uint32_t)b);
+        case VK_MUL: return (int32_t)((uint32_t)a * (uint32_t)b);
+        case VK_MAX: return a > b ? a : b;
+        case VK_MIN: return a < b ? a : b;
+        case VK_AND: return a & b;
+        case VK_OR: return a | b;
+        default: return a ^ b;
+        }
+    }
+    __device__ __forceinline__ T fin(S s) const { return s; }
+    __device__ __forceinline__ T seq_init() const { return id; }
+    __device__ __forceinline__ T step(T acc, T x) const { return (*this)(acc, lift(x)); }
+};
+
+/* Float ADD / MUL: the state is the partial sum (product); the monoid
+ * identity is -0.0 (x + -0.0 == x for every x) or 1.0; the reference starts
+ * from +0.0, which fin() applies. Not bit-exact against the sequential
+ * rule except through step(). */
+struct VkFltArith {
+    typedef double T;
+    typedef double S;
+    int mul;
+    __device__ __forceinline__ S lift(T x) const { return x; }
+    __device__ __forceinline__ S ident() const { return mul ? 1.0 : -0.0; }
+    __device__ __forceinline__ S operator()(S a, S b) const { return mul ? a * b : a + b; }
+    __device__ __forceinline__ T fin(S s) const { return mul ? 1.0 * s : 0.0 + s; }
+    __device__ __forceinline__ T seq_init() const { return mul ? 1.0 : 0.0; }
+    __device__ __forceinline__ T step(T acc, T x) const { return mul ? acc * x : acc + x; }
+};
+
+/* Float MAX / MIN, exactly. The reference step f_x(acc) = acc > x ? acc : x
+ * (MAX; MIN with <) is not associative as a value operation with NaNs and
+ * signed zeros, but compositions of steps are functions of the form
+ *     g(acc) = acc > t ? acc : c      (c numerically equal to t), or
+ *     g(acc) = c                      (constant: a NaN was seen),
+ * closed under composition: for g1 then g2, both non-constant,
+ * t = max(t1, t2) and c = c1 > c2 ? c1 : c2; if g2 is constant the result
+ * is g2; if only g1 is, the result is the constant g2(c1). So the state is
+ * (v, f) with f = 0 (non-constant, t == c == v), 1 (constant v), or
+ * 2 (the identity function); fin() applies the state to the identity
+ * ±(double)1.0e36f. */
+struct VkMinMaxState {
+    double v;
+    int f;
+};
+
+struct VkFltMinMax {
+    typedef double T;
+    typedef VkMinMaxState S;
+    int max;
+    __device__ __forceinline__ bool better(double a, double b) const { return max ? a > b : a < b; }
+    __device__ __forceinline__ S lift(T x) const
+    {
+        S s;
+        s.v = x;
+        s.f = x != x ? 1 : 0;
+        return s;
+    }
+    __device__ __forceinline__ S ident() const
+    {
+        S s;
+        s.v = 0.0;
+        s.f = 2;
+        return s;
+    }
+    __device__ __forceinline__ S operator()(S a, S b) const
+    {
+        if (b.f == 2)
+            return a;
+        if (a.f == 2 || b.f == 1)
+            return b;
+        S r;
+        r.v = better(a.v, b.v) ? a.v : b.v;
+        r.f = a.f;
+        return r;
+    }
+    __device__ __forceinline__ T seq_init() const
+    {
+        return max ? -(double)1.0e36f : (double)1.0e36f;
+    }
+    __device__ __forceinline__ T fin(S s) const
+    {
+        if (s.f == 2)
+            return seq_init();
+        if (s.f == 1)
+            return s.v;
+        double id = seq_init();
+        return better(id, s.v) ? id : s.v;
+    }
+    __device__ __forceinline__ T step(T acc, T x) const { return better(acc, x) ? acc : x; }
+};
+
+#endif
