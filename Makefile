@@ -16,14 +16,15 @@ BIN     ?= bin
 VCODE_SRC   := $(wildcard vcode/*.c)
 RUNTIME_SRC := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 TRANSLATE_SRC := $(wildcard translate/*.c)
-LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC) $(TRANSLATE_SRC)
+KERNELS_HOST_SRC := $(wildcard kernels/*.c)
+LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC) $(TRANSLATE_SRC) $(KERNELS_HOST_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ    := $(BUILD)/runtime/main.o
 
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench bench-quick fuzz fuzz-smoke
+.PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
 all: $(BIN)/vinterp
 
@@ -41,7 +42,7 @@ $(BIN)/vinterp: $(LIB_OBJ) $(MAIN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h translate/*.h)
+$(BUILD)/%.o: %.c $(wildcard vcode/*.h runtime/*.h translate/*.h kernels/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -60,6 +61,14 @@ unit: $(UNIT_BIN)
 corpus: $(BIN)/vinterp
 	python3 ../shared/corpus/run_corpus.py $(BIN)/vinterp --quiet
 
+# The CUDA side without a GPU: kernels/ compiled with nvcc (kernels-check,
+# kernels/kernels.mk), then NVRTC over the generated CUDA of every block of
+# every corpus program (vinterp --cuda-check, compile only).
+CUDA_CHECK_ARCH ?= sm_90
+cuda-check: $(BIN)/vinterp
+	@$(MAKE) --no-print-directory kernels-check
+	@sh tests/cuda_check.sh $(BIN)/vinterp $(CUDA_CHECK_ARCH)
+
 # Sanitizer build of everything, then the whole test suite with it.
 asan:
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
@@ -74,11 +83,11 @@ asan-test: asan
 # Leak check of a sample of the corpus under valgrind's memcheck.
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
 valgrind: $(BIN)/vinterp
-	@cd ../shared/corpus && pass=0; fail=0; for p in $(VALGRIND_SAMPLE); do \
+	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu; do for p in $(VALGRIND_SAMPLE); do \
 	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
-	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp -m 200000000 $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
-	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind: $$p"; cat /tmp/vinterp-vg.log; fi; \
-	done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=$$b -m 200000000 $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
+	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind ($$b): $$p"; cat /tmp/vinterp-vg.log; fi; \
+	done; done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 # libFuzzer targets (tests/fuzz/): clang with ASan+UBSan. `make fuzz` builds
 # them; `make fuzz-smoke` runs each for FUZZ_SECONDS and ends with

@@ -41,6 +41,7 @@ struct Backend {
     /* the block now running, for rt_set_replay */
     Interp *rp_it;
     int64_t rp_used;
+    int rp_nin;
     int rp_start, rp_end;
     RandState rp_rand;
     double translate_seconds, ilp_seconds, kernel_seconds, host_seconds;
@@ -149,6 +150,9 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, const DfgNode *nd)
     Value **env = b->env;
     const Instr *ins = &b->prog->code[nd->instr];
     Value *r = NULL;
+    for (int a = 0; a < nd->nargs; a++)
+        if (env[nd->args[a]])
+            val_for_host(env[nd->args[a]]);
     switch (nd->op) {
     case OP_CONST:
         if (ins->ckind == CK_VECTOR) {
@@ -252,8 +256,12 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
     Value **outs = malloc((size_t)(nout ? nout : 1) * sizeof *outs);
     if (!outs)
         rt_fatal("out of host memory");
-    for (int i = nout - 1; i >= 0; i--)
+    for (int i = nout - 1; i >= 0; i--) {
         outs[i] = vs_pop(it);
+        val_for_host(outs[i]);
+    }
+    for (int j = 0; j < g->nin; j++)
+        val_for_host(ins[j]);
     RandState rand_after = *rnd_global();
     *rnd_global() = *rand_before;
     for (int j = 0; j < g->nin; j++)
@@ -320,6 +328,8 @@ static void replay_block(void *arg)
     if (mem_used() > b->rp_used)
         mem_uncharge(mem_used() - b->rp_used);
     *rnd_global() = b->rp_rand;
+    for (int j = 1; j <= b->rp_nin && j <= b->rp_it->sp; j++)
+        val_for_host(b->rp_it->stk[b->rp_it->sp - j]);
     interp_exec_range(b->rp_it, b->rp_start, b->rp_end);
 }
 
@@ -382,6 +392,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     RandState rand_before = *rnd_global();
     b->rp_it = it;
     b->rp_used = mem_used();
+    b->rp_nin = g->nin;
     b->rp_start = bp->blk.start;
     b->rp_end = bp->blk.end;
     b->rp_rand = rand_before;

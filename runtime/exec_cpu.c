@@ -14,7 +14,9 @@
  * of a filter) and segment tables are freed after the call, or at the next
  * call when a fatal error left through the embedder's hook. */
 #include "runtime/exec_cpu.h"
+#include "runtime/kernel_fail.h"
 #include "runtime/errors.h"
+#include "translate/cg_unit.h"
 #include "translate/codegen.h"
 #include "translate/codegen_abi.h"
 #include "translate/lcu_eval.h"
@@ -32,7 +34,9 @@ typedef struct {
     char srcpath[1200];
     int nblocks;
     vk_kernel_fn **fns;         /* per block, per plan step; NULL: evaluator */
-    int kernels_generated, kernels_not_generated;
+    CgKernelCode **code;        /* per block, per plan step */
+    int *nsteps;                /* per block */
+    int kernels_generated, kernels_not_generated, kernels_distinct;
     size_t unit_bytes;
     double generate_seconds;
     int64_t evaluator_launches;
@@ -40,10 +44,13 @@ typedef struct {
     vk_ctx cx;
     vk_arr *v;
     int vcap;
-    Value **env;
-    const LcuVarType *types;
-    const LcuKernel *k;
-    int nvars;
+    Value **env;                /* the plan's variables */
+    const int *map;             /* local -> plan variable */
+    Value **lenv;               /* the locals' values, for library SOACs */
+    int lenvcap;
+    const LcuVarType *types;    /* of the locals */
+    const LcuKernel *k;         /* the canonical kernel */
+    int nvars;                  /* locals */
     void **scratch;
     int nscratch, scratchcap;
 } CpuExec;
@@ -135,9 +142,10 @@ static void *cb_alloc(vk_ctx *cx, int var, int64_t len, int zero)
         v = seg_new(len);
     else
         v = zero ? val_new_zero(vt_of(t), len) : val_new(vt_of(t), len);
-    if (c->env[var])
-        val_release(c->env[var]);
-    c->env[var] = v;
+    Value **slot = &c->env[c->map[var]];
+    if (*slot)
+        val_release(*slot);
+    *slot = v;
     fill_array(&c->v[var], v);
     return v->data;
 }
@@ -145,7 +153,7 @@ static void *cb_alloc(vk_ctx *cx, int var, int64_t len, int zero)
 static void cb_seal(vk_ctx *cx, int var)
 {
     CpuExec *c = cx->rt;
-    Value *sd = c->env[var];
+    Value *sd = c->env[c->map[var]];
     seg_finish(sd);
     fill_segdes(c, &c->v[var], sd, var);
 }
@@ -154,13 +162,23 @@ static void cb_lib(vk_ctx *cx, int soac)
 {
     CpuExec *c = cx->rt;
     const LcuSoac *s = c->k->soacs[soac];
-    lcu_eval_soac(s, c->env, c->types, c->nvars);
+    if (c->lenvcap < c->nvars) {
+        free(c->lenv);
+        c->lenvcap = c->nvars * 2;
+        c->lenv = malloc((size_t)c->lenvcap * sizeof *c->lenv);
+        if (!c->lenv)
+            rt_fatal("out of host memory");
+    }
+    for (int l = 0; l < c->nvars; l++)
+        c->lenv[l] = c->env[c->map[l]];
+    lcu_eval_soac(s, c->lenv, c->types, c->nvars);
     for (int r = 0; r < s->nres; r++) {
         int v = s->res[r];
+        c->env[c->map[v]] = c->lenv[v];
         if (c->types[v].kind == LV_SEGDES)
-            fill_segdes(c, &c->v[v], c->env[v], v);
+            fill_segdes(c, &c->v[v], c->lenv[v], v);
         else
-            fill_array(&c->v[v], c->env[v]);
+            fill_array(&c->v[v], c->lenv[v]);
     }
 }
 
@@ -176,31 +194,7 @@ static void *cb_scratch(vk_ctx *cx, int64_t bytes)
 static void cb_fail(vk_ctx *cx, int code, int64_t a, int64_t b, int64_t d)
 {
     (void)cx;
-    switch (code) {
-    case VKF_DIV0: rt_fatal("integer division by zero (element %lld)", (long long)a);
-    case VKF_DIVOVF: rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)a);
-    case VKF_MOD0: rt_fatal("integer remainder by zero (element %lld)", (long long)a);
-    case VKF_MODOVF: rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)a);
-    case VKF_RAND0: rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)a);
-    case VKF_CHECKIDX: rt_fatal("index %lld is outside its segment of length %lld", (long long)a, (long long)b);
-    case VKF_SUB: rt_fatal("index %lld outside an array of length %lld", (long long)a, (long long)b);
-    case VKF_SEGOF:
-        rt_fatal("seg_of: element %lld outside descriptor x%lld of %lld elements", (long long)a, (long long)b,
-                 (long long)d);
-    case VKF_NOSEG: rt_fatal("seg_of: element %lld of x%lld lies in no segment", (long long)a, (long long)b);
-    case VKF_SEGSTART:
-    case VKF_SEGLEN:
-        rt_fatal("%s: segment %lld outside descriptor x%lld of %lld segments",
-                 code == VKF_SEGSTART ? "seg_start" : "seg_len", (long long)a, (long long)b, (long long)d);
-    case VKF_PERM:
-        rt_fatal("index %lld at position %lld is outside its segment of length %lld", (long long)b, (long long)a,
-                 (long long)d);
-    case VKF_DSTSEG:
-        rt_fatal("segment %lld of the destination descriptor has no matching segment", (long long)a);
-    case VKF_DFLTLEN:
-        rt_fatal("destination descriptor covers %lld elements, default has %lld", (long long)a, (long long)b);
-    default: rt_fatal("cpu: generated code failed with code %d", code);
-    }
+    kernel_fail(code, a, b, d);
 }
 
 /* ---- the executor ---------------------------------------------------------------- */
@@ -208,34 +202,36 @@ static void cb_fail(vk_ctx *cx, int code, int64_t a, int64_t b, int64_t d)
 static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
 {
     CpuExec *c = (CpuExec *)x;
-    const LcuKernel *k = bp->steps[step].k;
     vk_kernel_fn fn = block < c->nblocks && c->fns[block] ? c->fns[block][step] : NULL;
     if (!fn) {
-        lcu_eval_kernel(k, env, bp->types, bp->nvars);
+        lcu_eval_kernel(bp->steps[step].k, env, bp->types, bp->nvars);
         c->evaluator_launches++;
         return;
     }
+    const CgKernelCode *kc = &c->code[block][step];
+    const LcuKernel *k = kc->canon;
     free_scratch(c); /* left by a call that a fatal error abandoned */
-    if (c->vcap < bp->nvars) {
+    if (c->vcap < kc->nlocal) {
         free(c->v);
-        c->vcap = bp->nvars * 2;
+        c->vcap = kc->nlocal * 2;
         c->v = calloc((size_t)c->vcap, sizeof *c->v);
         if (!c->v)
             rt_fatal("out of host memory");
     }
     c->env = env;
-    c->types = bp->types;
+    c->map = kc->map;
+    c->types = kc->ltypes;
     c->k = k;
-    c->nvars = bp->nvars;
+    c->nvars = kc->nlocal;
     for (int p = 0; p < k->nparams; p++) {
         int var = k->params[p];
-        Value *val = env[var];
+        Value *val = env[kc->map[var]];
         if (!val)
-            rt_fatal("cpu: kernel K%d: parameter x%d is not bound", k->id, var);
+            rt_fatal("cpu: kernel K%d: parameter x%d is not bound", bp->steps[step].k->id, kc->map[var]);
         if (val->type == VT_SEGDES)
-            fill_segdes(c, &c->v[var], val, var);
+            fill_segdes(c, &c->v[var], val, kc->map[var]);
         else if (val->type == VT_PAIR)
-            rt_fatal("cpu: kernel K%d: parameter x%d is a pair", k->id, var);
+            rt_fatal("cpu: kernel K%d: parameter x%d is a pair", bp->steps[step].k->id, kc->map[var]);
         else
             fill_array(&c->v[var], val);
     }
@@ -248,18 +244,13 @@ static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value
             int v = s->res[r], ret = 0;
             for (int j = 0; j < k->nrets && !ret; j++)
                 ret = k->rets[j] == v;
-            if (!ret && env[v]) {
-                val_release(env[v]);
-                env[v] = NULL;
+            if (!ret && env[kc->map[v]]) {
+                val_release(env[kc->map[v]]);
+                env[kc->map[v]] = NULL;
             }
         }
     }
     free_scratch(c);
-}
-
-static void kernel_name(char *buf, size_t len, int block, int step)
-{
-    snprintf(buf, len, "vk_b%d_s%d", block, step);
 }
 
 static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen)
@@ -269,62 +260,69 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
     double t0 = now();
     c->nblocks = nblocks;
     c->fns = calloc((size_t)nblocks + 1, sizeof *c->fns);
-    unsigned char **ok = calloc((size_t)nblocks + 1, sizeof *ok);
-    if (!c->fns || !ok)
+    c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
+    c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
+    CgUnit *u = cg_unit_new(CG_C);
+    if (!c->fns || !c->code || !c->nsteps || !u)
         rt_fatal("out of host memory");
-    CgBuf b = { NULL, 0, 0 };
-    cg_emit_prelude(&b, CG_C);
-    char name[64], why[300];
+    char why[300];
     for (int k = 0; k < nblocks; k++) {
         const BlockPlan *bp = plans[k];
         if (!bp)
             continue;
-        ok[k] = calloc((size_t)bp->nsteps + 1, 1);
-        if (!ok[k])
+        c->nsteps[k] = bp->nsteps;
+        c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
+        if (!c->code[k])
             rt_fatal("out of host memory");
         for (int s = 0; s < bp->nsteps; s++) {
+            c->code[k][s].unique = -1;
             if (bp->steps[s].kind != STEP_KERNEL)
                 continue;
-            kernel_name(name, sizeof name, k, s);
-            if (cg_emit_kernel(&b, CG_C, name, bp->steps[s].k, bp->types, bp->nvars, why, sizeof why) == 0) {
-                ok[k][s] = 1;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, &c->code[k][s], why, sizeof why) == 0)
                 c->kernels_generated++;
-            } else {
+            else
                 c->kernels_not_generated++;
-            }
         }
     }
-    c->unit_bytes = b.n;
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    c->unit_bytes = len;
+    c->kernels_distinct = cg_unit_distinct(u);
     c->generate_seconds = now() - t0;
     int rc = 0;
     if (c->kernels_generated > 0) {
-        c->handle = jit_load_c(&c->jo, b.s, b.n, &c->js, c->srcpath, sizeof c->srcpath, msg, msglen);
+        c->handle = jit_load_c(&c->jo, text, len, &c->js, c->srcpath, sizeof c->srcpath, msg, msglen);
         if (!c->handle)
             rc = -1;
     }
+    cg_unit_free(u);
+    /* The distinct functions, each looked up once. */
+    int nd = c->kernels_distinct;
+    vk_kernel_fn *byid = calloc((size_t)nd + 1, sizeof *byid);
+    if (!byid)
+        rt_fatal("out of host memory");
+    char name[32];
+    for (int i = 0; i < nd && rc == 0; i++) {
+        cg_unique_name(name, sizeof name, i);
+        void *sym = dlsym(c->handle, name);
+        if (!sym) {
+            snprintf(msg, msglen, "generated unit lacks %s", name);
+            rc = -1;
+            break;
+        }
+        memcpy(&byid[i], &sym, sizeof sym);
+    }
     for (int k = 0; k < nblocks && rc == 0; k++) {
-        if (!ok[k])
+        if (!c->code[k])
             continue;
-        c->fns[k] = calloc((size_t)plans[k]->nsteps + 1, sizeof **c->fns);
+        c->fns[k] = calloc((size_t)c->nsteps[k] + 1, sizeof **c->fns);
         if (!c->fns[k])
             rt_fatal("out of host memory");
-        for (int s = 0; s < plans[k]->nsteps; s++) {
-            if (!ok[k][s])
-                continue;
-            kernel_name(name, sizeof name, k, s);
-            void *sym = dlsym(c->handle, name);
-            if (!sym) {
-                snprintf(msg, msglen, "generated unit lacks %s", name);
-                rc = -1;
-                break;
-            }
-            memcpy(&c->fns[k][s], &sym, sizeof sym);
-        }
+        for (int s = 0; s < c->nsteps[k]; s++)
+            if (c->code[k][s].unique >= 0)
+                c->fns[k][s] = byid[c->code[k][s].unique];
     }
-    for (int k = 0; k < nblocks; k++)
-        free(ok[k]);
-    free(ok);
-    cg_buf_free(&b);
+    free(byid);
     return rc;
 }
 
@@ -333,8 +331,8 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
     CpuExec *c = (CpuExec *)x;
     if (block >= c->nblocks || !c->fns[block] || !c->fns[block][step])
         return NULL;
-    char name[64];
-    kernel_name(name, sizeof name, block, step);
+    char name[32];
+    cg_unique_name(name, sizeof name, c->code[block][step].unique);
     snprintf(buf, len, "%s, function %s", c->srcpath[0] ? c->srcpath : "(not cached: --no-cache)", name);
     return buf;
 }
@@ -342,10 +340,10 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
 static void cpu_report(Executor *x, FILE *f)
 {
     CpuExec *c = (CpuExec *)x;
-    fprintf(f, "stats: cpu: %d kernels generated (%d left to the evaluator, %lld evaluator launches), unit of "
-               "%zu bytes generated in %.6f s\n",
-            c->kernels_generated, c->kernels_not_generated, (long long)c->evaluator_launches, c->unit_bytes,
-            c->generate_seconds);
+    fprintf(f, "stats: cpu: %d kernels generated, %d distinct (%d left to the evaluator, %lld evaluator launches), "
+               "unit of %zu bytes generated in %.6f s\n",
+            c->kernels_generated, c->kernels_distinct, c->kernels_not_generated, (long long)c->evaluator_launches,
+            c->unit_bytes, c->generate_seconds);
     fprintf(f, "stats: cpu: kernel cache: %d units compiled, %d cache hits, %d entries rejected; compile %.6f s, "
                "load %.6f s; cache %s\n",
             c->js.compiled, c->js.hits, c->js.rejected, c->js.compile_seconds, c->js.load_seconds,
@@ -357,9 +355,16 @@ static void cpu_free(Executor *x)
     CpuExec *c = (CpuExec *)x;
     free_scratch(c);
     free(c->scratch);
-    for (int k = 0; k < c->nblocks; k++)
+    for (int k = 0; k < c->nblocks; k++) {
         free(c->fns ? c->fns[k] : NULL);
+        for (int s = 0; c->code && c->code[k] && s < c->nsteps[k]; s++)
+            cg_kernel_code_free(&c->code[k][s]);
+        free(c->code ? c->code[k] : NULL);
+    }
     free(c->fns);
+    free(c->code);
+    free(c->nsteps);
+    free(c->lenv);
     free(c->v);
     if (c->handle)
         dlclose(c->handle);

@@ -1,19 +1,773 @@
-/* runtime/exec_cuda.c — placeholder until the cuda executor lands. */
+/* runtime/exec_cuda.c — the cuda executor (see exec_cuda.h).
+ *
+ * prepare: every kernel of every planned block is generated as CUDA
+ * (translate/cg_cuda.c) into one unit, compiled once (NVRTC, or host C++
+ * on the emulated device) through the cache, and loaded.
+ *
+ * run: a kernel step runs on the host (the inner executor: generated C,
+ * or the λcu evaluator without a C compiler) when it was not generated,
+ * when a parameter descriptor has negative lengths (the primitives need
+ * tiling segments), or when its data are small: the largest parameter
+ * has fewer elements than the host threshold of the kernel's family
+ * (elementwise: only MAP/ONCE/PERMUTE SOACs; scan: a reduction, scan,
+ * filter or segmented permute; lib: RANK or RAND). Otherwise its
+ * parameters are brought to the device (only those without a device copy
+ * are uploaded), its SOACs are driven one by one as the protocol in
+ * translate/codegen.h says, and its results stay on the device: their host
+ * copies are marked stale and fetched only when the host uses them
+ * (runtime/value.h's val_for_host: control flow, I/O, host steps, the
+ * final print, --check).
+ *
+ * Device memory comes from the device layer (libvkernels.so's caching
+ * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
+ * descriptor its int64 offsets. */
 #include "runtime/exec_cuda.h"
+#include "runtime/cuda_dev.h"
+#include "runtime/errors.h"
+#include "runtime/exec_cpu.h"
+#include "runtime/kernel_fail.h"
+#include "runtime/rand.h"
+#include "kernels/rand_jump.h"
+#include "translate/cg_unit.h"
+#include "translate/codegen.h"
+#include "translate/codegen_abi.h"
+#include "translate/lcu_eval.h"
 
-#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
-int cuda_usable(int dev, char *why, size_t len)
+typedef struct {
+    void *d;            /* elements (a descriptor: its m lengths) */
+    int64_t *off;       /* descriptor: m offsets (device), or NULL */
+} DevCopy;
+
+typedef void *Entry; /* a loaded entry point */
+
+enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
+static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
+
+typedef struct {
+    Executor base;
+    CudaDev *dev;
+    Executor *inner;            /* host path */
+    const char *compile_only;
+    int nblocks;
+    CgKernelCode **code;        /* per block, per step */
+    int *nsteps;                /* per block: plan steps (0: not planned) */
+    Entry **ent1, **ent2;       /* per distinct kernel, per SOAC: entry points (first phase, P_pack) */
+    int ndistinct;
+    int kernels_generated, kernels_not_generated;
+    size_t unit_bytes;
+    double generate_seconds, load_seconds;
+    int64_t host_max[NFAM];
+    /* figures */
+    int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
+    int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
+    double transfer_seconds;
+    /* the call in progress */
+    vk_arr *hv;                 /* host image of the device variable table */
+    void *dv;                   /* the device table */
+    int vcap;
+    unsigned long long *er_d;   /* device error record */
+    Value **env;                /* the plan's variables */
+    const int *map;             /* local -> plan variable */
+    const LcuVarType *types;    /* of the locals */
+    const LcuKernel *k;         /* the canonical kernel */
+    int nvars;                  /* locals */
+} CudaExec;
+
+static CudaExec *current; /* the value hooks' executor (one per process) */
+
+static double now(void)
 {
-    (void)dev;
-    snprintf(why, len, "this build has no CUDA executor");
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static ValType vt_of(const LcuVarType *t)
+{
+    if (t->kind == LV_SEGDES)
+        return VT_SEGDES;
+    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
+}
+
+static size_t esize_of(const Value *v) { return v->type == VT_FLOAT ? 8 : 4; }
+
+static void dev_fail(CudaExec *c, const char *what)
+{
+    rt_fatal("cuda: %s failed: %s", what, c->dev->error(c->dev));
+}
+
+static void lib_fail(CudaExec *c, const char *what)
+{
+    rt_fatal("cuda: %s failed: %s", what, c->dev->lib.last_error());
+}
+
+static void *dalloc(CudaExec *c, size_t bytes)
+{
+    void *p = c->dev->alloc(c->dev, bytes ? bytes : 8);
+    if (!p)
+        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+    return p;
+}
+
+static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return;
+    double t0 = now();
+    if (c->dev->h2d(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy to the device");
+    c->transfer_seconds += now() - t0;
+    c->h2d_bytes += (int64_t)bytes;
+    c->h2d_count++;
+}
+
+static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return;
+    double t0 = now();
+    if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy from the device");
+    c->transfer_seconds += now() - t0;
+    c->d2h_bytes += (int64_t)bytes;
+    c->d2h_count++;
+}
+
+/* ---- device copies of values (the hooks of runtime/value.h) ---------------- */
+
+static void hook_to_host(Value *v)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (c && dc && v->len)
+        d2h(c, v->data, dc->d, (size_t)v->len * esize_of(v));
+    v->hstale = 0;
+}
+
+static void hook_release(Value *v)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (c && dc) {
+        c->dev->free(c->dev, dc->d);
+        if (dc->off)
+            c->dev->free(c->dev, dc->off);
+    }
+    free(dc);
+    v->dev = NULL;
+}
+
+static const ValDevice hooks = { hook_to_host, hook_release };
+
+static DevCopy *new_copy(Value *v)
+{
+    DevCopy *dc = calloc(1, sizeof *dc);
+    if (!dc)
+        rt_fatal("out of host memory");
+    v->dev = dc;
+    return dc;
+}
+
+/* V's device copy, uploaded when it has none. */
+static DevCopy *on_device(CudaExec *c, Value *v)
+{
+    if (v->dev)
+        return v->dev;
+    DevCopy *dc = new_copy(v);
+    size_t bytes = (size_t)v->len * esize_of(v);
+    dc->d = dalloc(c, bytes);
+    h2d(c, dc->d, v->data, bytes);
+    if (v->type == VT_SEGDES && v->len) {
+        const int64_t *off = seg_offsets(v);
+        dc->off = dalloc(c, (size_t)v->len * sizeof *off);
+        h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
+    }
+    return dc;
+}
+
+/* A new result value of type T and LEN elements that lives on the device. */
+static Value *new_result(CudaExec *c, int var, int64_t len)
+{
+    const LcuVarType *t = &c->types[var];
+    Value *v = t->kind == LV_SEGDES ? seg_new(len) : val_new(vt_of(t), len);
+    DevCopy *dc = new_copy(v);
+    dc->d = dalloc(c, (size_t)len * esize_of(v));
+    v->hstale = 1;
+    Value **slot = &c->env[c->map[var]];
+    if (*slot)
+        val_release(*slot);
+    *slot = v;
+    c->hv[var].d = dc->d;
+    c->hv[var].len = len;
+    c->hv[var].n = 0;
+    c->hv[var].off = NULL;
+    c->hv[var].segid = NULL;
+    return v;
+}
+
+static void bind_param(CudaExec *c, int var, Value *v)
+{
+    DevCopy *dc = on_device(c, v);
+    vk_arr *a = &c->hv[var];
+    a->d = dc->d;
+    a->len = v->len;
+    a->n = v->type == VT_SEGDES ? (v->n > 0 ? v->n : 0) : 0;
+    a->off = dc->off;
+    a->segid = NULL;
+}
+
+/* ---- the SOAC protocol ------------------------------------------------------- */
+
+static VkType vk_type(LcuBase b) { return b == LB_FLOAT ? VK_FLOAT : b == LB_BOOL ? VK_BOOL : VK_INT; }
+
+static VkOp vk_op(LcuRop r)
+{
+    switch (r) {
+    case LR_IADD: case LR_FADD: return VK_ADD;
+    case LR_IMUL: case LR_FMUL: return VK_MUL;
+    case LR_IMAX: case LR_FMAX: return VK_MAX;
+    case LR_IMIN: case LR_FMIN: return VK_MIN;
+    case LR_IAND: case LR_BAND: return VK_AND;
+    case LR_IOR: case LR_BOR: return VK_OR;
+    default: return VK_XOR;
+    }
+}
+
+static int64_t shape_n(CudaExec *c, const LcuShape *sh)
+{
+    const vk_arr *a = sh->kind == LSH_ONE ? NULL : &c->hv[sh->var];
+    switch (sh->kind) {
+    case LSH_LEN: return c->types[sh->var].kind == LV_SEGDES ? a->n : a->len;
+    case LSH_SEG_N: return a->n;
+    case LSH_SEG_M: return a->len;
+    case LSH_ONE: return 1;
+    }
     return 0;
 }
 
-Executor *exec_cuda_new(int dev, const JitOptions *o, const char *compile_only_arch)
+static void upload_table(CudaExec *c)
 {
-    (void)dev;
-    (void)o;
-    (void)compile_only_arch;
-    return NULL;
+    h2d(c, c->dv, c->hv, (size_t)c->nvars * sizeof *c->hv);
+}
+
+static void launch(CudaExec *c, void *fn, int64_t n, int nargs, void *p3, void *p4)
+{
+    if (n <= 0)
+        return;
+    void *V = c->dv, *er = c->er_d;
+    void *args[5] = { &V, &er, &n, &p3, &p4 };
+    if (c->dev->launch(c->dev, fn, n, nargs, args) != 0)
+        dev_fail(c, "a kernel launch");
+    c->launches++;
+}
+
+/* Temporary device arrays of a SOAC, and the device array of their
+ * pointers (P_vals' t). */
+typedef struct {
+    void *p[LCU_MAXRES];
+    int own[LCU_MAXRES];
+    void *table;
+} Temps;
+
+static void temps_free(CudaExec *c, Temps *t, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (t->own[r])
+            c->dev->free(c->dev, t->p[r]);
+    if (t->table)
+        c->dev->free(c->dev, t->table);
+}
+
+static void temps_table(CudaExec *c, Temps *t, int n)
+{
+    t->table = dalloc(c, (size_t)n * sizeof(void *));
+    h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
+}
+
+static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
+{
+    void *f1 = c->ent1[unique][j], *f2 = c->ent2[unique][j];
+    int nr = s->nres;
+    Temps t;
+    memset(&t, 0, sizeof t);
+    switch (s->kind) {
+    case LS_MAP: case LS_ONCE: case LS_PERMUTE: {
+        int64_t n = shape_n(c, &s->shape);
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], n);
+            if (s->kind == LS_PERMUTE && c->dev->memset0(c->dev, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
+                dev_fail(c, "clearing a result");
+        }
+        upload_table(c);
+        launch(c, f1, n, 3, NULL, NULL);
+        return;
+    }
+    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: {
+        int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
+        int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
+        int sd = s->shape.var;
+        int64_t n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
+        int64_t m = seg ? c->hv[sd].len : 1;
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], red ? m : n);
+            if (red) {
+                t.p[r] = dalloc(c, (size_t)(n ? n : 1) * esize_of(v));
+                t.own[r] = 1;
+            } else {
+                t.p[r] = c->hv[s->res[r]].d;
+            }
+        }
+        temps_table(c, &t, nr);
+        upload_table(c);
+        launch(c, f1, n, 4, t.table, NULL);
+        for (int r = 0; r < nr; r++) {
+            VkOp op = vk_op(s->rops[r]);
+            VkType ty = vk_type(c->types[s->res[r]].base);
+            void *out = c->hv[s->res[r]].d;
+            int rc;
+            if (!seg)
+                rc = red ? c->dev->lib.reduce(op, ty, t.p[r], n, out) : c->dev->lib.scan(op, ty, t.p[r], n, out);
+            else if (red)
+                rc = c->dev->lib.seg_reduce(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+            else
+                rc = c->dev->lib.seg_scan(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+            c->lib_calls++;
+            if (rc != 0) {
+                temps_free(c, &t, nr);
+                lib_fail(c, red ? "a reduction" : "a scan");
+            }
+        }
+        temps_free(c, &t, nr);
+        return;
+    }
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: {
+        int sd = s->shape.var;
+        int64_t n = s->kind == LS_SEG_FILTER ? c->hv[sd].n : shape_n(c, &s->shape);
+        int32_t *f = dalloc(c, (size_t)(n ? n : 1) * 4), *p = dalloc(c, (size_t)(n ? n : 1) * 4);
+        upload_table(c);
+        launch(c, f1, n, 4, f, NULL);
+        int64_t count = 0;
+        if (n > 0) {
+            if (c->dev->lib.scan(VK_ADD, VK_INT, f, n, p) != 0)
+                lib_fail(c, "the scan of a filter's flags");
+            c->lib_calls++;
+            int32_t last[2];
+            d2h(c, &last[0], p + n - 1, 4);
+            d2h(c, &last[1], f + n - 1, 4);
+            count = (int64_t)last[0] + last[1];
+        }
+        int nkept = s->kind == LS_PARTITION ? nr / 2 : s->kind == LS_SEG_FILTER ? nr - 1 : nr;
+        for (int r = 0; r < nkept; r++)
+            new_result(c, s->res[r], count);
+        if (s->kind == LS_PARTITION)
+            for (int r = nkept; r < nr; r++)
+                new_result(c, s->res[r], n - count);
+        if (s->kind == LS_SEG_FILTER) {
+            int nv = s->res[nr - 1];
+            int64_t m = c->hv[sd].len;
+            Value *ns = new_result(c, nv, m);
+            DevCopy *dc = ns->dev;
+            if (m > 0) {
+                if (c->dev->lib.seg_reduce(VK_ADD, VK_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
+                    lib_fail(c, "counting a filter's segments");
+                dc->off = dalloc(c, (size_t)m * sizeof(int64_t));
+                int64_t total = 0;
+                if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
+                    lib_fail(c, "the offsets of a filter's segments");
+                c->lib_calls += 2;
+                c->d2h_count++;
+                c->d2h_bytes += 8;
+                if (total != count)
+                    rt_fatal("cuda: internal error: filter kept %lld elements, its segments %lld",
+                             (long long)count, (long long)total);
+            }
+            ns->n = count;
+            ns->sane = 1;
+            c->hv[nv].n = count;
+            c->hv[nv].off = dc->off;
+        }
+        upload_table(c);
+        launch(c, f2, n, 5, f, p);
+        c->dev->free(c->dev, f);
+        c->dev->free(c->dev, p);
+        return;
+    }
+    case LS_SEG_PERMUTE: {
+        int ssd = s->shape.var, dsd = s->dst_sd;
+        int64_t nd = c->hv[dsd].n, n = c->hv[ssd].n;
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], nd);
+            size_t bytes = (size_t)nd * esize_of(v);
+            if (s->dflt[r] >= 0) {
+                const vk_arr *d = &c->hv[s->dflt[r]];
+                if (d->len != nd)
+                    kernel_fail(VKF_DFLTLEN, nd, d->len, 0);
+                if (bytes && c->dev->d2d(c->dev, c->hv[s->res[r]].d, d->d, bytes) != 0)
+                    dev_fail(c, "copying a default");
+            } else if (bytes && c->dev->memset0(c->dev, c->hv[s->res[r]].d, bytes) != 0) {
+                dev_fail(c, "clearing a result");
+            }
+        }
+        upload_table(c);
+        launch(c, f1, n, 3, NULL, NULL);
+        return;
+    }
+    case LS_LIB: {
+        int res = s->res[0];
+        if (s->lib == LL_RAND_STREAM) {
+            const vk_arr *lim = &c->hv[s->args[0]];
+            int64_t n = c->types[s->args[0]].kind == LV_SEGDES ? lim->n : lim->len;
+            new_result(c, res, n);
+            RandState *st = rnd_global();
+            if (n > 0) {
+                if (c->dev->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
+                    lib_fail(c, "RAND");
+                c->lib_calls++;
+                vkr_jump(st->ring, &st->k, (uint64_t)n);
+            }
+            return;
+        }
+        int dv = s->args[0], sd = s->args[1];
+        const vk_arr *d = &c->hv[dv];
+        LcuBase b = c->types[dv].base;
+        if (b != LB_INT && b != LB_FLOAT)
+            rt_fatal("%s of a Bool vector", lcu_lib_name(s->lib));
+        if (c->hv[sd].n != d->len)
+            rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),
+                     (long long)c->hv[sd].n, (long long)d->len);
+        new_result(c, res, d->len);
+        if (d->len > 0) {
+            if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, vk_type(b), d->d, c->hv[sd].d, c->hv[sd].off,
+                                     c->hv[sd].len, d->len, c->hv[res].d) != 0)
+                lib_fail(c, "RANK");
+            c->lib_calls++;
+        }
+        return;
+    }
+    default:
+        rt_fatal("cuda: internal error: SOAC %s", lcu_soac_name(s->kind));
+    }
+}
+
+/* ---- choosing host or device ------------------------------------------------- */
+
+static int family(const LcuKernel *k)
+{
+    int f = FAM_ELEM;
+    for (int j = 0; j < k->nsoacs; j++) {
+        LcuSoacKind s = k->soacs[j]->kind;
+        if (s == LS_LIB)
+            return FAM_LIB;
+        if (s != LS_MAP && s != LS_ONCE && s != LS_PERMUTE)
+            f = FAM_SCAN;
+    }
+    return f;
+}
+
+static void release_internal(const LcuKernel *k, const int *map, Value **env)
+{
+    for (int i = 0; i < k->nsoacs; i++) {
+        const LcuSoac *s = k->soacs[i];
+        for (int r = 0; r < s->nres; r++) {
+            int v = s->res[r], ret = 0;
+            for (int j = 0; j < k->nrets && !ret; j++)
+                ret = k->rets[j] == v;
+            if (!ret && env[map[v]]) {
+                val_release(env[map[v]]);
+                env[map[v]] = NULL;
+            }
+        }
+    }
+}
+
+static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
+{
+    CudaExec *c = (CudaExec *)x;
+    const LcuKernel *k = bp->steps[step].k;
+    int fam = family(k);
+    const CgKernelCode *kc = block < c->nblocks && c->code[block] ? &c->code[block][step] : NULL;
+    int gen = kc && kc->unique >= 0;
+    int64_t size = 0;
+    int insane = 0;
+    for (int p = 0; p < k->nparams; p++) {
+        Value *v = env[k->params[p]];
+        if (!v)
+            rt_fatal("cuda: kernel K%d: parameter x%d is not bound", k->id, k->params[p]);
+        if (v->type == VT_PAIR)
+            rt_fatal("cuda: kernel K%d: parameter x%d is a pair", k->id, k->params[p]);
+        int64_t sz = v->type == VT_SEGDES ? v->n : v->len;
+        if (sz > size)
+            size = sz;
+        if (v->type == VT_SEGDES && !v->sane)
+            insane = 1;
+    }
+    if (!gen || insane || size < c->host_max[fam]) {
+        for (int p = 0; p < k->nparams; p++)
+            val_for_host(env[k->params[p]]);
+        c->on_host[fam]++;
+        c->inner->run_kernel(c->inner, block, bp, step, env);
+        return;
+    }
+    c->on_device[fam]++;
+    if (c->vcap < kc->nlocal) {
+        if (c->dv)
+            c->dev->free(c->dev, c->dv);
+        free(c->hv);
+        c->vcap = kc->nlocal * 2;
+        c->hv = calloc((size_t)c->vcap, sizeof *c->hv);
+        c->dv = dalloc(c, (size_t)c->vcap * sizeof *c->hv);
+        if (!c->hv)
+            rt_fatal("out of host memory");
+    }
+    c->env = env;
+    c->map = kc->map;
+    c->types = kc->ltypes;
+    c->k = kc->canon;
+    c->nvars = kc->nlocal;
+    for (int p = 0; p < kc->canon->nparams; p++) {
+        int l = kc->canon->params[p];
+        bind_param(c, l, env[kc->map[l]]);
+    }
+    if (c->dev->memset0(c->dev, c->er_d, 4 * sizeof *c->er_d) != 0)
+        dev_fail(c, "clearing the error record");
+    for (int j = 0; j < kc->canon->nsoacs; j++)
+        run_soac(c, kc->unique, j, kc->canon->soacs[j]);
+    unsigned long long er[4];
+    d2h(c, er, c->er_d, sizeof er);
+    if (er[0])
+        kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
+    release_internal(kc->canon, kc->map, env);
+}
+
+/* ---- preparation ----------------------------------------------------------------- */
+
+/* The entry point of SOAC kind S's first phase (filters: then P_pack). */
+static const char *phase1(LcuSoacKind s)
+{
+    switch (s) {
+    case LS_MAP: case LS_ONCE: return "map";
+    case LS_PERMUTE: case LS_SEG_PERMUTE: return "perm";
+    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: return "vals";
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: return "flags";
+    default: return NULL;
+    }
+}
+
+static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
+                        size_t msglen)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (!c->compile_only && c->inner->prepare && c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
+        return -1;
+    double t0 = now();
+    c->nblocks = nblocks;
+    c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
+    c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
+    CgUnit *u = cg_unit_new(CG_CUDA);
+    if (!c->code || !c->nsteps || !u)
+        rt_fatal("out of host memory");
+    char why[300];
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        c->nsteps[k] = bp->nsteps;
+        c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
+        if (!c->code[k])
+            rt_fatal("out of host memory");
+        for (int s = 0; s < bp->nsteps; s++) {
+            c->code[k][s].unique = -1;
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, &c->code[k][s], why, sizeof why) == 0)
+                c->kernels_generated++;
+            else
+                c->kernels_not_generated++;
+        }
+    }
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    c->unit_bytes = len;
+    c->ndistinct = cg_unit_distinct(u);
+    c->generate_seconds = now() - t0;
+    int rc = 0;
+    void *mod = NULL;
+    if (c->kernels_generated > 0) {
+        double l0 = now();
+        mod = c->dev->load(c->dev, text, len, msg, msglen);
+        c->load_seconds = now() - l0;
+        if (!mod)
+            rc = -1;
+    }
+    cg_unit_free(u);
+    if (c->compile_only || rc != 0)
+        return rc;
+    /* Entry points per distinct kernel, from any kernel that uses it. */
+    c->ent1 = calloc((size_t)c->ndistinct + 1, sizeof *c->ent1);
+    c->ent2 = calloc((size_t)c->ndistinct + 1, sizeof *c->ent2);
+    if (!c->ent1 || !c->ent2)
+        rt_fatal("out of host memory");
+    for (int k = 0; k < nblocks && rc == 0; k++) {
+        for (int s = 0; c->code[k] && s < c->nsteps[k] && rc == 0; s++) {
+            const CgKernelCode *kc = &c->code[k][s];
+            if (kc->unique < 0 || c->ent1[kc->unique])
+                continue;
+            const LcuKernel *kk = kc->canon;
+            Entry *e1 = calloc((size_t)kk->nsoacs + 1, sizeof *e1), *e2 = calloc((size_t)kk->nsoacs + 1, sizeof *e2);
+            if (!e1 || !e2)
+                rt_fatal("out of host memory");
+            c->ent1[kc->unique] = e1;
+            c->ent2[kc->unique] = e2;
+            char name[32], ep[96];
+            cg_unique_name(name, sizeof name, kc->unique);
+            for (int j = 0; j < kk->nsoacs && rc == 0; j++) {
+                LcuSoacKind sk = kk->soacs[j]->kind;
+                const char *ph = phase1(sk);
+                if (!ph)
+                    continue;
+                snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, ph);
+                if (!(e1[j] = c->dev->func(c->dev, mod, ep))) {
+                    snprintf(msg, msglen, "the generated unit lacks %s", ep);
+                    rc = -1;
+                }
+                if (rc == 0 && (sk == LS_FILTER || sk == LS_PARTITION || sk == LS_SEG_FILTER)) {
+                    snprintf(ep, sizeof ep, "%s_s%d_pack", name, j);
+                    if (!(e2[j] = c->dev->func(c->dev, mod, ep))) {
+                        snprintf(msg, msglen, "the generated unit lacks %s", ep);
+                        rc = -1;
+                    }
+                }
+            }
+        }
+    }
+    return rc;
+}
+
+static const char *cuda_where(Executor *x, int block, int step, char *buf, size_t len)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (block < c->nblocks && c->code[block] && c->code[block][step].unique >= 0) {
+        snprintf(buf, len, "generated CUDA vk_u%d_* (device %s)%s", c->code[block][step].unique, c->dev->name,
+                 c->inner->where ? "; on the host path: " : "");
+        size_t used = strlen(buf);
+        if (c->inner->where && used < len)
+            c->inner->where(c->inner, block, step, buf + used, len - used);
+        return buf;
+    }
+    return c->inner->where ? c->inner->where(c->inner, block, step, buf, len) : NULL;
+}
+
+static void cuda_report(Executor *x, FILE *f)
+{
+    CudaExec *c = (CudaExec *)x;
+    fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), unit of %zu "
+               "bytes generated in %.6f s, compiled and loaded in %.6f s\n",
+            c->dev->name, c->dev->kind, c->dev->arch, c->kernels_generated, c->ndistinct, c->kernels_not_generated,
+            c->unit_bytes, c->generate_seconds, c->load_seconds);
+    if (c->dev->report)
+        c->dev->report(c->dev, f);
+    for (int i = 0; i < NFAM; i++)
+        fprintf(f, "stats: cuda: %s kernels: %lld runs on the device, %lld on the host (threshold %lld elements)\n",
+                fam_name[i], (long long)c->on_device[i], (long long)c->on_host[i], (long long)c->host_max[i]);
+    fprintf(f, "stats: cuda: %lld device launches, %lld primitive calls; host to device %lld bytes in %lld copies, "
+               "device to host %lld bytes in %lld copies, %.6f s in transfers\n",
+            (long long)c->launches, (long long)c->lib_calls, (long long)c->h2d_bytes, (long long)c->h2d_count,
+            (long long)c->d2h_bytes, (long long)c->d2h_count, c->transfer_seconds);
+    if (c->inner->report)
+        c->inner->report(c->inner, f);
+}
+
+static void cuda_free(Executor *x)
+{
+    CudaExec *c = (CudaExec *)x;
+    for (int k = 0; k < c->nblocks; k++) {
+        for (int st = 0; c->code && c->code[k] && st < c->nsteps[k]; st++)
+            cg_kernel_code_free(&c->code[k][st]);
+        free(c->code ? c->code[k] : NULL);
+    }
+    for (int u = 0; u < c->ndistinct; u++) {
+        free(c->ent1 ? c->ent1[u] : NULL);
+        free(c->ent2 ? c->ent2[u] : NULL);
+    }
+    free(c->ent1);
+    free(c->ent2);
+    free(c->code);
+    free(c->nsteps);
+    free(c->hv);
+    if (c->dev) {
+        if (c->dv)
+            c->dev->free(c->dev, c->dv);
+        if (c->er_d)
+            c->dev->free(c->dev, c->er_d);
+    }
+    c->inner->free(c->inner);
+    /* Values freed after this (there should be none: the interpreter goes
+     * first) drop only their DevCopy records: the device goes here. */
+    current = NULL;
+    if (c->dev)
+        c->dev->close(c->dev);
+    free(c);
+}
+
+static int64_t env_threshold(const char *name, int64_t dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    long long v = strtoll(e, &end, 10);
+    return *end || v < 0 ? dflt : (int64_t)v;
+}
+
+static int emulated(void)
+{
+    const char *e = getenv("VINTERP_CUDA_EMULATE");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+int cuda_usable(int dev, char *why, size_t len)
+{
+    if (emulated()) {
+        if (jit_have(JIT_CXX))
+            return 1;
+        snprintf(why, len, "VINTERP_CUDA_EMULATE is set but there is no C++ compiler (set VINTERP_CXX)");
+        return 0;
+    }
+    return cuda_real_usable(dev, why, len);
+}
+
+Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only_arch, char *why, size_t len)
+{
+    CudaDev *dev = compile_only_arch || !emulated() ? cuda_real_open(devno, o, compile_only_arch, why, len)
+                                                    : cuda_emul_open(o, why, len);
+    if (!dev)
+        return NULL;
+    CudaExec *c = calloc(1, sizeof *c);
+    if (!c)
+        rt_fatal("out of host memory");
+    c->dev = dev;
+    c->compile_only = compile_only_arch;
+    c->base.name = "cuda";
+    c->base.eager = 1;
+    c->base.prepare = cuda_prepare;
+    c->base.run_kernel = cuda_run;
+    c->base.where = cuda_where;
+    c->base.report = cuda_report;
+    c->base.free = cuda_free;
+    c->inner = jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
+    /* Host thresholds (elements of the largest parameter), per family; see
+     * README "cuda backend" for how they were chosen. */
+    c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", 16384);
+    c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", 65536);
+    c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", 65536);
+    if (!compile_only_arch) {
+        c->er_d = dalloc(c, 4 * sizeof *c->er_d);
+        current = c;
+        val_set_device(&hooks);
+    }
+    return &c->base;
 }

@@ -14,10 +14,14 @@
  * the reason in WHY. */
 int cuda_usable(int dev, char *why, size_t len);
 
-/* The executor for device DEV. With COMPILE_ONLY_ARCH (e.g. "sm_90") no
- * device is needed: prepare generates the CUDA of every kernel and
- * compiles it with NVRTC for that architecture, reports on stderr, and
- * fails (returns -1) on a compilation error; nothing can be run. */
-Executor *exec_cuda_new(int dev, const JitOptions *o, const char *compile_only_arch);
+/* The executor for device DEV, or NULL with the reason in WHY. With
+ * COMPILE_ONLY_ARCH (e.g. "sm_90") no device is needed: prepare generates
+ * the CUDA of every kernel and compiles it with NVRTC for that
+ * architecture, failing (-1) on a compilation error; nothing can be run.
+ * With VINTERP_CUDA_EMULATE=1 (and no COMPILE_ONLY_ARCH) the device is
+ * the emulated one of runtime/cuda_dev.h. The host thresholds come from
+ * VINTERP_CUDA_HOST_MAX_ELEM, _SCAN and _LIB (elements; 0: everything
+ * generated runs on the device). */
+Executor *exec_cuda_new(int dev, const JitOptions *o, const char *compile_only_arch, char *why, size_t len);
 
 #endif

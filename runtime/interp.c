@@ -136,6 +136,8 @@ static void trace_before(Interp *it, int pc)
 {
     const Instr *ins = &it->prog->code[pc];
     if (it->opt.trace_stack || it->opt.trace_values) {
+        for (int64_t i = 0; i < it->sp && it->opt.trace_values; i++)
+            val_for_host(it->stk[i]);
         for (int64_t i = 0; i < it->sp; i++)
             print_shape(stderr, it->stk[i]);
         if (it->opt.trace_values) {
@@ -276,6 +278,26 @@ static void exec_data_op(Interp *it, const Instr *ins)
     }
 }
 
+/* With a device layer on, the operands of an instruction the interpreter
+ * runs itself must have valid host copies (values a device executor left
+ * on the device are brought back here, and only here). */
+void interp_host_operands(Interp *it, const Instr *ins)
+{
+    int64_t k;
+    switch (ins->op) {
+    case OP_COPY: case OP_POP: case OP_CPOP: case OP_CONST: case OP_PAIR: case OP_UNPAIR:
+    case OP_CALL: case OP_RET: case OP_ELSE: case OP_ENDIF: case OP_EXIT:
+    case OP_START_TIMER: case OP_STOP_TIMER:
+        return;
+    default:
+        k = vc_ops[ins->op].args ? (int64_t)strlen(vc_ops[ins->op].args) : 8;
+    }
+    if (k > it->sp)
+        k = it->sp;
+    for (int64_t j = 1; j <= k; j++)
+        val_for_host(it->stk[it->sp - j]);
+}
+
 int interp_run(Interp *it)
 {
     const Program *p = it->prog;
@@ -309,6 +331,8 @@ int interp_run(Interp *it)
         }
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
+        if (val_device_on)
+            interp_host_operands(it, ins);
         if (tracing)
             trace_before(it, pc);
         if (counting) {
@@ -456,6 +480,8 @@ void interp_exec_range(Interp *it, int start, int end)
     for (int pc = start; pc < end; pc++) {
         const Instr *ins = &p->code[pc];
         rt_set_where(p, ins);
+        if (val_device_on)
+            interp_host_operands(it, ins);
         exec_data_op(it, ins);
     }
 }

@@ -51,6 +51,8 @@ void interp_free(Interp *it);
 /* Execute instructions [start, end) of one basic block (data instructions
  * only: COPY/POP/CPOP, CONST, vector instructions) on the stack, as the
  * interpreter loop would. The backends' --check uses it. */
+/* Bring the host copies of INS's stack operands up to date (device layer). */
+void interp_host_operands(Interp *it, const Instr *ins);
 void interp_exec_range(Interp *it, int start, int end);
 
 #endif

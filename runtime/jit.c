@@ -74,16 +74,22 @@ void jit_hash_hex(const void *data, size_t len, char out[33])
 
 /* ---- the compiler ------------------------------------------------------------ */
 
+#define DEFAULT_CXXFLAGS "-x c++ -O2 -shared -fPIC -ffp-contract=off"
+
+/* The language being compiled: C (the cpu executor) or C++ (the CUDA text
+ * run on the emulated device). */
+static JitLang cur_lang;
+
 static const char *cc_name(void)
 {
-    const char *cc = getenv("VINTERP_CC");
-    return cc && *cc ? cc : "cc";
+    const char *cc = getenv(cur_lang == JIT_CXX ? "VINTERP_CXX" : "VINTERP_CC");
+    return cc && *cc ? cc : cur_lang == JIT_CXX ? "c++" : "cc";
 }
 
 static const char *cc_flags(void)
 {
-    const char *f = getenv("VINTERP_CFLAGS");
-    return f ? f : DEFAULT_FLAGS;
+    const char *f = getenv(cur_lang == JIT_CXX ? "VINTERP_CXXFLAGS" : "VINTERP_CFLAGS");
+    return f ? f : cur_lang == JIT_CXX ? DEFAULT_CXXFLAGS : DEFAULT_FLAGS;
 }
 
 /* The compiler's file (searched on PATH) and its stat: its identity. */
@@ -114,8 +120,14 @@ static int cc_find(char *path, size_t len, struct stat *st)
 
 int jit_have_compiler(void)
 {
+    return jit_have(JIT_C);
+}
+
+int jit_have(JitLang lang)
+{
     char path[PATH_MAX];
     struct stat st;
+    cur_lang = lang;
     return cc_find(path, sizeof path, &st) == 0;
 }
 
@@ -223,7 +235,7 @@ static int write_file(const char *path, const char *a, size_t alen, const char *
 /* dlopen PATH and check its key. */
 static void *load_checked(const char *path, const char *key)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* OpenMP threads may outlive dlclose */
     if (!h)
         return NULL;
     const char *k = dlsym(h, "vk_unit_key");
@@ -234,21 +246,39 @@ static void *load_checked(const char *path, const char *key)
     return h;
 }
 
+int jit_dir(const JitOptions *o, char *out, size_t len)
+{
+    if (cache_off(o))
+        return 1;
+    if (cache_dir(o, out, len) < 0 || mkdirs(out) < 0)
+        return -1;
+    return 0;
+}
+
 void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st, char *srcpath, size_t srcpathlen,
                  char *msg, size_t msglen)
 {
+    return jit_load(o, JIT_C, src, len, st, srcpath, srcpathlen, msg, msglen);
+}
+
+void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
+               size_t srcpathlen, char *msg, size_t msglen)
+{
+    cur_lang = lang;
+    const char *ext = lang == JIT_CXX ? "cpp" : "c";
     char ccpath[PATH_MAX];
     struct stat ccst;
     if (srcpathlen)
         srcpath[0] = '\0';
     if (cc_find(ccpath, sizeof ccpath, &ccst) < 0) {
-        snprintf(msg, msglen, "no C compiler: '%s' is not on PATH (set VINTERP_CC)", cc_name());
+        snprintf(msg, msglen, "no %s compiler: '%s' is not on PATH (set %s)", lang == JIT_CXX ? "C++" : "C",
+                 cc_name(), lang == JIT_CXX ? "VINTERP_CXX" : "VINTERP_CC");
         return NULL;
     }
     Hash h;
     hash_init(&h);
     hash_add(&h, src, len);
-    hash_str(&h, "target=c");
+    hash_str(&h, lang == JIT_CXX ? "target=cuda-emulated-c++" : "target=c");
     hash_str(&h, ccpath);
     char ident[96];
     snprintf(ident, sizeof ident, "%lld:%lld", (long long)ccst.st_size, (long long)ccst.st_mtime);
@@ -260,7 +290,8 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
     char key[33];
     hash_hex(&h, key);
     char trailer[128];
-    int tlen = snprintf(trailer, sizeof trailer, "\nconst char vk_unit_key[] = \"%s\";\n", key);
+    int tlen = snprintf(trailer, sizeof trailer, "\n%sconst char vk_unit_key[] = \"%s\";\n",
+                        lang == JIT_CXX ? "extern \"C\" " : "", key);
 
     int off = cache_off(o);
     char dir[1024];
@@ -283,7 +314,7 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
     }
     char so[1200], cfile[1200], tmp_so[1300], tmp_c[1300], log[1300];
     snprintf(so, sizeof so, "%s/%s.so", dir, key);
-    snprintf(cfile, sizeof cfile, "%s/%s.c", dir, key);
+    snprintf(cfile, sizeof cfile, "%s/%s.%s", dir, key, ext);
     double t0 = now();
     if (!off) {
         void *hd = NULL;
@@ -300,7 +331,7 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
         }
     }
     unsigned rnd = (unsigned)getpid() ^ (unsigned)(now() * 1e6);
-    snprintf(tmp_c, sizeof tmp_c, "%s/%s.%u.tmp.c", dir, key, rnd);
+    snprintf(tmp_c, sizeof tmp_c, "%s/%s.%u.tmp.%s", dir, key, rnd, ext);
     snprintf(tmp_so, sizeof tmp_so, "%s/%s.%u.tmp.so", dir, key, rnd);
     snprintf(log, sizeof log, "%s/%s.%u.log", dir, key, rnd);
     if (write_file(tmp_c, src, len, trailer, (size_t)tlen) < 0) {
@@ -315,7 +346,8 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
     st->compile_seconds += now() - c0;
     void *hd = NULL;
     if (rc < 0) {
-        log_excerpt(log, msg, msglen, "compiling the generated C failed");
+        log_excerpt(log, msg, msglen,
+                    lang == JIT_CXX ? "compiling the generated CUDA as host C++ failed" : "compiling the generated C failed");
     } else {
         st->compiled++;
         if (off) {

@@ -45,6 +45,19 @@ int jit_have_compiler(void);
 void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st, char *srcpath, size_t srcpathlen,
                  char *msg, size_t msglen);
 
+/* The same for another language: C++ is the generated CUDA compiled for
+ * the emulated device ($VINTERP_CXX, else c++; options $VINTERP_CXXFLAGS,
+ * else "-x c++ -O2 -shared -fPIC -ffp-contract=off"). */
+typedef enum { JIT_C = 0, JIT_CXX } JitLang;
+int jit_have(JitLang lang);
+void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
+               size_t srcpathlen, char *msg, size_t msglen);
+
+/* The cache directory (created): 0 with its path in OUT, 1 when the cache
+ * is off, -1 when it cannot be used. For other kinds of cached code
+ * (cubins), which keep the same rules: temporary name, rename, validate. */
+int jit_dir(const JitOptions *o, char *out, size_t len);
+
 /* The 128-bit hash used for keys, as 32 hex digits (+ NUL). */
 void jit_hash_hex(const void *data, size_t len, char out[33]);
 

@@ -319,9 +319,9 @@ int main(int argc, char **argv)
         if (bopt.trace || bopt.stats)
             fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
                     ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
-        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch);
+        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch, why, sizeof why);
         if (!x) {
-            fprintf(stderr, "vinterp: --backend=cuda: the executor could not start\n");
+            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
             vc_free(&inl);
             vc_free(&prog);
             return 1;
@@ -356,8 +356,10 @@ int main(int argc, char **argv)
     if (backend && profile != PROF_OFF)
         backend_profile_report(backend, stderr, profile == PROF_JSON);
     fflush(stderr);
-    for (int64_t i = 0; i < it.sp; i++)
+    for (int64_t i = 0; i < it.sp; i++) {
+        val_for_host(it.stk[i]);
         print_value(stdout, it.stk[i]);
+    }
     fflush(stdout);
     if (backend && bopt.stats)
         backend_report(backend, stderr);

@@ -25,6 +25,37 @@ int64_t val_units(ValType t, int64_t len)
     return (len + 1) / 2;
 }
 
+static ValDevice device_ops;
+int val_device_on;
+
+void val_set_device(const ValDevice *d)
+{
+    if (d) {
+        device_ops = *d;
+        val_device_on = 1;
+    } else {
+        memset(&device_ops, 0, sizeof device_ops);
+        val_device_on = 0;
+    }
+}
+
+void val_for_host_slow(Value *v)
+{
+    while (v) {
+        if (v->type == VT_PAIR) {
+            if (v->fst)
+                val_for_host_slow(v->fst);
+            v = v->snd;
+            continue;
+        }
+        if (v->hstale && device_ops.to_host)
+            device_ops.to_host(v);
+        if (v->dev && v->rc == 1 && device_ops.release)
+            device_ops.release(v);
+        return;
+    }
+}
+
 void mem_uncharge(int64_t units)
 {
     used_units -= units < used_units ? units : used_units;
@@ -316,6 +347,8 @@ void val_free(Value *v)
         } else {
             used_units -= v->units;
             free(v->offs);
+            if (v->dev && device_ops.release)
+                device_ops.release(v);
             if (v->cap >= CACHE_MIN) {
                 cache_put(v, v->cap);
                 v = next;

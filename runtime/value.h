@@ -27,6 +27,11 @@ struct Value {
     int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
     /* PAIR only */
     Value *fst, *snd;
+    /* A device copy (owned by the device layer, see val_set_device) and
+     * whether the host copy at data is out of date (only the device copy
+     * holds the contents). */
+    void *dev;
+    uint8_t hstale;
 #ifdef VINTERP_VALUE_REGISTRY
     Value *reg_prev, *reg_next;     /* the list of live values */
 #endif
@@ -72,6 +77,27 @@ void val_free(Value *v);
 /* Return the blocks kept for reuse to the system (at exit). */
 void mem_release_cache(void);
 static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
+
+/* Device copies. A device executor registers how to bring a stale host
+ * copy up to date and how to free a device copy; from then on every host
+ * use of a value's contents goes through val_for_host. Values start with
+ * a valid host copy and no device copy. */
+typedef struct {
+    void (*to_host)(Value *v);      /* fill v->data from v->dev; clears hstale */
+    void (*release)(Value *v);      /* free v->dev (v is being freed or rewritten) */
+} ValDevice;
+void val_set_device(const ValDevice *d);
+/* 1 once a device layer is registered (host uses must then sync). */
+extern int val_device_on;
+/* Make V's host copy valid (pairs: both components). When V has a single
+ * reference the host may overwrite it in place, so its device copy is
+ * dropped. */
+void val_for_host_slow(Value *v);
+static inline void val_for_host(Value *v)
+{
+    if (val_device_on && (v->dev || v->hstale || v->type == VT_PAIR))
+        val_for_host_slow(v);
+}
 /* 1 when V can be overwritten in place (only the caller holds it). */
 static inline int val_unique(const Value *v) { return v->rc == 1; }
 

@@ -12,11 +12,44 @@
  * reference evaluator's order of evaluation (results bit-identical to
  * translate/lcu_eval.c).
  *
- * CUDA target: each SOAC j of a kernel becomes one or more
- * `extern "C" __global__` entry points named NAME_s<j>_<phase>, taking the
- * device copy of the variable table, an error record and the iteration
- * counts; the runtime drives them (allocations, launches, the scans of
- * counts) as cg_cuda.c documents. */
+ * CUDA target: device entry points only; the runtime (runtime/exec_cuda.c)
+ * drives them SOAC by SOAC and runs the scans, reductions, ranks and RAND
+ * draws with the precompiled primitives (kernels/kernels.h). For SOAC j of
+ * kernel NAME, P = NAME_s<j>; every entry point is
+ *     extern "C" __global__ void P_<phase>(vk_arr *V, vk_errp er, int64_t n, ...)
+ * V: the device copy of the variable table (device pointers), er: the
+ * device error record (4 x uint64: code, a, b, c; first failure wins), n:
+ * the iteration count (the SOAC's shape). Each is a grid-stride loop over
+ * i in [0, n) with no shared memory and no barriers, so any launch shape is
+ * valid, one thread included. The runtime allocates every result (and sets
+ * V[res].d/len/n) before the launch; per kind:
+ *   MAP, ONCE        P_map(V, er, n): o_k[i] = pull_k(i); results of n (ONCE: n = 1).
+ *   PERMUTE          P_perm(V, er, n): o_k[idx(i)] = pull_k(i); results of n, zeroed
+ *                    first; idx outside [0, n) fails VKF_PERM(i, idx, n).
+ *   REDUCE, SCAN,    P_vals(V, er, n, void *const *t): t[k][i] = pull_k(i), t a device
+ *   SEG_REDUCE,      array of nres pointers (element type of result k); the runtime
+ *   SEG_SCAN         then reduces or scans
+ *                    t[k] into result k (SCAN, SEG_SCAN: t[k] is the result,
+ *                    scanned in place). n = #shape, or n(sd) for the SEG_ kinds.
+ *   FILTER,          P_flags(V, er, n, int32_t *f): f[i] = pred(i) ? 1 : 0; the
+ *   PARTITION,       runtime scans f into p (exclusive, int32), allocates the
+ *   SEG_FILTER       results (FILTER: count; PARTITION: count kept, n - count
+ *                    dropped; SEG_FILTER: count, and the new descriptor whose
+ *                    lengths are the per-segment sums of f), then
+ *                    P_pack(V, er, n, const int32_t *f, const int32_t *p):
+ *                    where f[i]: o_k[p[i]] = pull_k(i); PARTITION where !f[i]:
+ *                    o_{k+nres/2}[i - p[i]] = pull_k(i).
+ *   SEG_PERMUTE      P_perm(V, er, n) over the source elements, n = n(ssd); results
+ *                    of n(dsd), first copied from the defaults (zeroed where none):
+ *                    s = seg_of(ssd, i); skip unless flag(i) (when there is a
+ *                    flag); x = idx(i); s >= m(dsd) fails VKF_DSTSEG(s); x outside
+ *                    [0, len(dsd, s)) fails VKF_PERM(i, x, len); then
+ *                    o_k[off(dsd, s) + x] = pull_k(i).
+ *   LIB              no entry point: the runtime runs RANK and RAND itself.
+ * Compiled by a host C++ compiler instead of NVRTC/nvcc (no __CUDACC__),
+ * the unit's prelude maps the CUDA words to host code (one thread, one
+ * block), so the same text runs on the host: the emulated device of the
+ * CUDA executor, which the tests run where there is no GPU. */
 #ifndef TRANSLATE_CODEGEN_H
 #define TRANSLATE_CODEGEN_H
 

@@ -328,6 +328,66 @@ void lcu_kernel_add(LcuKernel *k, LcuSoac *s)
     k->soacs[k->nsoacs++] = s;
 }
 
+/* ---- renumbering --------------------------------------------------------- */
+
+static void expr_renumber(LcuExpr *e, const int *to)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LE_SUB: case LE_LEN: case LE_SEG_OF: case LE_SEG_START: case LE_SEG_LEN: case LE_SEG_COUNT:
+        e->var = to[e->var];
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        expr_renumber(e->kids[i], to);
+}
+
+static LcuThunk *thunk_renumbered(const LcuThunk *t, const int *to)
+{
+    LcuThunk *c = lcu_thunk_copy(t);
+    if (c) {
+        expr_renumber(c->body, to);
+        lcu_thunk_recompute_using(c);
+    }
+    return c;
+}
+
+static int var_to(int v, const int *to) { return v < 0 ? v : to[v]; }
+
+LcuKernel *lcu_kernel_renumber(const LcuKernel *k, const int *to)
+{
+    LcuKernel *c = lcu_kernel_new(k->id);
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        LcuSoac *d = lcu_soac_new(s->kind);
+        *d = *s;
+        d->pull = thunk_renumbered(s->pull, to);
+        d->idx = thunk_renumbered(s->idx, to);
+        d->pred = thunk_renumbered(s->pred, to);
+        for (int r = 0; r < s->nres && r < LCU_MAXRES; r++) {
+            d->res[r] = var_to(s->res[r], to);
+            d->dflt[r] = var_to(s->dflt[r], to);
+        }
+        d->shape.var = s->shape.kind == LSH_ONE ? s->shape.var : var_to(s->shape.var, to);
+        d->dst_sd = var_to(s->dst_sd, to);
+        for (int a = 0; a < s->nargs && a < 8; a++)
+            d->args[a] = var_to(s->args[a], to);
+        lcu_kernel_add(c, d);
+    }
+    c->nparams = k->nparams;
+    c->params = k->nparams ? xcalloc((size_t)k->nparams, sizeof *c->params) : NULL;
+    for (int i = 0; i < k->nparams; i++)
+        c->params[i] = to[k->params[i]];
+    c->nrets = k->nrets;
+    c->rets = k->nrets ? xcalloc((size_t)k->nrets, sizeof *c->rets) : NULL;
+    for (int i = 0; i < k->nrets; i++)
+        c->rets[i] = to[k->rets[i]];
+    return c;
+}
+
 static void thunk_reads(const LcuThunk *t, IntList *out)
 {
     if (!t)

@@ -200,6 +200,10 @@ void lcu_kernel_add(LcuKernel *k, LcuSoac *s);   /* appends; takes ownership */
  * needed outside (need[var] != 0), rets. */
 void lcu_kernel_finish(LcuKernel *k, const unsigned char *need, int nvars);
 void lcu_kernel_free(LcuKernel *k);
+/* A copy of K with every variable v renamed TO[v] (TO covers every
+ * variable K mentions; negative "unset" entries stay). Thunks' `using`
+ * lists are recomputed. */
+LcuKernel *lcu_kernel_renumber(const LcuKernel *k, const int *to);
 
 /* ---- names and printing ------------------------------------------------ */
 

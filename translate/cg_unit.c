@@ -1,0 +1,213 @@
+/* translate/cg_unit.c — a unit of generated kernels without repeats (see
+ * cg_unit.h). */
+#include "translate/cg_unit.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PLACEHOLDER "vk_canonical"
+
+typedef struct {
+    uint64_t hash;
+    char *text;             /* generated under PLACEHOLDER */
+    int id;
+} Entry;
+
+struct CgUnit {
+    CgTarget target;
+    CgBuf text;
+    Entry *tab;             /* open addressing, cap a power of two */
+    int cap, n;
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "vinterp: out of host memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static uint64_t hash_text(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+CgUnit *cg_unit_new(CgTarget t)
+{
+    CgUnit *u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    u->target = t;
+    u->cap = 256;
+    u->tab = calloc((size_t)u->cap, sizeof *u->tab);
+    if (!u->tab) {
+        free(u);
+        return NULL;
+    }
+    cg_emit_prelude(&u->text, t);
+    return u;
+}
+
+void cg_unique_name(char *buf, size_t len, int unique)
+{
+    snprintf(buf, len, "vk_u%d", unique);
+}
+
+static void grow(CgUnit *u)
+{
+    int ncap = u->cap * 2;
+    Entry *nt = calloc((size_t)ncap, sizeof *nt);
+    if (!nt) {
+        fprintf(stderr, "vinterp: out of host memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < u->cap; i++) {
+        if (!u->tab[i].text)
+            continue;
+        int j = (int)(u->tab[i].hash & (uint64_t)(ncap - 1));
+        while (nt[j].text)
+            j = (j + 1) & (ncap - 1);
+        nt[j] = u->tab[i];
+    }
+    free(u->tab);
+    u->tab = nt;
+    u->cap = ncap;
+}
+
+/* Locals: parameters in order, then every variable the SOACs bind or
+ * read, in order of first mention. */
+static int add_local(int v, int *to, int *map, int *n)
+{
+    if (v < 0)
+        return 0;
+    if (to[v] < 0) {
+        to[v] = *n;
+        map[(*n)++] = v;
+    }
+    return 0;
+}
+
+static void expr_vars(const LcuExpr *e, int *to, int *map, int *n)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case LE_SUB: case LE_LEN: case LE_SEG_OF: case LE_SEG_START: case LE_SEG_LEN: case LE_SEG_COUNT:
+        add_local(e->var, to, map, n);
+        break;
+    default:
+        break;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        expr_vars(e->kids[i], to, map, n);
+}
+
+int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvars, CgKernelCode *kc, char *msg,
+                size_t msglen)
+{
+    memset(kc, 0, sizeof *kc);
+    kc->unique = -1;
+    int *to = xmalloc((size_t)nvars * sizeof *to);
+    int *map = xmalloc((size_t)nvars * sizeof *map);
+    for (int v = 0; v < nvars; v++)
+        to[v] = -1;
+    int n = 0;
+    for (int i = 0; i < k->nparams; i++)
+        add_local(k->params[i], to, map, &n);
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
+        for (int t = 0; t < 3; t++)
+            if (th[t])
+                expr_vars(th[t]->body, to, map, &n);
+        if (s->shape.kind != LSH_ONE)
+            add_local(s->shape.var, to, map, &n);
+        add_local(s->dst_sd, to, map, &n);
+        for (int r = 0; r < s->nres && r < LCU_MAXRES; r++) {
+            add_local(s->res[r], to, map, &n);
+            add_local(s->dflt[r], to, map, &n);
+        }
+        for (int a = 0; a < s->nargs && a < 8; a++)
+            add_local(s->args[a], to, map, &n);
+    }
+    for (int i = 0; i < k->nrets; i++)
+        add_local(k->rets[i], to, map, &n);
+    kc->canon = lcu_kernel_renumber(k, to);
+    kc->nlocal = n;
+    kc->map = map;
+    kc->ltypes = xmalloc((size_t)(n ? n : 1) * sizeof *kc->ltypes);
+    for (int l = 0; l < n; l++)
+        kc->ltypes[l] = types[map[l]];
+    free(to);
+
+    CgBuf b = { NULL, 0, 0 };
+    if (cg_emit_kernel(&b, u->target, PLACEHOLDER, kc->canon, kc->ltypes, n, msg, msglen) != 0) {
+        cg_buf_free(&b);
+        return -1;
+    }
+    uint64_t h = hash_text(b.s, b.n);
+    int j = (int)(h & (uint64_t)(u->cap - 1));
+    while (u->tab[j].text) {
+        if (u->tab[j].hash == h && strcmp(u->tab[j].text, b.s) == 0) {
+            kc->unique = u->tab[j].id;
+            cg_buf_free(&b);
+            return 0;
+        }
+        j = (j + 1) & (u->cap - 1);
+    }
+    u->tab[j].hash = h;
+    u->tab[j].text = b.s; /* keeps the buffer */
+    u->tab[j].id = u->n;
+    kc->unique = u->n++;
+    if (2 * u->n > u->cap)
+        grow(u);
+    char name[32];
+    cg_unique_name(name, sizeof name, kc->unique);
+    CgBuf named = { NULL, 0, 0 };
+    if (cg_emit_kernel(&named, u->target, name, kc->canon, kc->ltypes, n, msg, msglen) != 0) {
+        cg_buf_free(&named);
+        kc->unique = -1;
+        return -1;
+    }
+    cg_puts(&u->text, named.s);
+    cg_buf_free(&named);
+    return 0;
+}
+
+const char *cg_unit_text(const CgUnit *u, size_t *len)
+{
+    *len = u->text.n;
+    return u->text.s;
+}
+
+int cg_unit_distinct(const CgUnit *u) { return u->n; }
+
+void cg_unit_free(CgUnit *u)
+{
+    if (!u)
+        return;
+    for (int i = 0; i < u->cap; i++)
+        free(u->tab[i].text);
+    free(u->tab);
+    cg_buf_free(&u->text);
+    free(u);
+}
+
+void cg_kernel_code_free(CgKernelCode *kc)
+{
+    if (!kc)
+        return;
+    lcu_kernel_free(kc->canon);
+    free(kc->map);
+    free(kc->ltypes);
+    memset(kc, 0, sizeof *kc);
+    kc->unique = -1;
+}
