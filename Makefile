@@ -16,17 +16,20 @@ BIN     ?= bin
 VCODE_SRC   := $(wildcard vcode/*.c)
 RUNTIME_SRC := $(filter-out runtime/main.c,$(wildcard runtime/*.c))
 TRANSLATE_SRC := $(wildcard translate/*.c)
-KERNELS_HOST_SRC := $(wildcard kernels/*.c)
-LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC) $(TRANSLATE_SRC) $(KERNELS_HOST_SRC)
+LIB_SRC     := $(VCODE_SRC) $(RUNTIME_SRC) $(TRANSLATE_SRC)
 LIB_OBJ     := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ    := $(BUILD)/runtime/main.o
+
+# The CUDA primitives: bin/libvkernels.so when nvcc is there.
+.DEFAULT_GOAL := all
+include kernels/kernels.mk
 
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 .PHONY: all deps demo test unit golden corpus asan asan-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
-all: $(BIN)/vinterp
+all: $(BIN)/vinterp $(KERNELS_LIB)
 
 # Debian packages the build needs (installed when run as root).
 deps:
@@ -71,12 +74,12 @@ cuda-check: $(BIN)/vinterp
 
 # Sanitizer build of everything, then the whole test suite with it.
 asan:
-	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
+	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" KERNELS_LIB= \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" all
 
 asan-test: asan
-	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" \
+	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" KERNELS_LIB= \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" test
 

@@ -291,6 +291,8 @@ static void temps_table(CudaExec *c, Temps *t, int n)
 static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
 {
     void *f1 = c->ent1[unique][j], *f2 = c->ent2[unique][j];
+    if (s->kind != LS_LIB && !f1)
+        rt_fatal("cuda: internal error: no entry point for SOAC %d of vk_u%d", j, unique);
     int nr = s->nres;
     Temps t;
     memset(&t, 0, sizeof t);
@@ -611,13 +613,25 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     c->ent2 = calloc((size_t)c->ndistinct + 1, sizeof *c->ent2);
     if (!c->ent1 || !c->ent2)
         rt_fatal("out of host memory");
+    /* Kernels that share a text can differ in their library SOACs (which
+     * have no text): the tables are sized for the longest. */
+    int *width = calloc((size_t)c->ndistinct + 1, sizeof *width);
+    if (!width)
+        rt_fatal("out of host memory");
+    for (int k = 0; k < nblocks; k++)
+        for (int s = 0; c->code[k] && s < c->nsteps[k]; s++) {
+            const CgKernelCode *kc = &c->code[k][s];
+            if (kc->unique >= 0 && kc->canon->nsoacs > width[kc->unique])
+                width[kc->unique] = kc->canon->nsoacs;
+        }
     for (int k = 0; k < nblocks && rc == 0; k++) {
         for (int s = 0; c->code[k] && s < c->nsteps[k] && rc == 0; s++) {
             const CgKernelCode *kc = &c->code[k][s];
             if (kc->unique < 0 || c->ent1[kc->unique])
                 continue;
             const LcuKernel *kk = kc->canon;
-            Entry *e1 = calloc((size_t)kk->nsoacs + 1, sizeof *e1), *e2 = calloc((size_t)kk->nsoacs + 1, sizeof *e2);
+            size_t w = (size_t)width[kc->unique] + 1;
+            Entry *e1 = calloc(w, sizeof *e1), *e2 = calloc(w, sizeof *e2);
             if (!e1 || !e2)
                 rt_fatal("out of host memory");
             c->ent1[kc->unique] = e1;
@@ -644,6 +658,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
             }
         }
     }
+    free(width);
     return rc;
 }
 

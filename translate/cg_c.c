@@ -59,36 +59,6 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
     cg_printf(b, "%s_s%d_%s(V, er, i, %s, hint", name, j, role, seg);
 }
 
-static int emit_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                       int segvar, int *hints)
-{
-    LcuBase out[LCU_MAXRES];
-    int h = 1, rc = 0;
-    *hints = 1;
-    if (s->pull) {
-        int ar = s->pull->arity;
-        if (ar > LCU_MAXRES)
-            return -1;
-        cg_result_bases(s, types, 0, ar, out);
-        rc |= cg_emit_thunk(b, t, name, j, "pull", s->pull, out, segvar, types, &h);
-        if (h > *hints)
-            *hints = h;
-    }
-    LcuBase one = LB_INT;
-    if (s->idx) {
-        rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, types, &h);
-        if (h > *hints)
-            *hints = h;
-    }
-    if (s->pred) {
-        one = LB_BOOL;
-        rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, types, &h);
-        if (h > *hints)
-            *hints = h;
-    }
-    return rc;
-}
-
 static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
     cg_puts(b, "        int64_t n = ");
@@ -341,7 +311,7 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
                       s->kind == LS_SEG_FILTER)
                          ? s->shape.var
                          : -1;
-        if (emit_thunks(b, CG_C, name, j, s, types, segvar, &hints[j]) < 0) {
+        if (cg_emit_soac_thunks(b, CG_C, name, j, s, types, segvar, &hints[j]) < 0) {
             snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
             free(hints);
             return -1;

@@ -153,6 +153,8 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
         cg_buf_free(&b);
         return -1;
     }
+    if (!b.s)
+        cg_puts(&b, ""); /* a kernel with no code of its own (CUDA: library SOACs only) */
     uint64_t h = hash_text(b.s, b.n);
     int j = (int)(h & (uint64_t)(u->cap - 1));
     while (u->tab[j].text) {
@@ -177,7 +179,8 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
         kc->unique = -1;
         return -1;
     }
-    cg_puts(&u->text, named.s);
+    if (named.s)
+        cg_puts(&u->text, named.s);
     cg_buf_free(&named);
     return 0;
 }

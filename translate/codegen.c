@@ -168,29 +168,59 @@ static const char c_tail[] =
     "#define VK_FAIL(er, code, a, b, c) ((er)->fail((er), (code), (a), (b), (c)))\n"
     "VK_FN double vk_f64(uint64_t u) { double d; memcpy(&d, &u, sizeof d); return d; }\n";
 
+/* The CUDA head serves three compilers: NVRTC (no standard headers: its
+ * own integer types), nvcc, and a host C++ compiler, for which the CUDA
+ * words are mapped to one block of one thread (the emulated device). */
 static const char cuda_head[] =
+    "#if defined(__CUDACC_RTC__)\n"
     "typedef signed char int8_t;\n"
     "typedef unsigned char uint8_t;\n"
     "typedef int int32_t;\n"
     "typedef unsigned int uint32_t;\n"
     "typedef long long int64_t;\n"
     "typedef unsigned long long uint64_t;\n"
+    "#else\n"
+    "#include <stdint.h>\n"
+    "#include <string.h>\n"
+    "#include <math.h>\n"
+    "#endif\n"
+    "#ifdef __CUDACC__\n"
+    "#define VK_CAS(p, c, v) atomicCAS((p), (c), (v))\n"
+    "#define VK_FENCE() __threadfence()\n"
+    "#define VK_AS_DOUBLE(x) __longlong_as_double(x)\n"
+    "#else\n"
+    "#define __global__\n"
+    "#define __device__\n"
+    "#define __forceinline__ inline\n"
+    "struct vk_dim { unsigned x; };\n"
+    "static const vk_dim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};\n"
+    "static inline unsigned long long VK_CAS(unsigned long long *p, unsigned long long c, unsigned long long v)\n"
+    "{\n"
+    "    unsigned long long old = *p;\n"
+    "    if (old == c) *p = v;\n"
+    "    return old;\n"
+    "}\n"
+    "#define VK_FENCE() ((void)0)\n"
+    "static inline double VK_AS_DOUBLE(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }\n"
+    "#endif\n"
     "#define VK_FN static __device__ __forceinline__\n";
 
 static const char cuda_tail[] =
     "/* The error record: er[0] the first failure's code (0: none), er[1..3]\n"
     " * its operands. The first failing thread wins; the others go on, and\n"
-    " * the runtime reports the record after the launch. */\n"
+    " * the runtime reports the record after the kernel. */\n"
     "typedef unsigned long long *vk_errp;\n"
     "VK_FN void vk_fail_dev(vk_errp er, int code, int64_t a, int64_t b, int64_t c)\n"
     "{\n"
-    "    if (atomicCAS(er, 0ULL, (unsigned long long)code) == 0ULL) {\n"
+    "    if (VK_CAS(er, 0ULL, (unsigned long long)code) == 0ULL) {\n"
     "        er[1] = (unsigned long long)a; er[2] = (unsigned long long)b; er[3] = (unsigned long long)c;\n"
-    "        __threadfence();\n"
+    "        VK_FENCE();\n"
     "    }\n"
     "}\n"
     "#define VK_FAIL(er, code, a, b, c) vk_fail_dev((er), (code), (a), (b), (c))\n"
-    "VK_FN double vk_f64(uint64_t u) { return __longlong_as_double((long long)u); }\n";
+    "VK_FN double vk_f64(uint64_t u) { return VK_AS_DOUBLE((long long)u); }\n"
+    "#define VK_GRID_LOOP(i, n) for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \\\n"
+    "                               i += (int64_t)blockDim.x * gridDim.x)\n";
 
 void cg_emit_prelude(CgBuf *b, CgTarget t)
 {
@@ -604,6 +634,37 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
     int bad = x->overflow;
     free(x);
     return bad ? -1 : 0;
+}
+
+/* The thunks of SOAC J (pull, idx, pred; those it has). */
+int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                        int segvar, int *hints)
+{
+    LcuBase out[LCU_MAXRES];
+    int h = 1, rc = 0;
+    *hints = 1;
+    if (s->pull) {
+        int ar = s->pull->arity;
+        if (ar > LCU_MAXRES)
+            return -1;
+        cg_result_bases(s, types, 0, ar, out);
+        rc |= cg_emit_thunk(b, t, name, j, "pull", s->pull, out, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    LcuBase one = LB_INT;
+    if (s->idx) {
+        rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    if (s->pred) {
+        one = LB_BOOL;
+        rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, types, &h);
+        if (h > *hints)
+            *hints = h;
+    }
+    return rc;
 }
 
 /* ---- kernels ---------------------------------------------------------------- */

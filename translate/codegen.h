@@ -97,6 +97,12 @@ void cg_rop_combine(CgBuf *b, LcuRop r, const char *acc, const char *x);
 int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
                   const LcuBase *out, int segvar, const LcuVarType *types, int *nhints);
 
+/* The thunks of SOAC J of kernel NAME (pull, idx, pred: those it has),
+ * as cg_emit_thunk emits them; *HINTS = the hint slots the largest needs.
+ * SEGVAR as for cg_emit_thunk. Returns 0 or -1. */
+int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                        int segvar, int *hints);
+
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */
 void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out);
