@@ -311,8 +311,11 @@ int main(int argc, char **argv)
         InlineStats ist;
         inline_program(&prog, &inl, NULL, &ist);
         VcError ierr;
+        memset(&ierr, 0, sizeof ierr);
         if (vc_check(&inl, &ierr) < 0 && !opt.check) {
             report(file, &ierr);
+            vc_free(&inl);
+            vc_free(&prog);
             return 1;
         }
         run = &inl;

@@ -102,5 +102,51 @@ rc, out, err = run("-d", "values", tiny)
 check("-d values: the stack line, a tab, then the dump", rc == 0 and err.startswith("\t\n1(Int) \t( 5 )\n"))
 os.remove(tiny)
 
+# ---- the compiled backends: the kernel cache, errors of choice ------------------
+import shutil, tempfile
+segsum = os.path.join(HERE, "demo", "segsum.vcode")
+ref_seg = run("--backend=ref", segsum)[1]
+have_cc = shutil.which(os.environ.get("VINTERP_CC") or "cc") is not None
+if have_cc:
+    cache = tempfile.mkdtemp(prefix="vinterp-cli-")
+    try:
+        rc, out, err = run("--backend=cpu", "--cache-dir=" + cache, "-d", "stats", segsum)
+        check("cpu: first run compiles one unit", rc == 0 and out == ref_seg and "1 units compiled, 0 cache hits" in err)
+        rc, out, err = run("--backend=cpu", "--cache-dir=" + cache, "-d", "stats", segsum)
+        check("cpu: second run compiles nothing", rc == 0 and out == ref_seg and "0 units compiled, 1 cache hits" in err)
+        sos = [f for f in os.listdir(cache) if f.endswith(".so")]
+        srcs = [f for f in os.listdir(cache) if f.endswith(".c")]
+        check("cpu: the cache holds the unit and its source", len(sos) == 1 and len(srcs) == 1)
+        for f in sos:
+            with open(os.path.join(cache, f), "wb") as fh:
+                fh.write(b"not a shared object")
+        rc, out, err = run("--backend=cpu", "--cache-dir=" + cache, "-d", "stats", segsum)
+        check("cpu: a corrupt entry is rejected and recompiled",
+              rc == 0 and out == ref_seg and "1 units compiled, 0 cache hits, 1 entries rejected" in err)
+        rc, out, err = run("--backend=cpu", "--no-cache", "-d", "stats", segsum)
+        check("cpu: --no-cache compiles without the cache", rc == 0 and out == ref_seg and "cache off" in err)
+        rc, out, err = run("--backend=cpu", "--check", "--cache-dir=" + cache, "-d", "stats", segsum)
+        check("cpu: --check compares every block", rc == 0 and out == ref_seg and "compared with the reference" in err)
+        rc, out, err = run("--backend=cpu", "-c", segsum)
+        check("cpu: -c is refused with a reason", rc == 1 and "-c checks arguments" in err and out == "")
+        have_cxx = shutil.which(os.environ.get("VINTERP_CXX") or "c++") is not None
+        if have_cxx:
+            env = dict(os.environ, VINTERP_CUDA_EMULATE="1", VINTERP_CUDA_HOST_MAX_ELEM="0",
+                       VINTERP_CUDA_HOST_MAX_SCAN="0", VINTERP_CUDA_HOST_MAX_LIB="0")
+            p = subprocess.run([interp, "--backend=cuda", "--check", "--cache-dir=" + cache, "-d", "stats", segsum],
+                               capture_output=True, text=True, timeout=120, env=env)
+            check("cuda (emulated device): same output, kernels on the device, bytes counted",
+                  p.returncode == 0 and p.stdout == ref_seg and "2 runs on the device" in p.stderr
+                  and "host to device" in p.stderr and "device launches" in p.stderr)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+env = dict(os.environ)
+env.pop("VINTERP_CUDA_EMULATE", None)
+p = subprocess.run([interp, "--backend=cuda", segsum], capture_output=True, text=True, timeout=60, env=env)
+check("--backend=cuda without a usable device is a clear error",
+      (p.returncode == 1 and p.stdout == "" and "--backend=cuda:" in p.stderr) or p.returncode == 0)
+rc, out, err = run("--backend=ref", "--check", segsum)
+check("--check with the reference backend is refused", rc == 1 and "--check" in err)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -113,6 +113,7 @@ static int fail(Checker *c, const Instr *in, const char *fmt, ...)
                       for code the entry can reach */
     c->failed = 1;
     c->err->line = in ? in->line : 0;
+    c->err->classic = 0;
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
