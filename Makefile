@@ -88,6 +88,7 @@ VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_d
 valgrind: $(BIN)/vinterp
 	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu; do for p in $(VALGRIND_SAMPLE); do \
 	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	        --suppressions=$(CURDIR)/tests/valgrind.supp \
 	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=$$b -m 200000000 $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind ($$b): $$p"; cat /tmp/vinterp-vg.log; fi; \
 	done; done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]

@@ -119,6 +119,7 @@ int main(int argc, char **argv)
     int cuda_device = 0;
     const char *cuda_check_arch = NULL; /* --cuda-check: compile only */
     BackendKind bk = BK_AUTO;
+    int bk_given = 0; /* --backend on the command line (not the environment's default) */
     const char *envb = getenv("VINTERP_BACKEND");
     if (envb && *envb && parse_backend(envb, &bk) < 0)
         return 1;
@@ -188,6 +189,7 @@ int main(int argc, char **argv)
         case LO_BACKEND:
             if (parse_backend(optarg, &bk) < 0)
                 return 1;
+            bk_given = 1;
             break;
         case LO_CHECK: bopt.check = 1; break;
         case LO_CHECK_REL: {
@@ -272,6 +274,14 @@ int main(int argc, char **argv)
     /* Which backend: auto takes cuda when a device is usable, else cpu when
      * a C compiler is, else the reference interpreter. */
     char why[600] = "";
+    /* The instruction traces describe the reference's one instruction at a
+     * time run of the program as written, and -c checks each instruction's
+     * arguments as it runs: without --backend on the command line (auto,
+     * or $VINTERP_BACKEND's default) they run the reference. */
+    int traced = opt.check || opt.trace_command || opt.trace_stack || opt.trace_values || opt.trace_runtime ||
+                 opt.trace_heap;
+    if (traced && !bk_given && !cuda_check_arch)
+        bk = BK_REF;
     if (cuda_check_arch)
         bk = BK_CUDA;
     else if (bk == BK_CUDA || bk == BK_AUTO) {
@@ -281,13 +291,8 @@ int main(int argc, char **argv)
             vc_free(&prog);
             return 1;
         }
-        /* The instruction traces describe the reference's one instruction
-         * at a time run of the program as written, and -c checks each
-         * instruction's arguments as it runs: auto keeps to it. */
-        int traced = opt.check || opt.trace_command || opt.trace_stack || opt.trace_values || opt.trace_runtime ||
-                     opt.trace_heap;
         if (bk == BK_AUTO)
-            bk = traced ? BK_REF : have ? BK_CUDA : jit_have_compiler() ? BK_CPU : BK_REF;
+            bk = have ? BK_CUDA : jit_have_compiler() ? BK_CPU : BK_REF;
     }
     if (bk == BK_CPU && !jit_have_compiler()) {
         fprintf(stderr, "vinterp: --backend=cpu: no C compiler ('%s' is not on PATH; set VINTERP_CC)\n",
