@@ -8,6 +8,7 @@
 #include "runtime/backend.h"
 #include "runtime/errors.h"
 #include "runtime/rand.h"
+#include "runtime/replace_step.h"
 #include "translate/plan.h"
 #include "vcode/optable.h"
 
@@ -44,6 +45,8 @@ struct Backend {
     int rp_nin;
     int rp_start, rp_end;
     RandState rp_rand;
+    UndoLog undo;       /* in-place REPLACEs of the block now running */
+    int64_t replace_inplace, replace_copied;
     double translate_seconds, ilp_seconds, kernel_seconds, host_seconds;
 };
 
@@ -145,7 +148,41 @@ static int note_shape(Backend *b, BlockPlan *bp, int v, const Value *val)
     return 0;
 }
 
-static void host_step(Backend *b, Interp *it, BlockPlan *bp, const DfgNode *nd)
+static int released_by(const PlanStep *ps, int v)
+{
+    for (int r = 0; r < ps->nrelease; r++)
+        if (ps->release[r] == v)
+            return 1;
+    return 0;
+}
+
+/* May host step S overwrite the value of plan variable V in place? Only
+ * when every reference to it is the block's: stack slots of the block's
+ * inputs (dropped when the block ends) and plan variables that are dead
+ * once step S has read them — as the reference interpreter, running the
+ * block's instructions one by one, would hold it only once by then. Not
+ * under --check, which reruns the block from its inputs. */
+static int owned_dead(const Backend *b, const BlockPlan *bp, int s, int v)
+{
+    Value *x = b->env[v];
+    if (b->opt.check || !x || x->type == VT_PAIR || x->type == VT_SEGDES)
+        return 0;
+    const Interp *it = b->rp_it;
+    int nin = bp->dfg.nin, refs = 0;
+    for (int u = 0; u < bp->nvars; u++) {
+        if (b->env[u] != x)
+            continue;
+        int dead = released_by(&bp->steps[s], u);
+        for (int t = 0; t < s && !dead && u < nin; t++)
+            dead = released_by(&bp->steps[t], u);
+        if (!dead)
+            return 0;
+        refs += 1 + (u < nin && it->stk[it->sp - 1 - u] == x);
+    }
+    return x->rc == refs + undo_log_refs(&b->undo, x);
+}
+
+static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNode *nd)
 {
     Value **env = b->env;
     const Instr *ins = &b->prog->code[nd->instr];
@@ -190,6 +227,18 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, const DfgNode *nd)
         if (v->len)
             memcpy(r->data, v->data, (size_t)v->len * 4);
         seg_finish(r);
+        break;
+    }
+    case OP_REPLACE: { /* data idx vals sd */
+        Value *data = env[nd->args[0]];
+        int inplace = owned_dead(b, bp, s, nd->args[0]);
+        if (inplace) {
+            val_drop_device(data);
+            b->replace_inplace++;
+        } else {
+            b->replace_copied++;
+        }
+        r = replace_step(data, env[nd->args[1]], env[nd->args[2]], env[nd->args[3]], inplace, &b->undo);
         break;
     }
     default:
@@ -327,6 +376,7 @@ static void replay_block(void *arg)
      * not freed, another thread may still be reading it). */
     if (mem_used() > b->rp_used)
         mem_uncharge(mem_used() - b->rp_used);
+    undo_log_rollback(&b->undo);
     *rnd_global() = b->rp_rand;
     for (int j = 1; j <= b->rp_nin && j <= b->rp_it->sp; j++)
         val_for_host(b->rp_it->stk[b->rp_it->sp - j]);
@@ -403,7 +453,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         double t0 = now();
         if (ps->kind == STEP_HOST) {
             const DfgNode *nd = &g->nodes[ps->node];
-            host_step(b, it, bp, nd);
+            host_step(b, it, bp, s, nd);
             b->host_seconds += now() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
@@ -431,6 +481,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         }
     }
     rt_set_replay(NULL, NULL);
+    undo_log_clear(&b->undo);
     /* Replace the inputs by the outputs; --check keeps the inputs to run
      * the reference over them. */
     Value *saved[64], **ins = saved;
@@ -495,6 +546,8 @@ void backend_report(const Backend *b, FILE *f)
             planned, b->nblocks, kb, ka, ab, aa);
     fprintf(f, "stats: kernel launches %lld, host steps %lld, fallbacks to the interpreter %lld\n",
             (long long)b->launches, (long long)b->host_steps, (long long)fallbacks);
+    fprintf(f, "stats: REPLACE host steps: %lld in place, %lld copied\n", (long long)b->replace_inplace,
+            (long long)b->replace_copied);
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
                "solved in %.6f s; slowest ILP %.6f s; %d blocks fell back to the greedy schedule\n",
             b->translate_seconds, b->ilp_seconds, big_vars, big_cons, big_time, max_time, fellback);
@@ -612,6 +665,7 @@ void backend_free(Backend *b)
     free(b->block_at);
     free(b->env);
     free(b->classval);
+    undo_log_free(&b->undo);
     if (b->x)
         b->x->free(b->x);
     free(b);

@@ -56,6 +56,16 @@ void val_for_host_slow(Value *v)
     }
 }
 
+void val_drop_device(Value *v)
+{
+    if (!val_device_on || v->type == VT_PAIR)
+        return;
+    if (v->hstale && device_ops.to_host)
+        device_ops.to_host(v);
+    if (v->dev && device_ops.release)
+        device_ops.release(v);
+}
+
 void mem_uncharge(int64_t units)
 {
     used_units -= units < used_units ? units : used_units;

@@ -98,6 +98,9 @@ static inline void val_for_host(Value *v)
     if (val_device_on && (v->dev || v->hstale || v->type == VT_PAIR))
         val_for_host_slow(v);
 }
+/* V's host copy is about to be written in place: make it valid and drop
+ * its device copy whatever its count of references. */
+void val_drop_device(Value *v);
 /* 1 when V can be overwritten in place (only the caller holds it). */
 static inline int val_unique(const Value *v) { return v->rc == 1; }
 

@@ -102,6 +102,19 @@ rc, out, err = run("-d", "values", tiny)
 check("-d values: the stack line, a tab, then the dump", rc == 0 and err.startswith("\t\n1(Int) \t( 5 )\n"))
 os.remove(tiny)
 
+# ---- REPLACE as a host step: in place only when the block owns the vector ------
+loop = os.path.join(HERE, "golden", "replace_in_place_loop.vcode")
+shared = os.path.join(HERE, "golden", "replace_shared_copies.vcode")
+rc, out, err = run("--backend=lcu", "-d", "stats", loop)
+check("REPLACE of a vector the block owns is done in place",
+      rc == 0 and out == "( 5 )\n( 0 1 4 9 16 )\n" and "REPLACE host steps: 5 in place, 0 copied" in err)
+rc, out, err = run("--backend=lcu", "-d", "stats", shared)
+check("REPLACE of a vector still on the stack copies it",
+      rc == 0 and out == "( 1 2 3 )\n( 1 99 3 )\n" and "REPLACE host steps: 0 in place, 1 copied" in err)
+rc, out, err = run("--backend=lcu", "--check", "-d", "stats", loop)
+check("under --check REPLACE copies (the reference reruns the block from its inputs)",
+      rc == 0 and out == "( 5 )\n( 0 1 4 9 16 )\n" and "REPLACE host steps: 0 in place, 5 copied" in err)
+
 # ---- the compiled backends: the kernel cache, errors of choice ------------------
 import shutil, tempfile
 segsum = os.path.join(HERE, "demo", "segsum.vcode")

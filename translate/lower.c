@@ -7,7 +7,9 @@
  *   PERMUTE family        SEG_PERMUTE value index [flag] ssd -> dsd [default]
  *   BPERMUTE, BFPERMUTE   MAP over the destination with a gather
  *   EXTRACT               MAP over the segments
- *   REPLACE, DIST, INDEX  MAP with seg_of / seg_start
+ *   DIST, INDEX           MAP with seg_of / seg_start
+ *   REPLACE               a host step, in place when the block owns the data
+ *                         (the reference's O(segments) update, not a copy)
  *   PACK                  SEG_FILTER { i => d[i] } { i => f[i] } sd
  *   RANK_UP, RANK_DOWN    LIB rank_up / rank_down
  * Segment-relative indices are checked with checkidx, as the reference
@@ -186,6 +188,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         LcuSoac *s = NULL;
         switch (nd->op) {
         case OP_CONST: case OP_LENGTH: case OP_LENGTHS: case OP_MAKE_SEGDES:
+        case OP_REPLACE: /* in place on the host (runtime/replace_step.h) */
             add_step(&w, STEP_HOST, n, NULL);
             continue;
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
@@ -293,18 +296,6 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             s->pull = lcu_thunk(seg_gather(a[0], T, a[2], lcu_index(), at_i(a[1], LB_INT)), 1);
             s->shape = shape_segm(a[2]);
             break;
-        case OP_REPLACE: { /* data idx vals sd */
-            int k = fresh(&w);
-            LcuExpr *rel = lcu_prim2(LP_SUB, LB_INT, lcu_index(), lcu_seg(LE_SEG_START, a[3], lcu_local(k, LB_INT)));
-            LcuExpr *want = lcu_prim2(LP_CHECKIDX, LB_INT, lcu_sub(a[1], LB_INT, lcu_local(k, LB_INT)),
-                                      lcu_seg(LE_SEG_LEN, a[3], lcu_local(k, LB_INT)));
-            LcuExpr *body = lcu_if(lcu_prim2(LP_EQ, LB_BOOL, rel, want), lcu_sub(a[2], T, lcu_local(k, LB_INT)),
-                                   at_i(a[0], T));
-            s = lcu_soac_new(LS_MAP);
-            s->pull = lcu_thunk(lcu_let(k, lcu_seg(LE_SEG_OF, a[3], lcu_index()), body), 1);
-            s->shape = shape_len(a[0]);
-            break;
-        }
         case OP_DIST: /* vals sd */
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(lcu_sub(a[0], T, lcu_seg(LE_SEG_OF, a[1], lcu_index())), 1);

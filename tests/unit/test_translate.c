@@ -385,13 +385,23 @@ static void test_vector_ops(void)
                "using x0, x1, x2 } (m x0)\n"
                "  return (x3)\n"
                "}\n");
-    /* REPLACE data idx vals sd: x0 sd, x1 vals, x2 idx, x3 data */
+    /* REPLACE data idx vals sd: x0 sd, x1 vals, x2 idx, x3 data; a host
+     * step (in place when the block owns the data), never a kernel that
+     * copies the whole vector */
     CHECK_PLAN("CONST FLOAT (1.0 2.0 3.0)\nCONST INT (0 1)\nCONST FLOAT (7.0 8.0)\nCONST INT (1 2)\nMAKE_SEGDES\n",
-               "REPLACE FLOAT\n", 0,
-               "kernel K0 (x0 : segdes, x1 : [float], x2 : [int], x3 : [float]) -> (x4) {\n"
-               "  let x4 = MAP { i => let t0 = seg_of(x0, i) in if (i - seg_start(x0, t0)) == "
-               "checkidx(x2[t0], seg_len(x0, t0)) then x1[t0] else x3[i] using x0, x1, x2, x3 } (#x3)\n"
+               "REPLACE FLOAT\n", 0, "host REPLACE x3 x2 x1 x0 -> x4\n");
+    /* ... and the kernels around it stay apart: the MAP that feeds its
+     * values, and the MAP that reads its result */
+    CHECK_PLAN("CONST FLOAT (1.0 2.0 3.0)\nCONST INT (0 1)\nCONST FLOAT (7.0 8.0)\nCONST INT (1 2)\nMAKE_SEGDES\n",
+               "COPY 1 1\nCOPY 1 0\n+ FLOAT\nCOPY 1 1\nPOP 2 2\nREPLACE FLOAT\nCOPY 1 0\n+ FLOAT\n", 1,
+               "kernel K0 (x1 : [float]) -> (x4) {\n"
+               "  let x4 = MAP { i => x1[i] + x1[i] using x1 } (#x1)\n"
                "  return (x4)\n"
+               "}\n"
+               "host REPLACE x3 x2 x4 x0 -> x5\n"
+               "kernel K1 (x5 : [float]) -> (x6) {\n"
+               "  let x6 = MAP { i => x5[i] + x5[i] using x5 } (#x5)\n"
+               "  return (x6)\n"
                "}\n");
     /* DIST vals sd: over the elements of sd */
     CHECK_PLAN("CONST INT (4 5)\nCONST INT (2 3)\nMAKE_SEGDES\n", "DIST INT\n", 0,
