@@ -235,6 +235,13 @@ static int write_file(const char *path, const char *a, size_t alen, const char *
 /* dlopen PATH and check its key. */
 static void *load_checked(const char *path, const char *key)
 {
+    /* Generated units use OpenMP; libgomp reads its settings when the first
+     * unit loads it. Its default lets idle workers spin between parallel
+     * regions, which on a machine with few cores takes the core the main
+     * thread needs for the host steps and small kernels between them
+     * (qs_5m on 2 cores: 3.2 s spinning, 1.0 s passive). A value the user
+     * set is kept. */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* OpenMP threads may outlive dlclose */
     if (!h)
         return NULL;
