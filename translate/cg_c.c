@@ -59,20 +59,56 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
     cg_printf(b, "%s_s%d_%s(V, er, i, %s, hint", name, j, role, seg);
 }
 
-static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+/* A MAP whose pull asks seg_of(X, i) of its own index (DIST, INDEX,
+ * BPERMUTE, ... fused): when X covers exactly the MAP's elements and has no
+ * negative lengths, the loop walks X's segments and hands each element its
+ * segment, in chunks of MAP_CHUNK elements (each found once by a search),
+ * so that the chunks can run in parallel however the segments fall.
+ * Otherwise the plain loop, with seg = -1: the pull finds the segment
+ * itself, with the checks seg_of makes. */
+#define MAP_CHUNK 4096
+
+static void emit_map_segwalk(CgBuf *b, const char *name, int j, const LcuSoac *s, int hints, int sv)
+{
+    cg_printf(b, "        const vk_arr *sd = &V[%d];\n", sv);
+    cg_puts(b, "        if (n > 0 && sd->n == n && !sd->segid) {\n");
+    cg_puts(b, "            const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "            const int64_t *O = sd->off;\n");
+    cg_printf(b, "            int64_t nch = (n + %d - 1) / %d;\n", MAP_CHUNK, MAP_CHUNK);
+    cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
+    cg_puts(b, "            {\n");
+    cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
+    cg_puts(b, "#pragma omp for schedule(static)\n");
+    cg_puts(b, "                for (int64_t c = 0; c < nch; c++) {\n");
+    cg_printf(b, "                    int64_t i = c * %d, end = n - i < %d ? n : i + %d, k0 = 0;\n", MAP_CHUNK,
+              MAP_CHUNK, MAP_CHUNK);
+    cg_printf(b, "                    int64_t k = vk_seg_of(er, sd, %d, i, &k0), e = O[k] + L[k];\n", sv);
+    cg_puts(b, "                    for (; i < end; i++) {\n");
+    cg_puts(b, "                        while (i >= e) { k++; e = O[k] + L[k]; }\n                        ");
+    call(b, name, j, "pull", "k");
+    out_args(b, 0, s->nres, "i");
+    cg_puts(b, ");\n                    }\n                }\n            }\n        } else {\n");
+}
+
+static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
+                     int sv)
 {
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
     decl_outs(b, s, types, 0, s->nres, "n", 0, 0);
+    if (sv >= 0)
+        emit_map_segwalk(b, name, j, s, hints, sv);
     cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
     cg_puts(b, "        {\n");
     cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
     cg_puts(b, "#pragma omp for schedule(static)\n");
     cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
-    call(b, name, j, "pull", "0");
+    call(b, name, j, "pull", sv >= 0 ? "-1" : "0");
     out_args(b, 0, s->nres, "i");
     cg_puts(b, ");\n        }\n");
+    if (sv >= 0)
+        cg_puts(b, "        }\n");
 }
 
 static void emit_once(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
@@ -299,7 +335,10 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
 {
     (void)nvars;
     int *hints = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *hints);
-    if (!hints) {
+    int *mapseg = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *mapseg);
+    if (!hints || !mapseg) {
+        free(hints);
+        free(mapseg);
         snprintf(msg, msglen, "out of memory");
         return -1;
     }
@@ -311,9 +350,12 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
                       s->kind == LS_SEG_FILTER)
                          ? s->shape.var
                          : -1;
-        if (cg_emit_soac_thunks(b, CG_C, name, j, s, types, segvar, &hints[j]) < 0) {
+        if (s->kind == LS_MAP)
+            segvar = mapseg[j] = cg_map_segvar(s, types);
+        if (cg_emit_soac_thunks(b, CG_C, name, j, s, types, segvar, s->kind == LS_MAP, &hints[j]) < 0) {
             snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
             free(hints);
+            free(mapseg);
             return -1;
         }
     }
@@ -323,7 +365,7 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
         const LcuSoac *s = k->soacs[j];
         cg_printf(b, "    { /* %s */\n", lcu_soac_name(s->kind));
         switch (s->kind) {
-        case LS_MAP: emit_map(b, name, j, s, types, hints[j]); break;
+        case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j]); break;
         case LS_ONCE: emit_once(b, name, j, s, types, hints[j]); break;
         case LS_PERMUTE: emit_permute(b, name, j, s, types, hints[j]); break;
         case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j]); break;
@@ -335,11 +377,13 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
         default:
             snprintf(msg, msglen, "SOAC kind %d", (int)s->kind);
             free(hints);
+            free(mapseg);
             return -1;
         }
         cg_puts(b, "    }\n");
     }
     cg_puts(b, "}\n");
     free(hints);
+    free(mapseg);
     return 0;
 }

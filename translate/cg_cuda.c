@@ -193,7 +193,7 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
         int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN || s->kind == LS_SEG_PERMUTE ||
                   s->kind == LS_SEG_FILTER;
         int hints = 1;
-        if (cg_emit_soac_thunks(b, CG_CUDA, name, j, s, types, seg ? s->shape.var : -1, &hints) < 0) {
+        if (cg_emit_soac_thunks(b, CG_CUDA, name, j, s, types, seg ? s->shape.var : -1, 0, &hints) < 0) {
             snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
             return -1;
         }

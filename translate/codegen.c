@@ -306,6 +306,7 @@ typedef struct {
     CgBuf *b;
     const LcuVarType *types;
     int segvar;
+    int segopt;         /* `seg` may be -1: then seg_of(segvar, i) is computed */
     int nlocals;
     struct { int local; LcuBase type; } locals[256];
     int nhints;
@@ -351,7 +352,7 @@ static void collect(Ex *x, const LcuExpr *e)
         note_local(x, e->local, e->kids[0]->type);
     else if (e->kind == LE_LOCAL)
         note_local(x, e->local, e->type);
-    else if (e->kind == LE_SEG_OF && !seg_is_iter(x, e))
+    else if (e->kind == LE_SEG_OF && (x->segopt || !seg_is_iter(x, e)))
         (void)hint_slot(x, e->var);
     for (int k = 0; k < e->nkids; k++)
         collect(x, e->kids[k]);
@@ -541,13 +542,17 @@ static void ex(Ex *x, const LcuExpr *e)
         cg_puts(b, ")");
         return;
     case LE_SEG_OF:
-        if (seg_is_iter(x, e)) {
+        if (seg_is_iter(x, e) && !x->segopt) {
             cg_puts(b, "((int32_t)seg)");
             return;
         }
+        if (seg_is_iter(x, e))
+            cg_puts(b, "(seg >= 0 ? (int32_t)seg : ");
         cg_printf(b, "vk_seg_of(er, &V[%d], %d, ", e->var, e->var);
         ex(x, e->kids[0]);
         cg_printf(b, ", &hint[%d])", hint_slot(x, e->var));
+        if (seg_is_iter(x, e))
+            cg_puts(b, ")");
         return;
     case LE_SEG_START:
     case LE_SEG_LEN:
@@ -613,7 +618,7 @@ static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
 }
 
 int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
-                  const LcuBase *out, int segvar, const LcuVarType *types, int *nhints)
+                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
 {
     (void)t;
     Ex *x = calloc(1, sizeof *x);
@@ -624,6 +629,7 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
     x->b = b;
     x->types = types;
     x->segvar = segvar;
+    x->segopt = segopt;
     collect(x, th->body);
     cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
               j, role);
@@ -643,9 +649,39 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
     return bad ? -1 : 0;
 }
 
+static void count_seg_of(const LcuExpr *e, const LcuVarType *types, int *var, int *cnt, int *nv)
+{
+    if (e->kind == LE_SEG_OF && e->kids[0]->kind == LE_INDEX && types[e->var].kind == LV_SEGDES) {
+        int k = 0;
+        while (k < *nv && var[k] != e->var)
+            k++;
+        if (k == *nv && *nv < 16) {
+            var[k] = e->var;
+            cnt[k] = 0;
+            (*nv)++;
+        }
+        if (k < *nv)
+            cnt[k]++;
+    }
+    for (int k = 0; k < e->nkids; k++)
+        count_seg_of(e->kids[k], types, var, cnt, nv);
+}
+
+int cg_map_segvar(const LcuSoac *s, const LcuVarType *types)
+{
+    if (s->kind != LS_MAP || !s->pull)
+        return -1;
+    int var[16], cnt[16], nv = 0, best = -1;
+    count_seg_of(s->pull->body, types, var, cnt, &nv);
+    for (int k = 0; k < nv; k++)
+        if (best < 0 || cnt[k] > cnt[best] || (cnt[k] == cnt[best] && var[k] < var[best]))
+            best = k;
+    return best < 0 ? -1 : var[best];
+}
+
 /* The thunks of SOAC J (pull, idx, pred; those it has). */
 int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                        int segvar, int *hints)
+                        int segvar, int segopt, int *hints)
 {
     LcuBase out[LCU_MAXRES];
     int h = 1, rc = 0;
@@ -655,19 +691,19 @@ int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const Lcu
         if (ar > LCU_MAXRES)
             return -1;
         cg_result_bases(s, types, 0, ar, out);
-        rc |= cg_emit_thunk(b, t, name, j, "pull", s->pull, out, segvar, types, &h);
+        rc |= cg_emit_thunk(b, t, name, j, "pull", s->pull, out, segvar, segopt, types, &h);
         if (h > *hints)
             *hints = h;
     }
     LcuBase one = LB_INT;
     if (s->idx) {
-        rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, types, &h);
+        rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, segopt, types, &h);
         if (h > *hints)
             *hints = h;
     }
     if (s->pred) {
         one = LB_BOOL;
-        rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, types, &h);
+        rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, segopt, types, &h);
         if (h > *hints)
             *hints = h;
     }

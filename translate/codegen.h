@@ -90,18 +90,24 @@ void cg_rop_combine(CgBuf *b, LcuRop r, const char *acc, const char *x);
  * NAME_s<J>_<ROLE>(V, er, i, seg, hint, r0, r1, ...) writing its ARITY
  * results through r0...; result k has type OUT[k]. SEGVAR is the
  * descriptor the SOAC iterates over (its seg_of(SEGVAR, i) is the `seg`
- * argument when that descriptor has no segid table), or -1. Sets *NHINTS to
- * the number of seg_of hint slots the caller must provide (at least 1).
- * Returns 0, or -1 when the thunk is beyond the generator (too many locals,
- * an ill-formed tree): the text is then unusable. */
+ * argument when that descriptor has no segid table), or -1. With SEGOPT the
+ * caller may pass seg = -1, and seg_of(SEGVAR, i) is then computed (a MAP
+ * whose loop walks the segments only when the descriptor fits it). Sets
+ * *NHINTS to the number of seg_of hint slots the caller must provide (at
+ * least 1). Returns 0, or -1 when the thunk is beyond the generator (too
+ * many locals, an ill-formed tree): the text is then unusable. */
 int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
-                  const LcuBase *out, int segvar, const LcuVarType *types, int *nhints);
+                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints);
 
 /* The thunks of SOAC J of kernel NAME (pull, idx, pred: those it has),
  * as cg_emit_thunk emits them; *HINTS = the hint slots the largest needs.
- * SEGVAR as for cg_emit_thunk. Returns 0 or -1. */
+ * SEGVAR and SEGOPT as for cg_emit_thunk. Returns 0 or -1. */
 int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                        int segvar, int *hints);
+                        int segvar, int segopt, int *hints);
+
+/* For a MAP: the descriptor X its pull most often asks seg_of(X, i) of, i
+ * the MAP's own index (ties: the lowest number), or -1 when none. */
+int cg_map_segvar(const LcuSoac *s, const LcuVarType *types);
 
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */

@@ -3,6 +3,7 @@
  * kernels whose right answer is written down here. */
 #include "check.h"
 #include "translate/cg_unit.h"
+#include "translate/codegen.h"
 #include "translate/lcu.h"
 
 #include <stdlib.h>
@@ -42,6 +43,56 @@ static int text_count(const char *text, const char *needle)
     for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
         n++;
     return n;
+}
+
+/* A MAP over the elements of x0 (a descriptor) pulling
+ * x1[seg_of(x0, i)] + x2[seg_of(x3, i)] + x1[seg_of(x0, i)] + x2[seg_of(x3, x4[i])]. */
+static LcuKernel *map_seg_of(void)
+{
+    LcuKernel *k = lcu_kernel_new(9);
+    LcuSoac *m = lcu_soac_new(LS_MAP);
+    m->nres = 1;
+    m->res[0] = 5;
+    LcuExpr *a = lcu_sub(1, LB_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
+    LcuExpr *b = lcu_sub(2, LB_INT, lcu_seg(LE_SEG_OF, 3, lcu_index()));
+    LcuExpr *c = lcu_sub(1, LB_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
+    LcuExpr *d = lcu_sub(2, LB_INT, lcu_seg(LE_SEG_OF, 3, lcu_sub(4, LB_INT, lcu_index())));
+    m->pull = lcu_thunk(lcu_prim2(LP_ADD, LB_INT, lcu_prim2(LP_ADD, LB_INT, a, b), lcu_prim2(LP_ADD, LB_INT, c, d)),
+                        1);
+    m->shape.kind = LSH_SEG_N;
+    m->shape.var = 0;
+    lcu_kernel_add(k, m);
+    unsigned char need[NV] = { 0 };
+    need[5] = 1;
+    lcu_kernel_finish(k, need, NV);
+    return k;
+}
+
+/* The C MAP skeleton walks the segments of the descriptor its pull asks
+ * seg_of(X, i) of most often, and falls back to seg = -1; the CUDA target
+ * keeps the per-element search. */
+static void test_map_segwalk(LcuVarType *types)
+{
+    char msg[300];
+    LcuKernel *k = map_seg_of();
+    CHECK(cg_map_segvar(k->soacs[0], types) == 0);
+    LcuKernel *r = map_reduce(8, 1, 2, 6, 7);
+    CHECK(cg_map_segvar(r->soacs[0], types) == -1 && cg_map_segvar(r->soacs[1], types) == -1);
+    CgBuf b = { 0 };
+    CHECK(cg_emit_kernel(&b, CG_C, "vk_t", k, types, NV, msg, sizeof msg) == 0);
+    const char *t = b.s ? b.s : "";
+    CHECK(text_count(t, "if (n > 0 && sd->n == n && !sd->segid) {") == 1);
+    CHECK(text_count(t, "(seg >= 0 ? (int32_t)seg : vk_seg_of(er, &V[0], 0, ((int32_t)i), &hint[0]))") == 2);
+    CHECK(text_count(t, "vk_seg_of(er, &V[3], 3, ((int32_t)i)") == 1 && text_count(t, "(seg >= 0") == 2);
+    CHECK(text_count(t, "vk_t_s0_pull(V, er, i, k, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "vk_t_s0_pull(V, er, i, -1, hint, &o0[i])") == 1);
+    cg_buf_free(&b);
+    CgBuf g = { 0 };
+    CHECK(cg_emit_kernel(&g, CG_CUDA, "vk_t", k, types, NV, msg, sizeof msg) == 0);
+    CHECK(g.s && text_count(g.s, "seg >= 0") == 0 && text_count(g.s, "vk_seg_of(er, &V[0]") == 2);
+    cg_buf_free(&g);
+    lcu_kernel_free(k);
+    lcu_kernel_free(r);
 }
 
 int main(void)
@@ -146,5 +197,8 @@ int main(void)
         cg_unit_free(u);
     }
     lcu_kernel_free(k1);
+    types[0].kind = LV_SEGDES;
+    types[3].kind = LV_SEGDES;
+    test_map_segwalk(types);
     return check_report("test_cg_unit");
 }
