@@ -589,6 +589,10 @@ def parse_args():
                     help="chart file (default tests/bench/speedup.png, none with -o -; '' for none)")
     ap.add_argument("--programs", metavar="LIST",
                     help="comma-separated program names to run (default: all in DIR)")
+    ap.add_argument("--notes", metavar="FILE",
+                    help="markdown appended to the results file after the table (default "
+                         "tests/bench/NOTES.md when it exists; '' for none): what the table "
+                         "cannot say, such as the GPU checklist's state")
     args = ap.parse_args()
 
     args.dir = DEFAULT_DIR
@@ -711,6 +715,10 @@ def main():
                               os.path.dirname(os.path.abspath(args.output)))
         lines += ["", "![speed-up vs ref](%s)" % rel]
 
+    notes = args.notes if args.notes is not None else os.path.join(HERE, "NOTES.md")
+    if notes and os.path.isfile(notes):
+        with open(notes) as f:
+            lines += ["", f.read().rstrip("\n")]
     print("\n".join(header[2:] + lines))
     if args.output != "-":
         os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
