@@ -6,8 +6,9 @@
  *             libvkernels.so (kernels/kernels.h), also loaded with dlopen;
  *   emulated  (runtime/cuda_emul.c) host memory standing in for device
  *             memory, the generated CUDA compiled as host C++ (the
- *             prelude maps the CUDA words to one host thread), and the
- *             host implementation of the primitives (kernels/vk_host.h).
+ *             prelude maps the CUDA words to host code; each block's
+ *             threads run in turn, as fibers that meet at __syncthreads),
+ *             and host versions of the primitives.
  *
  * The emulated device runs the executor's whole protocol — separate
  * "device" buffers, uploads, downloads, launches, library calls — without
@@ -42,6 +43,9 @@ struct CudaDev {
     const char *kind;           /* "cuda" or "emulated" */
     char name[256];             /* the device's name */
     char arch[16];              /* "sm_90"; "host" when emulated */
+    unsigned block;             /* threads per block of every launch (a power of two, <= 256) */
+    unsigned warp;              /* the warp-per-segment group (a power of two dividing block) */
+    unsigned max_grid;          /* the most blocks a launch needs to fill the device */
     VkLib lib;
     /* memory (device pointers); alloc returns NULL on failure */
     void *(*alloc)(CudaDev *d, size_t bytes);
@@ -55,10 +59,12 @@ struct CudaDev {
     void *(*load)(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen);
     /* An entry point of a module, or NULL. */
     void *(*func)(CudaDev *d, void *module, const char *name);
-    /* Launch FN over N iterations (grid-stride entry points) with NARGS
-     * arguments (3 to 5), each pointed to by ARGS[i] (as cuLaunchKernel
-     * takes them): (vk_arr *V, vk_errp er, int64_t n[, void *p3[, void *p4]]). */
-    int (*launch)(CudaDev *d, void *fn, int64_t n, int nargs, void **args);
+    /* Launch FN on GRID blocks of `block` threads with NARGS arguments (3
+     * to 5), each pointed to by ARGS[i] (as cuLaunchKernel takes them):
+     * (vk_arr *V, vk_errp er, int64_t n[, void *p3[, void *p4]]). SYNC: the
+     * kernel uses __syncthreads (the emulated device then runs each block's
+     * threads as fibers that meet at the barriers). */
+    int (*launch)(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args);
     /* The last failure's message. */
     const char *(*error)(CudaDev *d);
     /* -d stats lines of its own (compilation, cache). */

@@ -1,7 +1,8 @@
 /* runtime/cuda_emul.c — the emulated device (see cuda_dev.h): host
  * buffers for device memory, the generated CUDA compiled as host C++
- * through the kernel cache, launches as plain calls (one thread runs each
- * grid-stride loop), and host versions of the kernels.h primitives with
+ * through the kernel cache, launches that run every thread of every block
+ * in turn (as fibers, switching at __syncthreads, when the kernel has
+ * barriers), and host versions of the kernels.h primitives with
  * the reference's semantics (strictly left-to-right scans and reductions,
  * the rank of runtime/rank.c, the stream of runtime/rand.c). */
 #include "runtime/cuda_dev.h"
@@ -12,6 +13,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 /* ---- the primitives ------------------------------------------------------------ */
 
@@ -141,14 +143,203 @@ static int em_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out)
     return 0;
 }
 
+/* ---- launches: each block's threads in turn, as fibers at barriers ---------------- */
+
+/* A unit's thread coordinates and barrier hook (the prelude defines them,
+ * as extern "C" globals, in every unit compiled for the emulated device). */
+typedef struct {
+    unsigned *bidx, *tidx, *bdim, *gdim, *warp;
+    void (**sync)(void);
+} EmDims;
+
+typedef struct {
+    void *fn;
+    EmDims *dims;
+} EmFn;
+
+typedef struct {
+    void *h;
+    EmDims dims;
+} EmMod;
+
 typedef struct {
     CudaDev base;
     JitOptions jo;
     JitStats js;
-    void **modules;
+    EmMod **modules;
     int nmodules;
+    EmFn **fns;
+    int nfns;
     char err[256];
 } EmulDev;
+
+typedef void (*Fn3)(void *, void *, int64_t);
+typedef void (*Fn4)(void *, void *, int64_t, void *);
+typedef void (*Fn5)(void *, void *, int64_t, void *, void *);
+
+static void call_entry(void *fn, int nargs, void *const *a)
+{
+    void *v = *(void *const *)a[0], *er = *(void *const *)a[1];
+    int64_t cnt = *(const int64_t *)a[2];
+    if (nargs == 3) {
+        Fn3 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt);
+    } else if (nargs == 4) {
+        Fn4 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt, *(void *const *)a[3]);
+    } else {
+        Fn5 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt, *(void *const *)a[3], *(void *const *)a[4]);
+    }
+}
+
+/* The fibers of one block (one emulated device per process). A fiber runs
+ * until it reaches __syncthreads (state F_BAR) or returns (F_DONE); the
+ * scheduler resumes the waiting ones once all of them have arrived. Some
+ * waiting while others have returned is a divergent barrier: a bug in the
+ * generated code (undefined behaviour on a GPU), reported as a failed
+ * launch. */
+enum { F_READY, F_BAR, F_DONE };
+#define FIBER_STACK (256 * 1024)
+
+static struct {
+    ucontext_t sched;
+    ucontext_t *uc;
+    char *stacks;
+    int *state;
+    unsigned n;
+    unsigned cur;
+    void *fn;
+    int nargs;
+    void *const *args;
+    int misuse;         /* __syncthreads in a launch made without SYNC */
+} fb;
+
+static void fiber_main(void)
+{
+    call_entry(fb.fn, fb.nargs, fb.args);
+    fb.state[fb.cur] = F_DONE;
+}
+
+static void fiber_sync(void)
+{
+    fb.state[fb.cur] = F_BAR;
+    swapcontext(&fb.uc[fb.cur], &fb.sched);
+}
+
+static void no_sync(void) {}
+static void bad_sync(void) { fb.misuse = 1; }
+
+static int fibers_reserve(unsigned n)
+{
+    if (fb.n >= n)
+        return 0;
+    free(fb.uc);
+    free(fb.stacks);
+    free(fb.state);
+    fb.uc = calloc(n, sizeof *fb.uc);
+    fb.stacks = malloc((size_t)n * FIBER_STACK);
+    fb.state = calloc(n, sizeof *fb.state);
+    fb.n = fb.uc && fb.stacks && fb.state ? n : 0;
+    return fb.n ? 0 : -1;
+}
+
+static void fibers_free(void)
+{
+    free(fb.uc);
+    free(fb.stacks);
+    free(fb.state);
+    memset(&fb, 0, sizeof fb);
+}
+
+/* Fiber T, ready to start the kernel (its own function: getcontext may
+ * return twice, which the caller's loop variables need not survive). */
+static __attribute__((noinline)) int fiber_init(unsigned t)
+{
+    if (getcontext(&fb.uc[t]) != 0)
+        return -1;
+    fb.uc[t].uc_stack.ss_sp = fb.stacks + (size_t)t * FIBER_STACK;
+    fb.uc[t].uc_stack.ss_size = FIBER_STACK;
+    fb.uc[t].uc_link = &fb.sched;
+    makecontext(&fb.uc[t], fiber_main, 0);
+    fb.state[t] = F_READY;
+    return 0;
+}
+
+/* One block of B threads with barriers; 0, or -1 on divergence. */
+static int run_block_fibers(EmDims *dm, unsigned B)
+{
+    for (unsigned t = 0; t < B; t++)
+        if (fiber_init(t) != 0)
+            return -1;
+    for (;;) {
+        unsigned done = 0, bar = 0;
+        for (unsigned t = 0; t < B; t++) {
+            if (fb.state[t] == F_READY) {
+                fb.cur = t;
+                dm->tidx[0] = t;
+                swapcontext(&fb.sched, &fb.uc[t]);
+            }
+            done += fb.state[t] == F_DONE;
+            bar += fb.state[t] == F_BAR;
+        }
+        if (done == B)
+            return 0;
+        if (bar != B)
+            return -1;
+        for (unsigned t = 0; t < B; t++)
+            fb.state[t] = F_READY;
+    }
+}
+
+static int em_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args)
+{
+    EmulDev *e = (EmulDev *)d;
+    EmFn *ef = fn;
+    EmDims *dm = ef->dims;
+    unsigned B = d->block;
+    if (nargs < 3 || nargs > 5) {
+        snprintf(e->err, sizeof e->err, "launch with %d arguments", nargs);
+        return -1;
+    }
+    if (grid < 1)
+        grid = 1;
+    int fibers = sync && B > 1;
+    if (fibers && fibers_reserve(B) != 0) {
+        snprintf(e->err, sizeof e->err, "out of host memory for %u fibers", B);
+        return -1;
+    }
+    dm->gdim[0] = grid;
+    dm->bdim[0] = B;
+    dm->warp[0] = d->warp;
+    dm->sync[0] = fibers ? fiber_sync : sync ? no_sync : bad_sync;
+    fb.misuse = 0;
+    fb.fn = ef->fn;
+    fb.nargs = nargs;
+    fb.args = args;
+    for (unsigned b = 0; b < grid; b++) {
+        dm->bidx[0] = b;
+        if (fibers) {
+            if (run_block_fibers(dm, B) != 0) {
+                snprintf(e->err, sizeof e->err, "emulated block %u: threads diverged at __syncthreads", b);
+                return -1;
+            }
+            continue;
+        }
+        for (unsigned t = 0; t < B; t++) {
+            dm->tidx[0] = t;
+            call_entry(ef->fn, nargs, args);
+        }
+    }
+    if (fb.misuse) {
+        snprintf(e->err, sizeof e->err, "a kernel launched without SYNC called __syncthreads");
+        return -1;
+    }
+    return 0;
+}
 
 static void *em_alloc(CudaDev *d, size_t bytes)
 {
@@ -178,6 +369,18 @@ static int em_memset0(CudaDev *d, void *dst, size_t bytes)
     return 0;
 }
 
+#define DIMSYM(field, sym)                                                           \
+    do {                                                                             \
+        void *s_ = dlsym(h, sym);                                                    \
+        if (!s_) {                                                                   \
+            snprintf(msg, msglen, "the emulated unit lacks %s", sym);               \
+            dlclose(h);                                                              \
+            free(m);                                                                 \
+            return NULL;                                                             \
+        }                                                                            \
+        memcpy(&m->dims.field, &s_, sizeof s_);                                      \
+    } while (0)
+
 static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen)
 {
     EmulDev *e = (EmulDev *)d;
@@ -185,46 +388,44 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     void *h = jit_load(&e->jo, JIT_CXX, src, len, &e->js, path, sizeof path, msg, msglen);
     if (!h)
         return NULL;
-    void **m = realloc(e->modules, (size_t)(e->nmodules + 1) * sizeof *m);
-    if (!m) {
+    EmMod *m = calloc(1, sizeof *m);
+    EmMod **ms = m ? realloc(e->modules, (size_t)(e->nmodules + 1) * sizeof *ms) : NULL;
+    if (!ms) {
         dlclose(h);
+        free(m);
         snprintf(msg, msglen, "out of host memory");
         return NULL;
     }
-    e->modules = m;
-    e->modules[e->nmodules++] = h;
-    return h;
+    e->modules = ms;
+    m->h = h;
+    DIMSYM(bidx, "vk_emu_bidx");
+    DIMSYM(tidx, "vk_emu_tidx");
+    DIMSYM(bdim, "vk_emu_bdim");
+    DIMSYM(gdim, "vk_emu_gdim");
+    DIMSYM(warp, "vk_emu_warp");
+    DIMSYM(sync, "vk_emu_sync");
+    e->modules[e->nmodules++] = m;
+    return m;
 }
 
 static void *em_func(CudaDev *d, void *module, const char *name)
 {
-    (void)d;
-    return dlsym(module, name);
-}
-
-typedef void (*Fn3)(void *, void *, int64_t);
-typedef void (*Fn4)(void *, void *, int64_t, void *);
-typedef void (*Fn5)(void *, void *, int64_t, void *, void *);
-
-static int em_launch(CudaDev *d, void *fn, int64_t n, int nargs, void **args)
-{
     EmulDev *e = (EmulDev *)d;
-    (void)n; /* the entry point's own loop covers n (args[2]) */
-    void *v = *(void **)args[0], *er = *(void **)args[1];
-    int64_t cnt = *(int64_t *)args[2];
-    switch (nargs) {
-    case 3: { Fn3 f; memcpy(&f, &fn, sizeof f); f(v, er, cnt); return 0; }
-    case 4: { Fn4 f; memcpy(&f, &fn, sizeof f); f(v, er, cnt, *(void **)args[3]); return 0; }
-    case 5: {
-        Fn5 f;
-        memcpy(&f, &fn, sizeof f);
-        f(v, er, cnt, *(void **)args[3], *(void **)args[4]);
-        return 0;
+    EmMod *m = module;
+    void *f = dlsym(m->h, name);
+    if (!f)
+        return NULL;
+    EmFn *ef = malloc(sizeof *ef);
+    EmFn **fs = ef ? realloc(e->fns, (size_t)(e->nfns + 1) * sizeof *fs) : NULL;
+    if (!fs) {
+        free(ef);
+        return NULL;
     }
-    default:
-        snprintf(e->err, sizeof e->err, "launch with %d arguments", nargs);
-        return -1;
-    }
+    e->fns = fs;
+    ef->fn = f;
+    ef->dims = &m->dims;
+    e->fns[e->nfns++] = ef;
+    return ef;
 }
 
 static const char *em_error(CudaDev *d)
@@ -244,13 +445,39 @@ static void em_report(CudaDev *d, FILE *f)
 static void em_close(CudaDev *d)
 {
     EmulDev *e = (EmulDev *)d;
-    for (int i = 0; i < e->nmodules; i++)
-        dlclose(e->modules[i]);
+    for (int i = 0; i < e->nmodules; i++) {
+        dlclose(e->modules[i]->h);
+        free(e->modules[i]);
+    }
     free(e->modules);
+    for (int i = 0; i < e->nfns; i++)
+        free(e->fns[i]);
+    free(e->fns);
+    fibers_free();
     free(e);
 }
 
 static const char *em_lib_error(void) { return "host primitive failed"; }
+
+/* Threads per emulated block: $VINTERP_CUDA_EMULATE_BLOCK (a power of two
+ * up to 256), else 16, so that the block- and warp-level code of the
+ * skeletons runs with several threads, blocks and groups. 1 in builds
+ * with AddressSanitizer, which does not follow the fibers' stacks. */
+static unsigned emul_block(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
+    const char *s = getenv("VINTERP_CUDA_EMULATE_BLOCK");
+    if (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (!*end && v >= 1 && v <= 256 && (v & (v - 1)) == 0)
+            return (unsigned)v;
+    }
+    return 16;
+#endif
+}
 
 CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
 {
@@ -267,7 +494,10 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     CudaDev *d = &e->base;
     e->jo = *jo;
     d->kind = "emulated";
-    snprintf(d->name, sizeof d->name, "emulated device (host C++, one thread)");
+    d->block = emul_block();
+    d->warp = d->block >= 4 ? d->block / 4 : 1;
+    d->max_grid = 4;
+    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads)", d->block);
     snprintf(d->arch, sizeof d->arch, "host");
     d->lib.seg_offsets = em_seg_offsets;
     d->lib.reduce = em_reduce;

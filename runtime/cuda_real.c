@@ -247,18 +247,12 @@ static int cu_check(RealDev *r, CUresult rc, const char *what)
     return -1;
 }
 
-static int rd_launch(CudaDev *d, void *fn, int64_t n, int nargs, void **args)
+static int rd_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args)
 {
     RealDev *r = (RealDev *)d;
     (void)nargs;
-    const unsigned block = 256;
-    int64_t grid = (n + block - 1) / block;
-    int64_t cap = (int64_t)(r->sms > 0 ? r->sms : 80) * 32;
-    if (grid > cap)
-        grid = cap;
-    if (grid < 1)
-        grid = 1;
-    return cu_check(r, r->cu.LaunchKernel(fn, (unsigned)grid, 1, 1, block, 1, 1, 0, NULL, args, NULL),
+    (void)sync;
+    return cu_check(r, r->cu.LaunchKernel(fn, grid ? grid : 1, 1, 1, d->block, 1, 1, 0, NULL, args, NULL),
                     "cuLaunchKernel");
 }
 
@@ -605,6 +599,11 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
         free(r);
         return NULL;
     }
+    /* 256 threads a block, 32 a warp; 32 blocks per multiprocessor fill
+     * the device (the grid-stride loops take the rest). */
+    d->block = 256;
+    d->warp = 32;
+    d->max_grid = (unsigned)(r->sms > 0 ? r->sms : 80) * 32;
     d->alloc = rd_alloc;
     d->free = rd_free;
     d->h2d = rd_h2d;

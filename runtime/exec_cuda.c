@@ -45,6 +45,24 @@ typedef struct {
 typedef void *Entry; /* a loaded entry point */
 
 enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
+
+/* The entry points of a SOAC (translate/codegen.h): the first phase
+ * (map, claim, vals, flags), the second (a permute's perm, a filter's
+ * pack), and the fused reductions and scans. */
+enum { EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, NEP };
+static const char *const ep_suffix[NEP] = { NULL, NULL, "red", "scan3", "sred1", "sredw", "sredb", "sscan1" };
+
+/* How a reduction or scan runs: the fused skeletons chosen by size (auto),
+ * or forced ($VINTERP_CUDA_STRATEGY, for tests and tuning): lib = element
+ * values to a temporary, then the primitive; thread, warp, block = that
+ * group per segment for SEG_REDUCE (thread also for SEG_SCAN; the others
+ * use lib there). */
+enum { ST_AUTO, ST_LIB, ST_THREAD, ST_WARP, ST_BLOCK };
+static const char *const st_name[] = { "auto", "lib", "thread", "warp", "block" };
+enum { RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, NRUN };
+static const char *const run_name[NRUN] = { "values + primitive", "fused block reduce", "fused block scan",
+                                            "thread per segment", "warp per segment", "block per segment",
+                                            "thread-per-segment scan" };
 static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
 
 typedef struct {
@@ -55,13 +73,15 @@ typedef struct {
     int nblocks;
     CgKernelCode **code;        /* per block, per step */
     int *nsteps;                /* per block: plan steps (0: not planned) */
-    Entry **ent1, **ent2;       /* per distinct kernel, per SOAC: entry points (first phase, P_pack) */
+    Entry **ent;                /* per distinct kernel: per SOAC, NEP entry points (EP_*) */
     int ndistinct;
     int kernels_generated, kernels_not_generated;
     size_t unit_bytes;
     double generate_seconds, load_seconds;
     int64_t host_max[NFAM];
+    int strategy;               /* ST_* */
     /* figures */
+    int64_t runs[NRUN];         /* reductions and scans, by how they ran */
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
     double transfer_seconds;
@@ -254,15 +274,30 @@ static void upload_table(CudaExec *c)
     h2d(c, c->dv, c->hv, (size_t)c->nvars * sizeof *c->hv);
 }
 
+/* Blocks for N iterations of a grid-stride loop, GROUP threads each. */
+static unsigned grid_for(CudaExec *c, int64_t n, unsigned group)
+{
+    int64_t per = (int64_t)c->dev->block / (group ? group : 1);
+    int64_t g = (n + per - 1) / per;
+    if (g > (int64_t)c->dev->max_grid)
+        g = c->dev->max_grid;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t n, int nargs, void *p3, void *p4)
+{
+    void *V = c->dv, *er = c->er_d;
+    void *args[5] = { &V, &er, &n, &p3, &p4 };
+    if (c->dev->launch(c->dev, fn, grid, sync, nargs, args) != 0)
+        dev_fail(c, "a kernel launch");
+    c->launches++;
+}
+
 static void launch(CudaExec *c, void *fn, int64_t n, int nargs, void *p3, void *p4)
 {
     if (n <= 0)
         return;
-    void *V = c->dv, *er = c->er_d;
-    void *args[5] = { &V, &er, &n, &p3, &p4 };
-    if (c->dev->launch(c->dev, fn, n, nargs, args) != 0)
-        dev_fail(c, "a kernel launch");
-    c->launches++;
+    launch_grid(c, fn, grid_for(c, n, 1), 0, n, nargs, p3, p4);
 }
 
 /* Temporary device arrays of a SOAC, and the device array of their
@@ -288,9 +323,96 @@ static void temps_table(CudaExec *c, Temps *t, int n)
     h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
 }
 
+/* How reduction or scan S runs over N elements in M segments (SEG: a
+ * SEG_ kind). Thread per segment when the segments are short (a few
+ * elements each: a group would idle), a warp when they are up to a few
+ * hundred, a block when longer and there are enough of them to fill the
+ * device; few long segments go to the primitive (its chunked strategy
+ * spreads a segment over many blocks). One segment, or none, is the
+ * unsegmented case: a grid-wide reduce or scan. Float MAX/MIN only run
+ * sequentially per segment or in the primitive (cg_tree_safe). */
+static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m)
+{
+    int tree = cg_tree_safe(s), st = c->strategy;
+    if (st == ST_LIB)
+        return RUN_LIB;
+    if (!seg || m == 1)
+        return tree ? (red ? RUN_RED : RUN_SCAN) : RUN_LIB;
+    if (!red)
+        return st == ST_THREAD || (st == ST_AUTO && n <= 32 * m) ? RUN_SSCAN1 : RUN_LIB;
+    if (st == ST_THREAD)
+        return RUN_SRED1;
+    if (st == ST_WARP || st == ST_BLOCK)
+        return tree ? (st == ST_WARP ? RUN_SREDW : RUN_SREDB) : RUN_SRED1;
+    if (n <= 8 * m)
+        return RUN_SRED1;
+    if (!tree)
+        return RUN_LIB;
+    if (n <= 512 * m)
+        return RUN_SREDW;
+    return m >= (int64_t)c->dev->max_grid / 4 ? RUN_SREDB : RUN_LIB;
+}
+
+/* A reduction or scan by the fused skeletons (RUN != RUN_LIB). */
+static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int64_t n, int64_t m)
+{
+    int nr = s->nres;
+    if (how == RUN_SRED1 || how == RUN_SREDW || how == RUN_SREDB || how == RUN_SSCAN1) {
+        unsigned group = how == RUN_SREDW ? c->dev->warp : how == RUN_SREDB ? c->dev->block : 1;
+        int ep = how == RUN_SRED1 ? EP_SRED1 : how == RUN_SREDW ? EP_SREDW : how == RUN_SREDB ? EP_SREDB : EP_SSCAN1;
+        upload_table(c);
+        if (m > 0)
+            launch_grid(c, e[ep], grid_for(c, m, group), how != RUN_SSCAN1, m, 3, NULL, NULL);
+        return;
+    }
+    /* grid-wide: block partials, then the primitive over them */
+    unsigned grid = grid_for(c, n, 1);
+    Temps t;
+    memset(&t, 0, sizeof t);
+    for (int r = 0; r < nr; r++) {
+        t.p[r] = dalloc(c, (size_t)grid * 8);
+        t.own[r] = 1;
+    }
+    temps_table(c, &t, nr);
+    upload_table(c);
+    if (n > 0)
+        launch_grid(c, e[EP_RED], grid, 1, n, 4, t.table, NULL);
+    for (int r = 0; r < nr; r++) {
+        VkOp op = vk_op(s->rops[r]);
+        VkType ty = vk_type(c->types[s->res[r]].base);
+        int64_t parts = n > 0 ? grid : 0;
+        int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t.p[r], parts, c->hv[s->res[r]].d)
+                                : c->dev->lib.scan(op, ty, t.p[r], parts, t.p[r]);
+        c->lib_calls++;
+        if (rc != 0) {
+            temps_free(c, &t, nr);
+            lib_fail(c, how == RUN_RED ? "a reduction of block partials" : "a scan of block partials");
+        }
+    }
+    if (how == RUN_SCAN && n > 0)
+        launch_grid(c, e[EP_SCAN3], grid, 1, n, 4, t.table, NULL);
+    temps_free(c, &t, nr);
+}
+
+/* A permute's two passes over N source elements into ND destination
+ * elements: CLAIM marks each destination with its last source, PERM writes
+ * the claimants (translate/codegen.h). */
+static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int64_t nd)
+{
+    if (n <= 0)
+        return;
+    int32_t *w = dalloc(c, (size_t)(nd ? nd : 1) * 4);
+    if (nd && c->dev->memset0(c->dev, w, (size_t)nd * 4) != 0)
+        dev_fail(c, "clearing a permute's claims");
+    launch(c, claim, n, 4, w, NULL);
+    launch(c, perm, n, 4, w, NULL);
+    c->dev->free(c->dev, w);
+}
+
 static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
 {
-    void *f1 = c->ent1[unique][j], *f2 = c->ent2[unique][j];
+    Entry *e = &c->ent[unique][(size_t)j * NEP];
+    void *f1 = e[EP_MAIN], *f2 = e[EP_PACK];
     if (s->kind != LS_LIB && !f1)
         rt_fatal("cuda: internal error: no entry point for SOAC %d of vk_u%d", j, unique);
     int nr = s->nres;
@@ -305,7 +427,10 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
                 dev_fail(c, "clearing a result");
         }
         upload_table(c);
-        launch(c, f1, n, 3, NULL, NULL);
+        if (s->kind == LS_PERMUTE)
+            permute_passes(c, f1, f2, n, n);
+        else
+            launch(c, f1, n, 3, NULL, NULL);
         return;
     }
     case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: {
@@ -314,6 +439,14 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         int sd = s->shape.var;
         int64_t n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
         int64_t m = seg ? c->hv[sd].len : 1;
+        int how = choose_run(c, s, seg, red, n, m);
+        c->runs[how]++;
+        if (how != RUN_LIB) {
+            for (int r = 0; r < nr; r++)
+                new_result(c, s->res[r], red ? m : n);
+            run_fused_red(c, e, s, how, n, m);
+            return;
+        }
         for (int r = 0; r < nr; r++) {
             Value *v = new_result(c, s->res[r], red ? m : n);
             if (red) {
@@ -415,7 +548,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             }
         }
         upload_table(c);
-        launch(c, f1, n, 3, NULL, NULL);
+        permute_passes(c, f1, f2, n, nd);
         return;
     }
     case LS_LIB: {
@@ -547,16 +680,44 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
 
 /* ---- preparation ----------------------------------------------------------------- */
 
-/* The entry point of SOAC kind S's first phase (filters: then P_pack). */
+/* The entry point of SOAC kind S's first phase (see phase2 for the second). */
 static const char *phase1(LcuSoacKind s)
 {
     switch (s) {
     case LS_MAP: case LS_ONCE: return "map";
-    case LS_PERMUTE: case LS_SEG_PERMUTE: return "perm";
+    case LS_PERMUTE: case LS_SEG_PERMUTE: return "claim";
     case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: return "vals";
     case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: return "flags";
     default: return NULL;
     }
+}
+
+/* The entry point of the second phase, or NULL. */
+static const char *phase2(LcuSoacKind s)
+{
+    switch (s) {
+    case LS_PERMUTE: case LS_SEG_PERMUTE: return "perm";
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: return "pack";
+    default: return NULL;
+    }
+}
+
+/* Whether the generated text of S has entry point P (translate/cg_cuda.c). */
+static int has_entry(const LcuSoac *s, int p)
+{
+    LcuSoacKind k = s->kind;
+    int redscan = k == LS_REDUCE || k == LS_SCAN || k == LS_SEG_REDUCE || k == LS_SEG_SCAN;
+    int tree = redscan && cg_tree_safe(s);
+    switch (p) {
+    case EP_MAIN: return phase1(k) != NULL;
+    case EP_PACK: return phase2(k) != NULL;
+    case EP_RED: return tree;
+    case EP_SCAN3: return tree && (k == LS_SCAN || k == LS_SEG_SCAN);
+    case EP_SRED1: return k == LS_SEG_REDUCE;
+    case EP_SREDW: case EP_SREDB: return k == LS_SEG_REDUCE && tree;
+    case EP_SSCAN1: return k == LS_SEG_SCAN;
+    }
+    return 0;
 }
 
 static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
@@ -609,9 +770,8 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     if (c->compile_only || rc != 0)
         return rc;
     /* Entry points per distinct kernel, from any kernel that uses it. */
-    c->ent1 = calloc((size_t)c->ndistinct + 1, sizeof *c->ent1);
-    c->ent2 = calloc((size_t)c->ndistinct + 1, sizeof *c->ent2);
-    if (!c->ent1 || !c->ent2)
+    c->ent = calloc((size_t)c->ndistinct + 1, sizeof *c->ent);
+    if (!c->ent)
         rt_fatal("out of host memory");
     /* Kernels that share a text can differ in their library SOACs (which
      * have no text): the tables are sized for the longest. */
@@ -627,35 +787,29 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     for (int k = 0; k < nblocks && rc == 0; k++) {
         for (int s = 0; c->code[k] && s < c->nsteps[k] && rc == 0; s++) {
             const CgKernelCode *kc = &c->code[k][s];
-            if (kc->unique < 0 || c->ent1[kc->unique])
+            if (kc->unique < 0 || c->ent[kc->unique])
                 continue;
             const LcuKernel *kk = kc->canon;
-            size_t w = (size_t)width[kc->unique] + 1;
-            Entry *e1 = calloc(w, sizeof *e1), *e2 = calloc(w, sizeof *e2);
-            if (!e1 || !e2)
+            size_t w = ((size_t)width[kc->unique] + 1) * NEP;
+            Entry *en = calloc(w, sizeof *en);
+            if (!en)
                 rt_fatal("out of host memory");
-            c->ent1[kc->unique] = e1;
-            c->ent2[kc->unique] = e2;
+            c->ent[kc->unique] = en;
             char name[32], ep[96];
             cg_unique_name(name, sizeof name, kc->unique);
-            for (int j = 0; j < kk->nsoacs && rc == 0; j++) {
-                LcuSoacKind sk = kk->soacs[j]->kind;
-                const char *ph = phase1(sk);
-                if (!ph)
-                    continue;
-                snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, ph);
-                if (!(e1[j] = c->dev->func(c->dev, mod, ep))) {
-                    snprintf(msg, msglen, "the generated unit lacks %s", ep);
-                    rc = -1;
-                }
-                if (rc == 0 && (sk == LS_FILTER || sk == LS_PARTITION || sk == LS_SEG_FILTER)) {
-                    snprintf(ep, sizeof ep, "%s_s%d_pack", name, j);
-                    if (!(e2[j] = c->dev->func(c->dev, mod, ep))) {
+            for (int j = 0; j < kk->nsoacs && rc == 0; j++)
+                for (int p = 0; p < NEP && rc == 0; p++) {
+                    const char *sfx = p == EP_MAIN ? phase1(kk->soacs[j]->kind)
+                                      : p == EP_PACK ? phase2(kk->soacs[j]->kind)
+                                                     : ep_suffix[p];
+                    if (!sfx || !has_entry(kk->soacs[j], p))
+                        continue;
+                    snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
+                    if (!(en[(size_t)j * NEP + p] = c->dev->func(c->dev, mod, ep))) {
                         snprintf(msg, msglen, "the generated unit lacks %s", ep);
                         rc = -1;
                     }
                 }
-            }
         }
     }
     free(width);
@@ -692,6 +846,10 @@ static void cuda_report(Executor *x, FILE *f)
                "device to host %lld bytes in %lld copies, %.6f s in transfers\n",
             (long long)c->launches, (long long)c->lib_calls, (long long)c->h2d_bytes, (long long)c->h2d_count,
             (long long)c->d2h_bytes, (long long)c->d2h_count, c->transfer_seconds);
+    fprintf(f, "stats: cuda: reductions and scans on the device (strategy %s):", st_name[c->strategy]);
+    for (int i = 0; i < NRUN; i++)
+        fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
+    fputc('\n', f);
     if (c->inner->report)
         c->inner->report(c->inner, f);
 }
@@ -704,12 +862,9 @@ static void cuda_free(Executor *x)
             cg_kernel_code_free(&c->code[k][st]);
         free(c->code ? c->code[k] : NULL);
     }
-    for (int u = 0; u < c->ndistinct; u++) {
-        free(c->ent1 ? c->ent1[u] : NULL);
-        free(c->ent2 ? c->ent2[u] : NULL);
-    }
-    free(c->ent1);
-    free(c->ent2);
+    for (int u = 0; u < c->ndistinct; u++)
+        free(c->ent ? c->ent[u] : NULL);
+    free(c->ent);
     free(c->code);
     free(c->nsteps);
     free(c->hv);
@@ -779,6 +934,10 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", 16384);
     c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", 65536);
     c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", 65536);
+    const char *st = getenv("VINTERP_CUDA_STRATEGY");
+    for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
+        if (strcmp(st, st_name[i]) == 0)
+            c->strategy = i;
     if (!compile_only_arch) {
         c->er_d = dalloc(c, 4 * sizeof *c->er_d);
         current = c;

@@ -1,17 +1,23 @@
 /* translate/cg_cuda.c — the CUDA target's SOAC skeletons (see codegen.h for
  * the protocol the runtime drives them with).
  *
- * Every entry point is a grid-stride loop over the SOAC's iteration space
- * with the thunks inlined, one element per iteration, no shared memory and
- * no barriers: elementwise work (MAP, ONCE), the element values of a scan
- * or reduction (P_vals; the combining is the precompiled primitives'),
- * the flags and the scatter of a filter (P_flags, P_pack; the runtime
- * scans the flags in between), and the scatters of the permutes. A
- * failing check records the first error in the error record and skips the
- * element's write, so a bad index never writes out of bounds. Segmented
+ * Element-wise entry points are grid-stride loops over the SOAC's
+ * iteration space with the thunks inlined, one element per iteration, no
+ * shared memory and no barriers: MAP and ONCE, the flags and the scatter
+ * of a filter (P_flags, P_pack; the runtime scans the flags in between),
+ * the two passes of the permutes (claim, then write: collisions resolve as
+ * in the reference), and the element values of a reduction or scan for the
+ * primitives (P_vals, the general path). The fused reductions and scans
+ * combine inside the kernel: a block-level reduce over contiguous chunks
+ * with the partials combined by a second pass (P_red), the matching
+ * chunked block scan from scanned partials (P_scan3), and segmented
+ * reductions with a group of 1, VK_WARP or blockDim.x threads per segment
+ * (P_sred1/w/b), combining in shared memory with __syncthreads only (no
+ * warp shuffles: the emulated device runs the same text). A failing check
+ * records the first error in the error record and skips the element's
+ * write, so a bad index never writes out of bounds. Element-wise segmented
  * SOACs find an element's segment by binary search on the descriptor's
- * offsets, helped by a per-thread hint (consecutive elements of a thread
- * are a grid apart). */
+ * offsets, helped by a per-thread hint; the per-segment skeletons know it. */
 #include "translate/codegen.h"
 
 #include <stdio.h>
@@ -67,11 +73,18 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     cg_puts(b, ");\n    }\n}\n");
 }
 
-static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+/* PERMUTE in two passes, so that a collision ends as the reference's
+ * (the later source element wins) whatever order the threads run in:
+ * P_claim(V, er, n, int32_t *w) checks each index and raises w[jx] to
+ * i + 1 (w zeroed first); P_perm(V, er, n, const int32_t *w) writes
+ * element i only where w[jx] == i + 1. */
+static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
+                         int claim)
 {
-    head(b, name, j, "perm", "");
+    head(b, name, j, claim ? "claim" : "perm", claim ? ", int32_t *w" : ", const int32_t *w");
     decl_hints(b, hints);
-    out_ptrs(b, s, types, 0, s->nres, 0);
+    if (!claim)
+        out_ptrs(b, s, types, 0, s->nres, 0);
     cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
     if (s->pred) {
         cg_puts(b, "        int32_t f;\n        ");
@@ -81,7 +94,12 @@ static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, co
     cg_puts(b, "        int32_t jx;\n        ");
     call(b, name, j, "idx", "0");
     cg_puts(b, ", &jx);\n");
-    cg_puts(b, "        if (jx < 0 || jx >= n) { VK_FAIL(er, VKF_PERM, i, jx, n); continue; }\n        ");
+    cg_puts(b, "        if (jx < 0 || jx >= n) { VK_FAIL(er, VKF_PERM, i, jx, n); continue; }\n");
+    if (claim) {
+        cg_puts(b, "        VK_AMAX(&w[jx], (int32_t)(i + 1));\n    }\n}\n");
+        return;
+    }
+    cg_puts(b, "        if (w[jx] != (int32_t)(i + 1)) continue;\n        ");
     call(b, name, j, "pull", "0");
     out_args(b, 0, s->nres, "jx");
     cg_puts(b, ");\n    }\n}\n");
@@ -106,6 +124,206 @@ static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const
     call(b, name, j, "pull", seg ? "sg" : "0");
     out_args(b, 0, s->nres, "i");
     cg_puts(b, ");\n    }\n}\n");
+}
+
+/* ---- fused reductions and scans (block and group level, shared memory) ---- */
+
+static const char *shmem(const LcuVarType *types, const LcuSoac *s, int r)
+{
+    return types[s->res[r]].base == LB_FLOAT ? "vk_shf" : "vk_shi";
+}
+
+static void decl_shared(CgBuf *b)
+{
+    cg_puts(b, "    __shared__ double vk_shf[256];\n    __shared__ int32_t vk_shi[256];\n");
+    cg_puts(b, "    (void)vk_shf; (void)vk_shi;\n");
+}
+
+/* Accumulators a<r> from the identities, and element values x<r>. */
+static void decl_accs(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *ind)
+{
+    for (int r = 0; r < s->nres; r++) {
+        cg_printf(b, "%s%s a%d = ", ind, cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", x%d;\n", r);
+    }
+}
+
+/* Fold the pulled element into the accumulators. */
+static void fold_elem(CgBuf *b, const char *name, int j, const LcuSoac *s, const char *seg, const char *ind)
+{
+    char acc[16], x[16];
+    cg_printf(b, "%s", ind);
+    call(b, name, j, "pull", seg);
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n");
+    for (int r = 0; r < s->nres; r++) {
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(x, sizeof x, "x%d", r);
+        cg_printf(b, "%s", ind);
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+    }
+}
+
+/* Combine a<r> over each group of G consecutive threads (G a power of two
+ * dividing blockDim.x; `lane` = threadIdx.x % G): afterwards every thread
+ * of a group holds the group's value, combined in lane order. Every
+ * thread of the block must get here (barriers). */
+static void group_combine(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *G, const char *ind)
+{
+    for (int r = 0; r < s->nres; r++) {
+        const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "%s%s[threadIdx.x] = a%d;\n%s__syncthreads();\n", ind, sh, r, ind);
+        cg_printf(b, "%sfor (unsigned st = (%s) / 2; st > 0; st >>= 1) {\n", ind, G);
+        cg_printf(b, "%s    if (lane < st) {\n", ind);
+        cg_printf(b, "%s        %s z = %s[threadIdx.x], y = %s[threadIdx.x + st];\n%s        ", ind, ct, sh, sh, ind);
+        cg_rop_combine(b, s->rops[r], "z", "y");
+        cg_printf(b, "\n%s        %s[threadIdx.x] = z;\n%s    }\n%s    __syncthreads();\n%s}\n", ind, sh, ind, ind,
+                  ind);
+        cg_printf(b, "%sa%d = %s[threadIdx.x - lane];\n%s__syncthreads();\n", ind, r, sh, ind);
+    }
+}
+
+/* The block's chunk [lo, hi) of [0, n) (see codegen.h). */
+static void chunk(CgBuf *b)
+{
+    cg_puts(b, "    int64_t B = blockDim.x, C = ((n + gridDim.x - 1) / gridDim.x + B - 1) / B * B;\n");
+    cg_puts(b, "    int64_t lo = (int64_t)blockIdx.x * C, hi = lo + C < n ? lo + C : n;\n");
+}
+
+/* P_red: the reduction of each block's chunk into t[r][blockIdx.x]. */
+static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    head(b, name, j, "red", ", void *const *t");
+    decl_hints(b, hints);
+    decl_shared(b);
+    chunk(b);
+    decl_accs(b, s, types, "    ");
+    cg_puts(b, "    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n");
+    fold_elem(b, name, j, s, "0", "        ");
+    cg_puts(b, "    }\n    unsigned lane = threadIdx.x;\n");
+    group_combine(b, s, types, "blockDim.x", "    ");
+    cg_puts(b, "    if (threadIdx.x == 0) {\n");
+    for (int r = 0; r < s->nres; r++) {
+        const char *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "        ((%s *)t[%d])[blockIdx.x] = a%d;\n", ct, r, r);
+    }
+    cg_puts(b, "    }\n}\n");
+}
+
+/* P_scan3: each block scans its chunk from the carries t[r][blockIdx.x]. */
+static void emit_scan3(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    head(b, name, j, "scan3", ", void *const *t");
+    decl_hints(b, hints);
+    decl_shared(b);
+    chunk(b);
+    out_ptrs(b, s, types, 0, s->nres, 0);
+    for (int r = 0; r < s->nres; r++) {
+        const char *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "    %s c%d = ((const %s *)t[%d])[blockIdx.x];\n", ct, r, ct, r);
+    }
+    cg_puts(b, "    for (int64_t base = lo; base < hi; base += B) {\n");
+    cg_puts(b, "        int64_t i = base + threadIdx.x;\n");
+    for (int r = 0; r < s->nres; r++) {
+        cg_printf(b, "        %s x%d = ", cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_puts(b, ";\n");
+    }
+    cg_puts(b, "        if (i < hi) {\n            ");
+    call(b, name, j, "pull", "0");
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n        }\n");
+    for (int r = 0; r < s->nres; r++) {
+        const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "        {\n        %s[threadIdx.x] = x%d;\n        __syncthreads();\n", sh, r);
+        cg_puts(b, "        for (unsigned st = 1; st < B; st <<= 1) {\n");
+        cg_printf(b, "            %s y = ", ct);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ";\n            if (threadIdx.x >= st) y = %s[threadIdx.x - st];\n", sh);
+        cg_puts(b, "            __syncthreads();\n            if (threadIdx.x >= st) {\n                ");
+        cg_printf(b, "%s z = %s[threadIdx.x];\n                ", ct, sh);
+        cg_rop_combine(b, s->rops[r], "y", "z");
+        cg_printf(b, "\n                %s[threadIdx.x] = y;\n            }\n            __syncthreads();\n        }\n", sh);
+        cg_printf(b, "        %s w = c%d, e = ", ct, r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", tot = %s[B - 1];\n        if (threadIdx.x > 0) e = %s[threadIdx.x - 1];\n        ", sh, sh);
+        cg_rop_combine(b, s->rops[r], "w", "e");
+        cg_printf(b, "\n        if (i < hi) o%d[i] = w;\n        ", r);
+        char cr[16];
+        snprintf(cr, sizeof cr, "c%d", r);
+        cg_rop_combine(b, s->rops[r], cr, "tot");
+        cg_puts(b, "\n        __syncthreads();\n        }\n");
+    }
+    cg_puts(b, "    }\n}\n");
+}
+
+/* P_sred<suffix>: groups of G threads per segment, rounds that every
+ * thread of a block takes together (the barriers). */
+static void emit_sred(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
+                      int tree)
+{
+    cg_printf(b, "VK_FN void %s_s%d_sred(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j);
+    decl_hints(b, hints);
+    decl_shared(b);
+    out_ptrs(b, s, types, 0, s->nres, 0);
+    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
+    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "    unsigned lane = threadIdx.x & (G - 1);\n");
+    cg_puts(b, "    int64_t gpb = blockDim.x / G;\n");
+    cg_puts(b, "    for (int64_t base = (int64_t)blockIdx.x * gpb; base < m; base += (int64_t)gridDim.x * gpb) {\n");
+    cg_puts(b, "        int64_t k = base + threadIdx.x / G;\n");
+    decl_accs(b, s, types, "        ");
+    cg_puts(b, "        if (k < m) {\n");
+    cg_puts(b, "            int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
+    cg_puts(b, "            for (int64_t i = lo + lane; i < hi; i += G) {\n");
+    fold_elem(b, name, j, s, "k", "                ");
+    cg_puts(b, "            }\n        }\n");
+    cg_puts(b, "        if (G > 1) {\n");
+    group_combine(b, s, types, "G", "            ");
+    cg_puts(b, "        }\n");
+    cg_puts(b, "        if (k < m && lane == 0) {\n");
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, "            o%d[k] = a%d;\n", r, r);
+    cg_puts(b, "        }\n    }\n}\n");
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sred1(const vk_arr *V, vk_errp er, int64_t m)\n"
+                 "{\n    %s_s%d_sred(V, er, m, 1);\n}\n", name, j, name, j);
+    if (tree) {
+        cg_printf(b, "extern \"C\" __global__ void %s_s%d_sredw(const vk_arr *V, vk_errp er, int64_t m)\n"
+                     "{\n    %s_s%d_sred(V, er, m, VK_WARP);\n}\n", name, j, name, j);
+        cg_printf(b, "extern \"C\" __global__ void %s_s%d_sredb(const vk_arr *V, vk_errp er, int64_t m)\n"
+                     "{\n    %s_s%d_sred(V, er, m, blockDim.x);\n}\n", name, j, name, j);
+    }
+}
+
+/* P_sscan1: one thread per segment, sequential (exact for every operator). */
+static void emit_sscan1(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    head(b, name, j, "sscan1", "");
+    decl_hints(b, hints);
+    out_ptrs(b, s, types, 0, s->nres, 0);
+    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
+    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "    VK_GRID_LOOP(k, n) {\n");
+    cg_puts(b, "        int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
+    decl_accs(b, s, types, "        ");
+    cg_puts(b, "        for (int64_t i = lo; i < hi; i++) {\n            ");
+    call(b, name, j, "pull", "k");
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_puts(b, ");\n");
+    char acc[16], x[16];
+    for (int r = 0; r < s->nres; r++) {
+        cg_printf(b, "            o%d[i] = a%d;\n            ", r, r);
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(x, sizeof x, "x%d", r);
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+    }
+    cg_puts(b, "        }\n    }\n}\n");
 }
 
 /* FILTER, PARTITION, SEG_FILTER: the flags, then the scatter. */
@@ -155,13 +373,16 @@ static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, con
     cg_puts(b, "    }\n}\n");
 }
 
+/* SEG_PERMUTE in the two passes of PERMUTE (emit_permute), W over the
+ * destination's elements. */
 static void emit_seg_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                             int hints)
+                             int hints, int claim)
 {
-    head(b, name, j, "perm", "");
+    head(b, name, j, claim ? "claim" : "perm", claim ? ", int32_t *w" : ", const int32_t *w");
     decl_hints(b, hints);
     cg_puts(b, "    int64_t sh = 0;\n");
-    out_ptrs(b, s, types, 0, s->nres, 0);
+    if (!claim)
+        out_ptrs(b, s, types, 0, s->nres, 0);
     cg_printf(b, "    const vk_arr *dsd = &V[%d];\n", s->dst_sd);
     cg_puts(b, "    const int32_t *DL = (const int32_t *)dsd->d;\n");
     cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
@@ -176,7 +397,12 @@ static void emit_seg_permute(CgBuf *b, const char *name, int j, const LcuSoac *s
     cg_puts(b, "        int32_t jx;\n        ");
     call(b, name, j, "idx", "sg");
     cg_puts(b, ", &jx);\n");
-    cg_puts(b, "        if (jx < 0 || jx >= dl) { VK_FAIL(er, VKF_PERM, i, jx, dl); continue; }\n        ");
+    cg_puts(b, "        if (jx < 0 || jx >= dl) { VK_FAIL(er, VKF_PERM, i, jx, dl); continue; }\n");
+    if (claim) {
+        cg_puts(b, "        VK_AMAX(&w[d0 + jx], (int32_t)(i + 1));\n    }\n}\n");
+        return;
+    }
+    cg_puts(b, "        if (w[d0 + jx] != (int32_t)(i + 1)) continue;\n        ");
     call(b, name, j, "pull", "sg");
     out_args(b, 0, s->nres, "d0 + jx");
     cg_puts(b, ");\n    }\n}\n");
@@ -199,12 +425,29 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
         }
         switch (s->kind) {
         case LS_MAP: case LS_ONCE: emit_map(b, name, j, s, types, hints); break;
-        case LS_PERMUTE: emit_permute(b, name, j, s, types, hints); break;
-        case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN:
-            emit_vals(b, name, j, s, types, hints);
+        case LS_PERMUTE:
+            emit_permute(b, name, j, s, types, hints, 1);
+            emit_permute(b, name, j, s, types, hints, 0);
             break;
+        case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: {
+            int tree = cg_tree_safe(s);
+            emit_vals(b, name, j, s, types, hints);
+            if (tree) {
+                emit_red(b, name, j, s, types, hints);
+                if (s->kind == LS_SCAN || s->kind == LS_SEG_SCAN)
+                    emit_scan3(b, name, j, s, types, hints);
+            }
+            if (s->kind == LS_SEG_REDUCE)
+                emit_sred(b, name, j, s, types, hints, tree);
+            if (s->kind == LS_SEG_SCAN)
+                emit_sscan1(b, name, j, s, types, hints);
+            break;
+        }
         case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: emit_filter(b, name, j, s, types, hints); break;
-        case LS_SEG_PERMUTE: emit_seg_permute(b, name, j, s, types, hints); break;
+        case LS_SEG_PERMUTE:
+            emit_seg_permute(b, name, j, s, types, hints, 1);
+            emit_seg_permute(b, name, j, s, types, hints, 0);
+            break;
         default:
             snprintf(msg, msglen, "SOAC %d of kernel K%d: kind %d", j, k->id, (int)s->kind);
             return -1;

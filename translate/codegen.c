@@ -177,7 +177,9 @@ static const char c_tail[] =
 
 /* The CUDA head serves three compilers: NVRTC (no standard headers: its
  * own integer types), nvcc, and a host C++ compiler, for which the CUDA
- * words are mapped to one block of one thread (the emulated device). */
+ * words are mapped to host code (the emulated device, runtime/cuda_emul.c):
+ * the thread coordinates and the barrier are globals of the unit that the
+ * emulator sets before it runs each thread, and shared memory is static. */
 static const char cuda_head[] =
     "#if defined(__CUDACC_RTC__)\n"
     "typedef signed char int8_t;\n"
@@ -192,15 +194,28 @@ static const char cuda_head[] =
     "#include <math.h>\n"
     "#endif\n"
     "#ifdef __CUDACC__\n"
+    "#define VK_WARP 32u\n"
     "#define VK_CAS(p, c, v) atomicCAS((p), (c), (v))\n"
+    "#define VK_AMAX(p, v) atomicMax((p), (v))\n"
     "#define VK_FENCE() __threadfence()\n"
     "#define VK_AS_DOUBLE(x) __longlong_as_double(x)\n"
     "#else\n"
     "#define __global__\n"
     "#define __device__\n"
     "#define __forceinline__ inline\n"
+    "#define __shared__ static\n"
     "struct vk_dim { unsigned x; };\n"
-    "static const vk_dim blockIdx = {0}, threadIdx = {0}, blockDim = {1}, gridDim = {1};\n"
+    "extern \"C\" {\n"
+    "vk_dim vk_emu_bidx, vk_emu_tidx, vk_emu_bdim, vk_emu_gdim;\n"
+    "unsigned vk_emu_warp;\n"
+    "void (*vk_emu_sync)(void);\n"
+    "}\n"
+    "#define blockIdx vk_emu_bidx\n"
+    "#define threadIdx vk_emu_tidx\n"
+    "#define blockDim vk_emu_bdim\n"
+    "#define gridDim vk_emu_gdim\n"
+    "#define VK_WARP vk_emu_warp\n"
+    "static inline void __syncthreads(void) { vk_emu_sync(); }\n"
     "static inline unsigned long long VK_CAS(unsigned long long *p, unsigned long long c, unsigned long long v)\n"
     "{\n"
     "    unsigned long long old = *p;\n"
@@ -208,6 +223,7 @@ static const char cuda_head[] =
     "    return old;\n"
     "}\n"
     "#define VK_FENCE() ((void)0)\n"
+    "static inline void VK_AMAX(int32_t *p, int32_t v) { if (*p < v) *p = v; }\n"
     "static inline double VK_AS_DOUBLE(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }\n"
     "#endif\n"
     "#define VK_FN static __device__ __forceinline__\n";
@@ -292,6 +308,14 @@ void cg_rop_combine(CgBuf *b, LcuRop r, const char *a, const char *x)
     case LR_BXOR: cg_printf(b, "%s = (%s != 0) != (%s != 0);", a, a, x); break;
     default: break;
     }
+}
+
+int cg_tree_safe(const LcuSoac *s)
+{
+    for (int r = 0; r < s->nres; r++)
+        if (s->rops[r] == LR_FMAX || s->rops[r] == LR_FMIN)
+            return 0;
+    return 1;
 }
 
 void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out)

@@ -13,24 +13,58 @@
  * translate/lcu_eval.c).
  *
  * CUDA target: device entry points only; the runtime (runtime/exec_cuda.c)
- * drives them SOAC by SOAC and runs the scans, reductions, ranks and RAND
- * draws with the precompiled primitives (kernels/kernels.h). For SOAC j of
- * kernel NAME, P = NAME_s<j>; every entry point is
+ * drives them SOAC by SOAC, choosing among a SOAC's entry points, and runs
+ * the ranks, RAND draws and what the fused skeletons leave (the scan of a
+ * filter's flags, the combining of block partials, the general path of
+ * reductions and scans) with the precompiled primitives
+ * (kernels/kernels.h). For SOAC j of kernel NAME, P = NAME_s<j>; every
+ * entry point is
  *     extern "C" __global__ void P_<phase>(vk_arr *V, vk_errp er, int64_t n, ...)
  * V: the device copy of the variable table (device pointers), er: the
  * device error record (4 x uint64: code, a, b, c; first failure wins), n:
- * the iteration count (the SOAC's shape). Each is a grid-stride loop over
- * i in [0, n) with no shared memory and no barriers, so any launch shape is
- * valid, one thread included. The runtime allocates every result (and sets
- * V[res].d/len/n) before the launch; per kind:
+ * the iteration count (the SOAC's shape). The element-wise ones are
+ * grid-stride loops over i in [0, n) with no shared memory and no
+ * barriers, so any launch shape is valid, one thread included; the fused
+ * reductions and scans below use shared memory and barriers. The runtime
+ * allocates every result (and sets V[res].d/len/n) before the launch; per
+ * kind:
  *   MAP, ONCE        P_map(V, er, n): o_k[i] = pull_k(i); results of n (ONCE: n = 1).
- *   PERMUTE          P_perm(V, er, n): o_k[idx(i)] = pull_k(i); results of n, zeroed
- *                    first; idx outside [0, n) fails VKF_PERM(i, idx, n).
+ *   PERMUTE          P_claim(V, er, n, int32_t *w): idx outside [0, n) fails
+ *                    VKF_PERM(i, idx, n), else w[idx(i)] = max(w[idx(i)], i + 1)
+ *                    (atomic; w zeroed first); then P_perm(V, er, n, const int32_t *w):
+ *                    o_k[idx(i)] = pull_k(i) where w[idx(i)] == i + 1, so that on a
+ *                    collision the later element wins, as in the reference; results
+ *                    of n, zeroed first.
  *   REDUCE, SCAN,    P_vals(V, er, n, void *const *t): t[k][i] = pull_k(i), t a device
  *   SEG_REDUCE,      array of nres pointers (element type of result k); the runtime
  *   SEG_SCAN         then reduces or scans
  *                    t[k] into result k (SCAN, SEG_SCAN: t[k] is the result,
  *                    scanned in place). n = #shape, or n(sd) for the SEG_ kinds.
+ *                    The general path; the fused ones below avoid t's round trip.
+ *                    Those with barriers (launched with SYNC) need every thread
+ *                    of a block to run them; blockDim.x <= 256, a power of two.
+ *                    The element space [0, n) is cut into gridDim.x chunks of
+ *                    C = ceil(ceil(n / gridDim.x) / blockDim.x) * blockDim.x
+ *                    elements, block b taking [bC, min(n, (b+1)C)):
+ *   (cg_tree_safe)   P_red(V, er, n, void *const *t): t[k][b] = the reduction of
+ *                    block b's chunk (the identity when empty), each thread
+ *                    folding every blockDim.x-th element, then a tree in
+ *                    shared memory. REDUCE (and the one-segment SEG_ forms,
+ *                    seg = 0): the runtime reduces t[k][0 .. gridDim.x) into the
+ *                    result. SCAN: it scans t[k] (exclusive) in place, then
+ *                    P_scan3(V, er, n, void *const *t): block b scans its chunk
+ *                    tile by tile (blockDim.x elements, a Hillis-Steele scan in
+ *                    shared memory), starting from t[k][b], into result k.
+ *   SEG_REDUCE       P_sred1, P_sredw, P_sredb (V, er, m): segment groups of 1,
+ *                    VK_WARP or blockDim.x threads (thread-, warp-, block-per-
+ *                    segment; the runtime picks by segment count and average
+ *                    length); each group folds its segments' elements (lane l
+ *                    taking every G-th from the segment's l-th) and combines its
+ *                    lanes in shared memory; result k[s] = the reduction of
+ *                    segment s. n = m(sd). P_sred1 is sequential per segment,
+ *                    so it is exact for every operator; the others exist only
+ *                    when cg_tree_safe.
+ *   SEG_SCAN         P_sscan1(V, er, m): one thread per segment, sequential.
  *   FILTER,          P_flags(V, er, n, int32_t *f): f[i] = pred(i) ? 1 : 0; the
  *   PARTITION,       runtime scans f into p (exclusive, int32), allocates the
  *   SEG_FILTER       results (FILTER: count; PARTITION: count kept, n - count
@@ -39,12 +73,12 @@
  *                    P_pack(V, er, n, const int32_t *f, const int32_t *p):
  *                    where f[i]: o_k[p[i]] = pull_k(i); PARTITION where !f[i]:
  *                    o_{k+nres/2}[i - p[i]] = pull_k(i).
- *   SEG_PERMUTE      P_perm(V, er, n) over the source elements, n = n(ssd); results
- *                    of n(dsd), first copied from the defaults (zeroed where none):
- *                    s = seg_of(ssd, i); skip unless flag(i) (when there is a
- *                    flag); x = idx(i); s >= m(dsd) fails VKF_DSTSEG(s); x outside
- *                    [0, len(dsd, s)) fails VKF_PERM(i, x, len); then
- *                    o_k[off(dsd, s) + x] = pull_k(i).
+ *   SEG_PERMUTE      P_claim and P_perm (as PERMUTE's, w of n(dsd)) over the source
+ *                    elements, n = n(ssd); results of n(dsd), first copied from the
+ *                    defaults (zeroed where none): s = seg_of(ssd, i); skip unless
+ *                    flag(i) (when there is a flag); x = idx(i); s >= m(dsd) fails
+ *                    VKF_DSTSEG(s); x outside [0, len(dsd, s)) fails VKF_PERM(i, x,
+ *                    len); then o_k[off(dsd, s) + x] = pull_k(i) for the claimant.
  *   LIB              no entry point: the runtime runs RANK and RAND itself.
  * Compiled by a host C++ compiler instead of NVRTC/nvcc (no __CUDACC__),
  * the unit's prelude maps the CUDA words to host code (one thread, one
@@ -108,6 +142,14 @@ int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const Lcu
 /* For a MAP: the descriptor X its pull most often asks seg_of(X, i) of, i
  * the MAP's own index (ties: the lowest number), or -1 when none. */
 int cg_map_segvar(const LcuSoac *s, const LcuVarType *types);
+
+/* 1 when every reduction operator of S (REDUCE, SCAN and their SEG_
+ * forms) may combine its elements in any order and grouping (the CUDA
+ * skeletons' block and group reductions): all but Float MAX and MIN,
+ * whose NaN cases only the sequential fold gives. Float ADD and MUL are
+ * included: their results then differ from the sequential ones in the
+ * last bits (checked to a relative tolerance). */
+int cg_tree_safe(const LcuSoac *s);
 
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */

@@ -66,6 +66,6 @@ typedef void (*vk_kernel_fn)(vk_ctx *cx);
 
 /* Bumped whenever the generated code's conventions change (part of the
  * cache key). */
-#define VK_ABI_VERSION 1
+#define VK_ABI_VERSION 2
 
 #endif

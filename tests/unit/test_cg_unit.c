@@ -157,16 +157,20 @@ int main(void)
             k4->soacs[1]->rops[0] = LR_IMAX;
             CgKernelCode c4;
             CHECK(cg_unit_add(u, k4, types, NV, &c4, msg, sizeof msg) == 0);
-            if (t == 0) {
-                /* C: the operator is in the text */
-                CHECK(c4.unique == 2 && cg_unit_distinct(u) == 3);
-                text = cg_unit_text(u, &len);
-                CHECK(text_count(text, "vk_u2") > 0);
-            } else {
-                /* CUDA: the text computes the element values only (the
-                 * runtime reduces with each kernel's own operator) */
-                CHECK(c4.unique == 1 && cg_unit_distinct(u) == 2);
-                CHECK(c4.canon->soacs[1]->rops[0] == LR_IMAX);
+            /* The operator is in the text (CUDA: the fused block reduce
+             * combines in the kernel) */
+            CHECK(c4.unique == 2 && cg_unit_distinct(u) == 3);
+            text = cg_unit_text(u, &len);
+            CHECK(text_count(text, "vk_u2") > 0);
+            CHECK(c4.canon->soacs[1]->rops[0] == LR_IMAX);
+            if (t == 1) {
+                /* REDUCE: the general path (values for the primitive) and
+                 * the fused block reduce with its barriers; no scan pass,
+                 * no per-segment entry points */
+                CHECK(text_count(text, "vk_u0_s1_vals(") == 1 && text_count(text, "vk_u0_s1_red(") == 1);
+                CHECK(text_count(text, "_scan3(") == 0 && text_count(text, "_sred") == 0);
+                CHECK(text_count(text, "__syncthreads()") > 0 && text_count(text, "__shared__ int32_t") > 0);
+                CHECK(text_count(text, "a0 = a0 > x0 ? a0 : x0;") > 0);
             }
             cg_kernel_code_free(&c4);
             lcu_kernel_free(k4);
@@ -185,8 +189,25 @@ int main(void)
             k5->soacs[1]->rops[0] = LR_FADD;
             CgKernelCode c5;
             CHECK(cg_unit_add(u, k5, ft, NV, &c5, msg, sizeof msg) == 0);
-            CHECK(c5.unique == (t == 0 ? 3 : 2) && c5.ltypes[0].base == LB_FLOAT);
+            CHECK(c5.unique == 3 && c5.ltypes[0].base == LB_FLOAT);
             cg_kernel_code_free(&c5);
+            /* Float MAX: combined in order only, so no fused block reduce */
+            LcuKernel *k6 = map_reduce(6, 4, 9, 5, 6);
+            k6->soacs[0]->pull->body->type = LB_FLOAT;
+            k6->soacs[0]->pull->body->kids[0]->type = LB_FLOAT;
+            k6->soacs[0]->pull->body->kids[1]->type = LB_FLOAT;
+            k6->soacs[1]->pull->body->type = LB_FLOAT;
+            k6->soacs[1]->rops[0] = LR_FMAX;
+            CHECK(!cg_tree_safe(k6->soacs[1]) && cg_tree_safe(k5->soacs[1]));
+            CgKernelCode c6;
+            CHECK(cg_unit_add(u, k6, ft, NV, &c6, msg, sizeof msg) == 0);
+            if (t == 1) {
+                text = cg_unit_text(u, &len);
+                CHECK(text_count(text, "vk_u3_s1_red(") == 1 && text_count(text, "vk_u4_s1_vals(") == 1);
+                CHECK(text_count(text, "vk_u4_s1_red(") == 0);
+            }
+            cg_kernel_code_free(&c6);
+            lcu_kernel_free(k6);
             lcu_kernel_free(k5);
         }
         cg_kernel_code_free(&c1);
