@@ -46,6 +46,7 @@ struct CudaDev {
     unsigned block;             /* threads per block of every launch (a power of two, <= 256) */
     unsigned warp;              /* the warp-per-segment group (a power of two dividing block) */
     unsigned max_grid;          /* the most blocks a launch needs to fill the device */
+    char unit_path[1200];       /* the cached source of the last unit loaded ("" when none) */
     VkLib lib;
     /* memory (device pointers); alloc returns NULL on failure */
     void *(*alloc)(CudaDev *d, size_t bytes);

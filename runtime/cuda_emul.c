@@ -388,6 +388,7 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     void *h = jit_load(&e->jo, JIT_CXX, src, len, &e->js, path, sizeof path, msg, msglen);
     if (!h)
         return NULL;
+    snprintf(d->unit_path, sizeof d->unit_path, "%s", path);
     EmMod *m = calloc(1, sizeof *m);
     EmMod **ms = m ? realloc(e->modules, (size_t)(e->nmodules + 1) * sizeof *ms) : NULL;
     if (!ms) {

@@ -362,6 +362,16 @@ static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     if (cache == 0) {
         snprintf(r->cache, sizeof r->cache, "%s", dir);
         snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+        /* the source beside the cubin, for people reading --check reports */
+        snprintf(d->unit_path, sizeof d->unit_path, "%s/%s.cu", dir, key);
+        if (access(d->unit_path, R_OK) != 0) {
+            char tmp[1300];
+            snprintf(tmp, sizeof tmp, "%s.%u.tmp", d->unit_path, (unsigned)getpid());
+            if (write_all(tmp, src, len) != 0 || rename(tmp, d->unit_path) != 0) {
+                unlink(tmp);
+                d->unit_path[0] = '\0';
+            }
+        }
     }
     double t0 = now();
     if (cache == 0 && !r->compile_only && access(path, R_OK) == 0) {

@@ -820,7 +820,8 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
 {
     CudaExec *c = (CudaExec *)x;
     if (block < c->nblocks && c->code[block] && c->code[block][step].unique >= 0) {
-        snprintf(buf, len, "generated CUDA vk_u%d_* (device %s)%s", c->code[block][step].unique, c->dev->name,
+        snprintf(buf, len, "generated CUDA vk_u%d_* in %s (device %s)%s", c->code[block][step].unique,
+                 c->dev->unit_path[0] ? c->dev->unit_path : "(no cache)", c->dev->name,
                  c->inner->where ? "; on the host path: " : "");
         size_t used = strlen(buf);
         if (c->inner->where && used < len)

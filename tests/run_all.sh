@@ -43,15 +43,19 @@ for dir in golden errors demo; do
 done
 
 # The CUDA skeletons and the cuda executor's protocol on the emulated device
-# (no GPU needed), every generated kernel sent to the device: the golden
-# programs must give the same answers there.
+# (no GPU needed; blocks of 16 threads), every generated kernel sent to the
+# device: the golden programs must give the same answers there, with the
+# reduction strategies chosen by size (auto) and with each one forced.
 if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
-    echo "== golden programs, cuda backend on the emulated device"
-    VINTERP_BACKEND=cuda VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
-        VINTERP_CUDA_HOST_MAX_LIB=0 python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
+    for strategy in auto lib thread warp block; do
+        echo "== golden programs, cuda backend on the emulated device, reductions: $strategy"
+        VINTERP_BACKEND=cuda VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
+            VINTERP_CUDA_HOST_MAX_LIB=0 VINTERP_CUDA_STRATEGY=$strategy \
+            python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
+        grep -v ' passed, ' "$log" | head -n 60
+        tail -n 1 "$log"
+        count
+    done
 fi
 
 echo "== command line"
