@@ -49,20 +49,23 @@ enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
 /* The entry points of a SOAC (translate/codegen.h): the first phase
  * (map, claim, vals, flags), the second (a permute's perm, a filter's
  * pack), and the fused reductions and scans. */
-enum { EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, NEP };
-static const char *const ep_suffix[NEP] = { NULL, NULL, "red", "scan3", "sred1", "sredw", "sredb", "sscan1" };
+enum { EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, EP_FCOUNT, EP_FPACK, NEP };
+static const char *const ep_suffix[NEP] = { NULL,    NULL,    "red",   "scan3",  "sred1",
+                                            "sredw", "sredb", "sscan1", "fcount", "fpack" };
 
-/* How a reduction or scan runs: the fused skeletons chosen by size (auto),
- * or forced ($VINTERP_CUDA_STRATEGY, for tests and tuning): lib = element
- * values to a temporary, then the primitive; thread, warp, block = that
- * group per segment for SEG_REDUCE (thread also for SEG_SCAN; the others
- * use lib there). */
+/* How a reduction, scan or filter runs: the fused skeletons chosen by
+ * size (auto), or forced ($VINTERP_CUDA_STRATEGY, for tests and tuning):
+ * lib = the general path (element values to a temporary, then the
+ * primitive; a filter's flags, their scan by the primitive, the scatter);
+ * thread, warp, block = that group per segment for SEG_REDUCE (thread
+ * also for SEG_SCAN; the others use lib there). */
 enum { ST_AUTO, ST_LIB, ST_THREAD, ST_WARP, ST_BLOCK };
 static const char *const st_name[] = { "auto", "lib", "thread", "warp", "block" };
-enum { RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, NRUN };
+enum { RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, RUN_FLAGS, RUN_FILTER, NRUN };
 static const char *const run_name[NRUN] = { "values + primitive", "fused block reduce", "fused block scan",
                                             "thread per segment", "warp per segment", "block per segment",
-                                            "thread-per-segment scan" };
+                                            "thread-per-segment scan", "filters by flags + primitive scan",
+                                            "fused filters" };
 static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
 
 typedef struct {
@@ -409,6 +412,53 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
     c->dev->free(c->dev, w);
 }
 
+/* FILTER, PARTITION or a one-segment SEG_FILTER by the fused skeletons:
+ * per-block counts, their exclusive scan (the primitive) and total, then
+ * the tile scans and the scatter. */
+static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
+{
+    int seg = s->kind == LS_SEG_FILTER, nr = s->nres;
+    int nkept = s->kind == LS_PARTITION ? nr / 2 : seg ? nr - 1 : nr;
+    int64_t n = seg ? c->hv[s->shape.var].n : shape_n(c, &s->shape), count = 0;
+    unsigned grid = grid_for(c, n, 1);
+    int32_t *cnt = dalloc(c, (size_t)grid * 4), *off = dalloc(c, (size_t)grid * 4);
+    upload_table(c);
+    if (n > 0) {
+        launch_grid(c, e[EP_FCOUNT], grid, 1, n, 4, cnt, NULL);
+        if (c->dev->lib.scan(VK_ADD, VK_INT, cnt, grid, off) != 0)
+            lib_fail(c, "the scan of a filter's block counts");
+        c->lib_calls++;
+        int32_t last[2];
+        d2h(c, &last[0], off + grid - 1, 4);
+        d2h(c, &last[1], cnt + grid - 1, 4);
+        count = (int64_t)last[0] + last[1];
+    }
+    for (int r = 0; r < nkept; r++)
+        new_result(c, s->res[r], count);
+    for (int r = nkept; r < nr && !seg; r++)
+        new_result(c, s->res[r], n - count);
+    if (seg) {
+        /* the new descriptor: one segment of COUNT */
+        int nv = s->res[nr - 1];
+        Value *ns = new_result(c, nv, 1);
+        DevCopy *dc = ns->dev;
+        int32_t len1 = (int32_t)count;
+        int64_t off1 = 0;
+        h2d(c, dc->d, &len1, 4);
+        dc->off = dalloc(c, sizeof off1);
+        h2d(c, dc->off, &off1, sizeof off1);
+        ns->n = count;
+        ns->sane = 1;
+        c->hv[nv].n = count;
+        c->hv[nv].off = dc->off;
+    }
+    upload_table(c);
+    if (n > 0)
+        launch_grid(c, e[EP_FPACK], grid, 1, n, 4, off, NULL);
+    c->dev->free(c->dev, cnt);
+    c->dev->free(c->dev, off);
+}
+
 static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
 {
     Entry *e = &c->ent[unique][(size_t)j * NEP];
@@ -480,6 +530,12 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         return;
     }
     case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: {
+        if ((s->kind != LS_SEG_FILTER || c->hv[s->shape.var].len == 1) && c->strategy != ST_LIB) {
+            c->runs[RUN_FILTER]++;
+            run_fused_filter(c, e, s);
+            return;
+        }
+        c->runs[RUN_FLAGS]++;
         int sd = s->shape.var;
         int64_t n = s->kind == LS_SEG_FILTER ? c->hv[sd].n : shape_n(c, &s->shape);
         int32_t *f = dalloc(c, (size_t)(n ? n : 1) * 4), *p = dalloc(c, (size_t)(n ? n : 1) * 4);
@@ -716,6 +772,7 @@ static int has_entry(const LcuSoac *s, int p)
     case EP_SRED1: return k == LS_SEG_REDUCE;
     case EP_SREDW: case EP_SREDB: return k == LS_SEG_REDUCE && tree;
     case EP_SSCAN1: return k == LS_SEG_SCAN;
+    case EP_FCOUNT: case EP_FPACK: return k == LS_FILTER || k == LS_PARTITION || k == LS_SEG_FILTER;
     }
     return 0;
 }
@@ -847,7 +904,7 @@ static void cuda_report(Executor *x, FILE *f)
                "device to host %lld bytes in %lld copies, %.6f s in transfers\n",
             (long long)c->launches, (long long)c->lib_calls, (long long)c->h2d_bytes, (long long)c->h2d_count,
             (long long)c->d2h_bytes, (long long)c->d2h_count, c->transfer_seconds);
-    fprintf(f, "stats: cuda: reductions and scans on the device (strategy %s):", st_name[c->strategy]);
+    fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
     for (int i = 0; i < NRUN; i++)
         fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
     fputc('\n', f);

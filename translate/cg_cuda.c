@@ -12,7 +12,9 @@
  * with the partials combined by a second pass (P_red), the matching
  * chunked block scan from scanned partials (P_scan3), and segmented
  * reductions with a group of 1, VK_WARP or blockDim.x threads per segment
- * (P_sred1/w/b), combining in shared memory with __syncthreads only (no
+ * (P_sred1/w/b); FILTER, PARTITION and one-segment SEG_FILTER count per block, then scan each
+ * tile's flags and scatter in one kernel (P_fcount, P_fpack). They combine
+ * in shared memory with __syncthreads only (no
  * warp shuffles: the emulated device runs the same text). A failing check
  * records the first error in the error record and skips the element's
  * write, so a bad index never writes out of bounds. Element-wise segmented
@@ -326,6 +328,69 @@ static void emit_sscan1(CgBuf *b, const char *name, int j, const LcuSoac *s, con
     cg_puts(b, "        }\n    }\n}\n");
 }
 
+/* Block-wide inclusive Hillis-Steele sum of the int32 `v` of each thread
+ * into vk_shi (every thread of the block must get here). */
+static void block_isum(CgBuf *b, const char *v, const char *ind)
+{
+    cg_printf(b, "%svk_shi[threadIdx.x] = %s;\n%s__syncthreads();\n", ind, v, ind);
+    cg_printf(b, "%sfor (unsigned st = 1; st < blockDim.x; st <<= 1) {\n", ind);
+    cg_printf(b, "%s    int32_t y = threadIdx.x >= st ? vk_shi[threadIdx.x - st] : 0;\n", ind);
+    cg_printf(b, "%s    __syncthreads();\n%s    vk_shi[threadIdx.x] += y;\n%s    __syncthreads();\n%s}\n", ind, ind,
+              ind, ind);
+}
+
+/* FILTER and PARTITION fused (flag, scan, scatter in the kernels):
+ * P_fcount(V, er, n, int32_t *cnt): cnt[b] = the elements block b's chunk
+ * keeps; the runtime scans cnt into off (exclusive) and reads the total;
+ * P_fpack(V, er, n, const int32_t *off): block b walks its chunk tile by
+ * tile, scans the tile's flags in shared memory and writes each kept
+ * element at off[b] + the kept before it (PARTITION: each dropped one at
+ * its index less the kept before it). Chunks as P_red's. SEG_FILTER too,
+ * for a descriptor of one segment (seg = 0): the runtime makes the new
+ * descriptor (one length, the count). */
+static void emit_fused_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                              int hints)
+{
+    int part = s->kind == LS_PARTITION, ar = part ? s->nres / 2 : s->kind == LS_SEG_FILTER ? s->nres - 1 : s->nres;
+    head(b, name, j, "fcount", ", int32_t *cnt");
+    decl_hints(b, hints);
+    decl_shared(b);
+    chunk(b);
+    cg_puts(b, "    int32_t a = 0;\n    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n        int32_t x;\n        ");
+    call(b, name, j, "pred", "0");
+    cg_puts(b, ", &x);\n        a += x != 0;\n    }\n");
+    block_isum(b, "a", "    ");
+    cg_puts(b, "    if (threadIdx.x == 0) cnt[blockIdx.x] = vk_shi[blockDim.x - 1];\n}\n");
+
+    head(b, name, j, "fpack", ", const int32_t *off");
+    decl_hints(b, hints);
+    decl_shared(b);
+    chunk(b);
+    out_ptrs(b, s, types, 0, ar, 0);
+    if (part)
+        out_ptrs(b, s, types, ar, ar, ar);
+    cg_puts(b, "    int64_t carry = off[blockIdx.x];\n");
+    cg_puts(b, "    for (int64_t base = lo; base < hi; base += B) {\n");
+    cg_puts(b, "        int64_t i = base + threadIdx.x;\n        int32_t f = 0;\n");
+    cg_puts(b, "        if (i < hi) {\n            ");
+    call(b, name, j, "pred", "0");
+    cg_puts(b, ", &f);\n            f = f != 0;\n        }\n");
+    block_isum(b, "f", "        ");
+    cg_puts(b, "        int64_t p = carry + (threadIdx.x > 0 ? vk_shi[threadIdx.x - 1] : 0);\n");
+    cg_puts(b, "        carry += vk_shi[blockDim.x - 1];\n");
+    cg_puts(b, "        if (i < hi && f) {\n            ");
+    call(b, name, j, "pull", "0");
+    out_args(b, 0, ar, "p");
+    cg_puts(b, ");\n        }\n");
+    if (part) {
+        cg_puts(b, "        if (i < hi && !f) {\n            ");
+        call(b, name, j, "pull", "0");
+        out_args(b, ar, ar, "i - p");
+        cg_puts(b, ");\n        }\n");
+    }
+    cg_puts(b, "        __syncthreads();\n    }\n}\n");
+}
+
 /* FILTER, PARTITION, SEG_FILTER: the flags, then the scatter. */
 static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
@@ -443,7 +508,10 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
                 emit_sscan1(b, name, j, s, types, hints);
             break;
         }
-        case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: emit_filter(b, name, j, s, types, hints); break;
+        case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER:
+            emit_filter(b, name, j, s, types, hints);
+            emit_fused_filter(b, name, j, s, types, hints);
+            break;
         case LS_SEG_PERMUTE:
             emit_seg_permute(b, name, j, s, types, hints, 1);
             emit_seg_permute(b, name, j, s, types, hints, 0);

@@ -65,6 +65,12 @@
  *                    so it is exact for every operator; the others exist only
  *                    when cg_tree_safe.
  *   SEG_SCAN         P_sscan1(V, er, m): one thread per segment, sequential.
+ *   FILTER,          fused (barriers, chunks as P_red's): P_fcount(V, er, n, int32_t *cnt):
+ *   PARTITION,       cnt[b] = the elements of block b's chunk whose pred holds; the
+ *   SEG_FILTER of    (seg = 0: a SEG_FILTER only when its descriptor has one segment)
+ *   one segment      runtime scans cnt into off (exclusive) and allocates the results;
+ *                    P_fpack(V, er, n, const int32_t *off): block b scans its chunk's
+ *                    flags tile by tile from off[b] and writes as P_pack does.
  *   FILTER,          P_flags(V, er, n, int32_t *f): f[i] = pred(i) ? 1 : 0; the
  *   PARTITION,       runtime scans f into p (exclusive, int32), allocates the
  *   SEG_FILTER       results (FILTER: count; PARTITION: count kept, n - count
