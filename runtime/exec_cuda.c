@@ -49,23 +49,31 @@ enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
 /* The entry points of a SOAC (translate/codegen.h): the first phase
  * (map, claim, vals, flags), the second (a permute's perm, a filter's
  * pack), and the fused reductions and scans. */
-enum { EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, EP_FCOUNT, EP_FPACK, NEP };
-static const char *const ep_suffix[NEP] = { NULL,    NULL,    "red",   "scan3",  "sred1",
-                                            "sredw", "sredb", "sscan1", "fcount", "fpack" };
+enum {
+    EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, EP_SSCANW, EP_SSCANB, EP_FCOUNT,
+    EP_FPACK, NEP
+};
+static const char *const ep_suffix[NEP] = { NULL,     NULL,     "red",    "scan3",  "sred1",  "sredw",
+                                            "sredb",  "sscan1", "sscanw", "sscanb", "fcount", "fpack" };
 
 /* How a reduction, scan or filter runs: the fused skeletons chosen by
  * size (auto), or forced ($VINTERP_CUDA_STRATEGY, for tests and tuning):
  * lib = the general path (element values to a temporary, then the
  * primitive; a filter's flags, their scan by the primitive, the scatter);
- * thread, warp, block = that group per segment for SEG_REDUCE (thread
- * also for SEG_SCAN; the others use lib there). */
+ * thread, warp, block = that group per segment for SEG_REDUCE and
+ * SEG_SCAN. */
 enum { ST_AUTO, ST_LIB, ST_THREAD, ST_WARP, ST_BLOCK };
 static const char *const st_name[] = { "auto", "lib", "thread", "warp", "block" };
-enum { RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, RUN_FLAGS, RUN_FILTER, NRUN };
-static const char *const run_name[NRUN] = { "values + primitive", "fused block reduce", "fused block scan",
-                                            "thread per segment", "warp per segment", "block per segment",
-                                            "thread-per-segment scan", "filters by flags + primitive scan",
-                                            "fused filters" };
+enum {
+    RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, RUN_SSCANW, RUN_SSCANB, RUN_FLAGS,
+    RUN_FILTER, NRUN
+};
+static const char *const run_name[NRUN] = {
+    "values + primitive",    "fused block reduce",     "fused block scan",
+    "thread per segment",    "warp per segment",       "block per segment",
+    "thread-per-segment scan", "warp-per-segment scan", "block-per-segment scan",
+    "filters by flags + primitive scan", "fused filters"
+};
 static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
 
 typedef struct {
@@ -327,11 +335,11 @@ static void temps_table(CudaExec *c, Temps *t, int n)
 }
 
 /* How reduction or scan S runs over N elements in M segments (SEG: a
- * SEG_ kind). Thread per segment when the segments are short (a few
- * elements each: a group would idle), a warp when they are up to a few
- * hundred, a block when longer and there are enough of them to fill the
- * device; few long segments go to the primitive (its chunked strategy
- * spreads a segment over many blocks). One segment, or none, is the
+ * SEG_ kind). Thread per segment when the segments are short (up to 8
+ * elements on average for a reduction, 32 for a scan: a group would idle),
+ * a warp when they are up to a few hundred, a block when longer and there
+ * are enough of them to fill the device; few long segments go to the
+ * primitive (its chunked strategy spreads a segment over many blocks). One segment, or none, is the
  * unsegmented case: a grid-wide reduce or scan. Float MAX/MIN only run
  * sequentially per segment or in the primitive (cg_tree_safe). */
 static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m)
@@ -341,28 +349,33 @@ static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n
         return RUN_LIB;
     if (!seg || m == 1)
         return tree ? (red ? RUN_RED : RUN_SCAN) : RUN_LIB;
-    if (!red)
-        return st == ST_THREAD || (st == ST_AUTO && n <= 32 * m) ? RUN_SSCAN1 : RUN_LIB;
+    int one = red ? RUN_SRED1 : RUN_SSCAN1, warp = red ? RUN_SREDW : RUN_SSCANW, block = red ? RUN_SREDB : RUN_SSCANB;
     if (st == ST_THREAD)
-        return RUN_SRED1;
+        return one;
     if (st == ST_WARP || st == ST_BLOCK)
-        return tree ? (st == ST_WARP ? RUN_SREDW : RUN_SREDB) : RUN_SRED1;
-    if (n <= 8 * m)
-        return RUN_SRED1;
+        return tree ? (st == ST_WARP ? warp : block) : one;
+    if (n <= (red ? 8 : 32) * m)
+        return one;
     if (!tree)
         return RUN_LIB;
     if (n <= 512 * m)
-        return RUN_SREDW;
-    return m >= (int64_t)c->dev->max_grid / 4 ? RUN_SREDB : RUN_LIB;
+        return warp;
+    return m >= (int64_t)c->dev->max_grid / 4 ? block : RUN_LIB;
 }
 
 /* A reduction or scan by the fused skeletons (RUN != RUN_LIB). */
 static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int64_t n, int64_t m)
 {
     int nr = s->nres;
-    if (how == RUN_SRED1 || how == RUN_SREDW || how == RUN_SREDB || how == RUN_SSCAN1) {
-        unsigned group = how == RUN_SREDW ? c->dev->warp : how == RUN_SREDB ? c->dev->block : 1;
-        int ep = how == RUN_SRED1 ? EP_SRED1 : how == RUN_SREDW ? EP_SREDW : how == RUN_SREDB ? EP_SREDB : EP_SSCAN1;
+    if (how != RUN_RED && how != RUN_SCAN) {
+        /* a group per segment */
+        static const int ep_of[NRUN] = { [RUN_SRED1] = EP_SRED1, [RUN_SREDW] = EP_SREDW, [RUN_SREDB] = EP_SREDB,
+                                         [RUN_SSCAN1] = EP_SSCAN1, [RUN_SSCANW] = EP_SSCANW,
+                                         [RUN_SSCANB] = EP_SSCANB };
+        int ep = ep_of[how];
+        unsigned group = how == RUN_SREDW || how == RUN_SSCANW   ? c->dev->warp
+                         : how == RUN_SREDB || how == RUN_SSCANB ? c->dev->block
+                                                                 : 1;
         upload_table(c);
         if (m > 0)
             launch_grid(c, e[ep], grid_for(c, m, group), how != RUN_SSCAN1, m, 3, NULL, NULL);
@@ -772,6 +785,7 @@ static int has_entry(const LcuSoac *s, int p)
     case EP_SRED1: return k == LS_SEG_REDUCE;
     case EP_SREDW: case EP_SREDB: return k == LS_SEG_REDUCE && tree;
     case EP_SSCAN1: return k == LS_SEG_SCAN;
+    case EP_SSCANW: case EP_SSCANB: return k == LS_SEG_SCAN && tree;
     case EP_FCOUNT: case EP_FPACK: return k == LS_FILTER || k == LS_PARTITION || k == LS_SEG_FILTER;
     }
     return 0;

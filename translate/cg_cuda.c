@@ -12,7 +12,7 @@
  * with the partials combined by a second pass (P_red), the matching
  * chunked block scan from scanned partials (P_scan3), and segmented
  * reductions with a group of 1, VK_WARP or blockDim.x threads per segment
- * (P_sred1/w/b); FILTER, PARTITION and one-segment SEG_FILTER count per block, then scan each
+ * (P_sred1/w/b) and segmented scans likewise (P_sscan1/w/b); FILTER, PARTITION and one-segment SEG_FILTER count per block, then scan each
  * tile's flags and scatter in one kernel (P_fcount, P_fpack). They combine
  * in shared memory with __syncthreads only (no
  * warp shuffles: the emulated device runs the same text). A failing check
@@ -215,6 +215,55 @@ static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     cg_puts(b, "    }\n}\n");
 }
 
+/* One tile of a scan over groups of G threads (G a power of two dividing
+ * blockDim.x; `lane` = threadIdx.x % G, `gbase` = threadIdx.x - lane): the
+ * tile's elements x<r> (the identity past the end) are scanned within each
+ * group in shared memory (Hillis-Steele), element i (written when I_OK)
+ * gets c<r> combined with the group's elements before it, and c<r> moves on
+ * by the group's total. Every thread of the block must get here. */
+static void tile_scan(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *G, const char *i_ok,
+                      const char *ind)
+{
+    for (int r = 0; r < s->nres; r++) {
+        const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "%s{\n%s    %s[threadIdx.x] = x%d;\n%s    __syncthreads();\n", ind, ind, sh, r, ind);
+        cg_printf(b, "%s    for (unsigned st = 1; st < (%s); st <<= 1) {\n%s        %s y = ", ind, G, ind, ct);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ";\n%s        if (lane >= st) y = %s[threadIdx.x - st];\n", ind, sh);
+        cg_printf(b, "%s        __syncthreads();\n%s        if (lane >= st) {\n%s            %s z = %s[threadIdx.x];\n%s            ",
+                  ind, ind, ind, ct, sh, ind);
+        cg_rop_combine(b, s->rops[r], "y", "z");
+        cg_printf(b, "\n%s            %s[threadIdx.x] = y;\n%s        }\n%s        __syncthreads();\n%s    }\n", ind, sh, ind,
+                  ind, ind);
+        cg_printf(b, "%s    %s w = c%d, e = ", ind, ct, r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", tot = %s[gbase + (%s) - 1];\n%s    if (lane > 0) e = %s[threadIdx.x - 1];\n%s    ", sh, G, ind, sh,
+                  ind);
+        cg_rop_combine(b, s->rops[r], "w", "e");
+        cg_printf(b, "\n%s    if (%s) o%d[i] = w;\n%s    ", ind, i_ok, r, ind);
+        char cr[16];
+        snprintf(cr, sizeof cr, "c%d", r);
+        cg_rop_combine(b, s->rops[r], cr, "tot");
+        cg_printf(b, "\n%s    __syncthreads();\n%s}\n", ind, ind);
+    }
+}
+
+/* The element values x<r> of element i (the identities unless I_OK). */
+static void pull_or_identity(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                             const char *seg, const char *i_ok, const char *ind)
+{
+    for (int r = 0; r < s->nres; r++) {
+        cg_printf(b, "%s%s x%d = ", ind, cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_puts(b, ";\n");
+    }
+    cg_printf(b, "%sif (%s) {\n%s    ", ind, i_ok, ind);
+    call(b, name, j, "pull", seg);
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &x%d", r);
+    cg_printf(b, ");\n%s}\n", ind);
+}
+
 /* P_scan3: each block scans its chunk from the carries t[r][blockIdx.x]. */
 static void emit_scan3(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
@@ -223,44 +272,54 @@ static void emit_scan3(CgBuf *b, const char *name, int j, const LcuSoac *s, cons
     decl_shared(b);
     chunk(b);
     out_ptrs(b, s, types, 0, s->nres, 0);
+    cg_puts(b, "    unsigned lane = threadIdx.x, gbase = 0;\n");
     for (int r = 0; r < s->nres; r++) {
         const char *ct = cg_ctype(types[s->res[r]].base);
         cg_printf(b, "    %s c%d = ((const %s *)t[%d])[blockIdx.x];\n", ct, r, ct, r);
     }
     cg_puts(b, "    for (int64_t base = lo; base < hi; base += B) {\n");
     cg_puts(b, "        int64_t i = base + threadIdx.x;\n");
+    pull_or_identity(b, name, j, s, types, "0", "i < hi", "        ");
+    tile_scan(b, s, types, "blockDim.x", "i < hi", "        ");
+    cg_puts(b, "    }\n}\n");
+}
+
+/* P_sscanw, P_sscanb: SEG_SCAN with a group of G threads per segment, in
+ * rounds every thread of a block takes together; a round walks its
+ * segments tile by tile, as many tiles as the longest of the block's
+ * segments needs. */
+static void emit_sscan_group(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+{
+    cg_printf(b, "VK_FN void %s_s%d_sscan(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j);
+    decl_hints(b, hints);
+    decl_shared(b);
+    out_ptrs(b, s, types, 0, s->nres, 0);
+    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
+    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "    unsigned lane = threadIdx.x & (G - 1), gbase = threadIdx.x - lane;\n");
+    cg_puts(b, "    int64_t gpb = blockDim.x / G;\n");
+    cg_puts(b, "    for (int64_t base = (int64_t)blockIdx.x * gpb; base < m; base += (int64_t)gridDim.x * gpb) {\n");
+    cg_puts(b, "        int64_t k = base + threadIdx.x / G, lo = 0, hi = 0;\n");
+    cg_puts(b, "        if (k < m) {\n            lo = sd->off[k];\n            hi = lo + (L[k] > 0 ? L[k] : 0);\n        }\n");
+    cg_puts(b, "        vk_shi[threadIdx.x] = (int32_t)((hi - lo + G - 1) / G);\n        __syncthreads();\n");
+    cg_puts(b, "        for (unsigned st = blockDim.x / 2; st > 0; st >>= 1) {\n");
+    cg_puts(b, "            if (threadIdx.x < st && vk_shi[threadIdx.x + st] > vk_shi[threadIdx.x])\n");
+    cg_puts(b, "                vk_shi[threadIdx.x] = vk_shi[threadIdx.x + st];\n            __syncthreads();\n        }\n");
+    cg_puts(b, "        int64_t T = vk_shi[0];\n        __syncthreads();\n");
     for (int r = 0; r < s->nres; r++) {
-        cg_printf(b, "        %s x%d = ", cg_ctype(types[s->res[r]].base), r);
+        cg_printf(b, "        %s c%d = ", cg_ctype(types[s->res[r]].base), r);
         cg_rop_identity(b, s->rops[r]);
         cg_puts(b, ";\n");
     }
-    cg_puts(b, "        if (i < hi) {\n            ");
-    call(b, name, j, "pull", "0");
-    for (int r = 0; r < s->nres; r++)
-        cg_printf(b, ", &x%d", r);
-    cg_puts(b, ");\n        }\n");
-    for (int r = 0; r < s->nres; r++) {
-        const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
-        cg_printf(b, "        {\n        %s[threadIdx.x] = x%d;\n        __syncthreads();\n", sh, r);
-        cg_puts(b, "        for (unsigned st = 1; st < B; st <<= 1) {\n");
-        cg_printf(b, "            %s y = ", ct);
-        cg_rop_identity(b, s->rops[r]);
-        cg_printf(b, ";\n            if (threadIdx.x >= st) y = %s[threadIdx.x - st];\n", sh);
-        cg_puts(b, "            __syncthreads();\n            if (threadIdx.x >= st) {\n                ");
-        cg_printf(b, "%s z = %s[threadIdx.x];\n                ", ct, sh);
-        cg_rop_combine(b, s->rops[r], "y", "z");
-        cg_printf(b, "\n                %s[threadIdx.x] = y;\n            }\n            __syncthreads();\n        }\n", sh);
-        cg_printf(b, "        %s w = c%d, e = ", ct, r);
-        cg_rop_identity(b, s->rops[r]);
-        cg_printf(b, ", tot = %s[B - 1];\n        if (threadIdx.x > 0) e = %s[threadIdx.x - 1];\n        ", sh, sh);
-        cg_rop_combine(b, s->rops[r], "w", "e");
-        cg_printf(b, "\n        if (i < hi) o%d[i] = w;\n        ", r);
-        char cr[16];
-        snprintf(cr, sizeof cr, "c%d", r);
-        cg_rop_combine(b, s->rops[r], cr, "tot");
-        cg_puts(b, "\n        __syncthreads();\n        }\n");
-    }
-    cg_puts(b, "    }\n}\n");
+    cg_puts(b, "        for (int64_t tl = 0; tl < T; tl++) {\n");
+    cg_puts(b, "            int64_t i = lo + tl * G + lane;\n");
+    pull_or_identity(b, name, j, s, types, "k", "i < hi", "            ");
+    tile_scan(b, s, types, "G", "i < hi", "            ");
+    cg_puts(b, "        }\n    }\n}\n");
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sscanw(const vk_arr *V, vk_errp er, int64_t m)\n"
+                 "{\n    %s_s%d_sscan(V, er, m, VK_WARP);\n}\n", name, j, name, j);
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sscanb(const vk_arr *V, vk_errp er, int64_t m)\n"
+                 "{\n    %s_s%d_sscan(V, er, m, blockDim.x);\n}\n", name, j, name, j);
 }
 
 /* P_sred<suffix>: groups of G threads per segment, rounds that every
@@ -504,8 +563,11 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
             }
             if (s->kind == LS_SEG_REDUCE)
                 emit_sred(b, name, j, s, types, hints, tree);
-            if (s->kind == LS_SEG_SCAN)
+            if (s->kind == LS_SEG_SCAN) {
                 emit_sscan1(b, name, j, s, types, hints);
+                if (tree)
+                    emit_sscan_group(b, name, j, s, types, hints);
+            }
             break;
         }
         case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER:

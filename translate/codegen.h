@@ -64,7 +64,10 @@
  *                    segment s. n = m(sd). P_sred1 is sequential per segment,
  *                    so it is exact for every operator; the others exist only
  *                    when cg_tree_safe.
- *   SEG_SCAN         P_sscan1(V, er, m): one thread per segment, sequential.
+ *   SEG_SCAN         P_sscan1(V, er, m): one thread per segment, sequential; and,
+ *                    when cg_tree_safe, P_sscanw, P_sscanb (V, er, m): a group of
+ *                    VK_WARP or blockDim.x threads per segment, scanning it tile by
+ *                    tile (G elements) in shared memory with a running carry.
  *   FILTER,          fused (barriers, chunks as P_red's): P_fcount(V, er, n, int32_t *cnt):
  *   PARTITION,       cnt[b] = the elements of block b's chunk whose pred holds; the
  *   SEG_FILTER of    (seg = 0: a SEG_FILTER only when its descriptor has one segment)
