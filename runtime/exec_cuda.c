@@ -425,6 +425,19 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
     c->dev->free(c->dev, w);
 }
 
+/* OUT = the exclusive scan of the N (> 0) counts IN (device); returns
+ * their total. */
+static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *out, const char *what)
+{
+    if (c->dev->lib.scan(VK_ADD, VK_INT, in, n, out) != 0)
+        lib_fail(c, what);
+    c->lib_calls++;
+    int32_t last[2];
+    d2h(c, &last[0], out + n - 1, 4);
+    d2h(c, &last[1], in + n - 1, 4);
+    return (int64_t)last[0] + last[1];
+}
+
 /* FILTER, PARTITION or a one-segment SEG_FILTER by the fused skeletons:
  * per-block counts, their exclusive scan (the primitive) and total, then
  * the tile scans and the scatter. */
@@ -438,13 +451,7 @@ static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
     upload_table(c);
     if (n > 0) {
         launch_grid(c, e[EP_FCOUNT], grid, 1, n, 4, cnt, NULL);
-        if (c->dev->lib.scan(VK_ADD, VK_INT, cnt, grid, off) != 0)
-            lib_fail(c, "the scan of a filter's block counts");
-        c->lib_calls++;
-        int32_t last[2];
-        d2h(c, &last[0], off + grid - 1, 4);
-        d2h(c, &last[1], cnt + grid - 1, 4);
-        count = (int64_t)last[0] + last[1];
+        count = scan_count(c, cnt, grid, off, "the scan of a filter's block counts");
     }
     for (int r = 0; r < nkept; r++)
         new_result(c, s->res[r], count);
@@ -555,15 +562,8 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         upload_table(c);
         launch(c, f1, n, 4, f, NULL);
         int64_t count = 0;
-        if (n > 0) {
-            if (c->dev->lib.scan(VK_ADD, VK_INT, f, n, p) != 0)
-                lib_fail(c, "the scan of a filter's flags");
-            c->lib_calls++;
-            int32_t last[2];
-            d2h(c, &last[0], p + n - 1, 4);
-            d2h(c, &last[1], f + n - 1, 4);
-            count = (int64_t)last[0] + last[1];
-        }
+        if (n > 0)
+            count = scan_count(c, f, n, p, "the scan of a filter's flags");
         int nkept = s->kind == LS_PARTITION ? nr / 2 : s->kind == LS_SEG_FILTER ? nr - 1 : nr;
         for (int r = 0; r < nkept; r++)
             new_result(c, s->res[r], count);

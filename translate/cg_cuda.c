@@ -284,22 +284,38 @@ static void emit_scan3(CgBuf *b, const char *name, int j, const LcuSoac *s, cons
     cg_puts(b, "    }\n}\n");
 }
 
+/* The head of a group-per-segment body, NAME_s<J>_<BODY>(V, er, m, G), up
+ * to the round loop's segment k (see emit_sred). */
+static void group_rounds_open(CgBuf *b, const char *name, int j, const char *body, const LcuSoac *s,
+                              const LcuVarType *types, int hints)
+{
+    cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j, body);
+    decl_hints(b, hints);
+    decl_shared(b);
+    out_ptrs(b, s, types, 0, s->nres, 0);
+    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
+    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "    unsigned lane = threadIdx.x & (G - 1), gbase = threadIdx.x - lane;\n    (void)gbase;\n");
+    cg_puts(b, "    int64_t gpb = blockDim.x / G;\n");
+    cg_puts(b, "    for (int64_t base = (int64_t)blockIdx.x * gpb; base < m; base += (int64_t)gridDim.x * gpb) {\n");
+    cg_puts(b, "        int64_t k = base + threadIdx.x / G;\n");
+}
+
+/* The entry point NAME_s<J>_<SUFFIX>(V, er, m) running BODY with groups of G. */
+static void group_entry(CgBuf *b, const char *name, int j, const char *body, const char *suffix, const char *G)
+{
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t m)\n"
+                 "{\n    %s_s%d_%s(V, er, m, %s);\n}\n", name, j, suffix, name, j, body, G);
+}
+
 /* P_sscanw, P_sscanb: SEG_SCAN with a group of G threads per segment, in
  * rounds every thread of a block takes together; a round walks its
  * segments tile by tile, as many tiles as the longest of the block's
  * segments needs. */
 static void emit_sscan_group(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
-    cg_printf(b, "VK_FN void %s_s%d_sscan(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j);
-    decl_hints(b, hints);
-    decl_shared(b);
-    out_ptrs(b, s, types, 0, s->nres, 0);
-    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
-    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
-    cg_puts(b, "    unsigned lane = threadIdx.x & (G - 1), gbase = threadIdx.x - lane;\n");
-    cg_puts(b, "    int64_t gpb = blockDim.x / G;\n");
-    cg_puts(b, "    for (int64_t base = (int64_t)blockIdx.x * gpb; base < m; base += (int64_t)gridDim.x * gpb) {\n");
-    cg_puts(b, "        int64_t k = base + threadIdx.x / G, lo = 0, hi = 0;\n");
+    group_rounds_open(b, name, j, "sscan", s, types, hints);
+    cg_puts(b, "        int64_t lo = 0, hi = 0;\n");
     cg_puts(b, "        if (k < m) {\n            lo = sd->off[k];\n            hi = lo + (L[k] > 0 ? L[k] : 0);\n        }\n");
     cg_puts(b, "        vk_shi[threadIdx.x] = (int32_t)((hi - lo + G - 1) / G);\n        __syncthreads();\n");
     cg_puts(b, "        for (unsigned st = blockDim.x / 2; st > 0; st >>= 1) {\n");
@@ -316,10 +332,8 @@ static void emit_sscan_group(CgBuf *b, const char *name, int j, const LcuSoac *s
     pull_or_identity(b, name, j, s, types, "k", "i < hi", "            ");
     tile_scan(b, s, types, "G", "i < hi", "            ");
     cg_puts(b, "        }\n    }\n}\n");
-    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sscanw(const vk_arr *V, vk_errp er, int64_t m)\n"
-                 "{\n    %s_s%d_sscan(V, er, m, VK_WARP);\n}\n", name, j, name, j);
-    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sscanb(const vk_arr *V, vk_errp er, int64_t m)\n"
-                 "{\n    %s_s%d_sscan(V, er, m, blockDim.x);\n}\n", name, j, name, j);
+    group_entry(b, name, j, "sscan", "sscanw", "VK_WARP");
+    group_entry(b, name, j, "sscan", "sscanb", "blockDim.x");
 }
 
 /* P_sred<suffix>: groups of G threads per segment, rounds that every
@@ -327,16 +341,7 @@ static void emit_sscan_group(CgBuf *b, const char *name, int j, const LcuSoac *s
 static void emit_sred(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
                       int tree)
 {
-    cg_printf(b, "VK_FN void %s_s%d_sred(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j);
-    decl_hints(b, hints);
-    decl_shared(b);
-    out_ptrs(b, s, types, 0, s->nres, 0);
-    cg_printf(b, "    const vk_arr *sd = &V[%d];\n", s->shape.var);
-    cg_puts(b, "    const int32_t *L = (const int32_t *)sd->d;\n");
-    cg_puts(b, "    unsigned lane = threadIdx.x & (G - 1);\n");
-    cg_puts(b, "    int64_t gpb = blockDim.x / G;\n");
-    cg_puts(b, "    for (int64_t base = (int64_t)blockIdx.x * gpb; base < m; base += (int64_t)gridDim.x * gpb) {\n");
-    cg_puts(b, "        int64_t k = base + threadIdx.x / G;\n");
+    group_rounds_open(b, name, j, "sred", s, types, hints);
     decl_accs(b, s, types, "        ");
     cg_puts(b, "        if (k < m) {\n");
     cg_puts(b, "            int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
@@ -350,13 +355,10 @@ static void emit_sred(CgBuf *b, const char *name, int j, const LcuSoac *s, const
     for (int r = 0; r < s->nres; r++)
         cg_printf(b, "            o%d[k] = a%d;\n", r, r);
     cg_puts(b, "        }\n    }\n}\n");
-    cg_printf(b, "extern \"C\" __global__ void %s_s%d_sred1(const vk_arr *V, vk_errp er, int64_t m)\n"
-                 "{\n    %s_s%d_sred(V, er, m, 1);\n}\n", name, j, name, j);
+    group_entry(b, name, j, "sred", "sred1", "1");
     if (tree) {
-        cg_printf(b, "extern \"C\" __global__ void %s_s%d_sredw(const vk_arr *V, vk_errp er, int64_t m)\n"
-                     "{\n    %s_s%d_sred(V, er, m, VK_WARP);\n}\n", name, j, name, j);
-        cg_printf(b, "extern \"C\" __global__ void %s_s%d_sredb(const vk_arr *V, vk_errp er, int64_t m)\n"
-                     "{\n    %s_s%d_sred(V, er, m, blockDim.x);\n}\n", name, j, name, j);
+        group_entry(b, name, j, "sred", "sredw", "VK_WARP");
+        group_entry(b, name, j, "sred", "sredb", "blockDim.x");
     }
 }
 
