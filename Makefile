@@ -83,11 +83,16 @@ asan-test: asan
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" test
 
-# Leak check of a sample of the corpus under valgrind's memcheck.
+# Leak check of a sample of the corpus under valgrind's memcheck: ref and
+# cpu, and a smaller sample on the emulated cuda device (every kernel there).
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
+VALGRIND_CUDA_SAMPLE ?= bn_qs bn_radix cu_sort_rank ts_test_remove_duplicates
+VALGRIND_CUDA_ENV := VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0
 valgrind: $(BIN)/vinterp
-	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu; do for p in $(VALGRIND_SAMPLE); do \
-	    if valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu cuda; do \
+	    if [ $$b = cuda ]; then sample="$(VALGRIND_CUDA_SAMPLE)"; envs="$(VALGRIND_CUDA_ENV)"; \
+	    else sample="$(VALGRIND_SAMPLE)"; envs=; fi; for p in $$sample; do \
+	    if env $$envs valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
 	        --suppressions=$(CURDIR)/tests/valgrind.supp \
 	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=$$b -m 200000000 $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind ($$b): $$p"; cat /tmp/vinterp-vg.log; fi; \
