@@ -56,6 +56,11 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
         tail -n 1 "$log"
         count
     done
+    echo "== generated programs: cpu and cuda (emulated, every strategy) against ref"
+    python3 "$here/run_diff_random.py" "$interp" -n 10 >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 40
+    tail -n 1 "$log"
+    count
 fi
 
 echo "== command line"
