@@ -168,6 +168,14 @@ int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_
               const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
               int64_t n_dst);
 
+/* ---- Scattered elements (an in-place REPLACE on a device-resident vector)
+ * vk_elems_get: dst_d[k] = src_d[pos_d[k]]; vk_elems_put: dst_d[pos_d[k]] =
+ * src_d[k], for k < m, elements of ESIZE (4 or 8) bytes; positions are
+ * not checked (the runtime checked them). A position given twice to
+ * vk_elems_put keeps one of its values (the runtime gives distinct ones). */
+int vk_elems_get(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);
+int vk_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d);
+
 /* ---- RAND (VCODE.md §4.14) ---------------------------------------------
  * out_d[0 .. n) = the next n draws of the random() stream whose state is
  * (ring, k) (runtime/rand.h's RandState fields), bit-identical to rnd_fill,

@@ -303,3 +303,42 @@ extern "C" int vk_select_flagged(VkType type, const void *in_d, const int32_t *f
         return select_flagged((const uint32_t *)in_d, flags_d, n, (uint32_t *)out_d, count_host);
     return vk_fail("vk_select_flagged: bad type %d", (int)type);
 }
+
+/* ---- Scattered elements ---- */
+
+template <typename T>
+__global__ void k_elems(T *dst, const T *src, const int64_t *pos, int64_t m, int put)
+{
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += (int64_t)blockDim.x * gridDim.x) {
+        if (put)
+            dst[pos[k]] = src[k];
+        else
+            dst[k] = src[pos[k]];
+    }
+}
+
+static int elems(size_t esize, void *dst, const void *src, const int64_t *pos, int64_t m, int put, const char *who)
+{
+    if (esize != 4 && esize != 8)
+        return vk_fail("%s: element size %zu", who, esize);
+    if (m <= 0)
+        return 0;
+    unsigned grid = vk_grid(m, 256);
+    if (esize == 4)
+        k_elems<uint32_t><<<grid, 256>>>((uint32_t *)dst, (const uint32_t *)src, pos, m, put);
+    else
+        k_elems<unsigned long long><<<grid, 256>>>((unsigned long long *)dst, (const unsigned long long *)src, pos, m,
+                                                   put);
+    VK_LAUNCHED();
+    return 0;
+}
+
+extern "C" int vk_elems_get(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d)
+{
+    return elems(esize, dst_d, src_d, pos_d, m, 0, "vk_elems_get");
+}
+
+extern "C" int vk_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d)
+{
+    return elems(esize, dst_d, src_d, pos_d, m, 1, "vk_elems_put");
+}

@@ -187,7 +187,9 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
     Value **env = b->env;
     const Instr *ins = &b->prog->code[nd->instr];
     Value *r = NULL;
-    for (int a = 0; a < nd->nargs; a++)
+    /* The operands' host copies (LENGTH reads none; REPLACE's data vector
+     * is replace_step's business: it may stay on the device) */
+    for (int a = nd->op == OP_REPLACE; a < nd->nargs && nd->op != OP_LENGTH; a++)
         if (env[nd->args[a]])
             val_for_host(env[nd->args[a]]);
     switch (nd->op) {
@@ -232,12 +234,10 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
     case OP_REPLACE: { /* data idx vals sd */
         Value *data = env[nd->args[0]];
         int inplace = owned_dead(b, bp, s, nd->args[0]);
-        if (inplace) {
-            val_drop_device(data);
+        if (inplace)
             b->replace_inplace++;
-        } else {
+        else
             b->replace_copied++;
-        }
         r = replace_step(data, env[nd->args[1]], env[nd->args[2]], env[nd->args[3]], inplace, &b->undo);
         break;
     }

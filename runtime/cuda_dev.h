@@ -35,6 +35,8 @@ typedef struct {
     int (*seg_rank)(int down, VkType type, const void *keys_d, const int32_t *len_d, const int64_t *off_d,
                     int64_t m, int64_t n, int32_t *rank_d);
     int (*rand)(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
+    int (*elems_get)(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);
+    int (*elems_put)(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d);
     const char *(*last_error)(void);
 } VkLib;
 

@@ -538,6 +538,8 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(seg_scan, "vk_seg_scan");
     LIBSYM(seg_rank, "vk_seg_rank");
     LIBSYM(rand, "vk_rand");
+    LIBSYM(elems_get, "vk_elems_get");
+    LIBSYM(elems_put, "vk_elems_put");
     LIBSYM(last_error, "vk_last_error");
     return 0;
 }

@@ -136,6 +136,20 @@ static int em_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out)
     return 0;
 }
 
+static int em_elems_get(size_t esize, const void *src, const int64_t *pos, int64_t m, void *dst)
+{
+    for (int64_t k = 0; k < m; k++)
+        memcpy((char *)dst + (size_t)k * esize, (const char *)src + (size_t)pos[k] * esize, esize);
+    return 0;
+}
+
+static int em_elems_put(size_t esize, void *dst, const int64_t *pos, int64_t m, const void *src)
+{
+    for (int64_t k = 0; k < m; k++)
+        memcpy((char *)dst + (size_t)pos[k] * esize, (const char *)src + (size_t)k * esize, esize);
+    return 0;
+}
+
 static const char *em_lib_error(void) { return "host primitive failed"; }
 
 void emu_prims_bind(VkLib *lib)
@@ -147,5 +161,7 @@ void emu_prims_bind(VkLib *lib)
     lib->seg_scan = em_seg_scan;
     lib->seg_rank = em_seg_rank;
     lib->rand = em_rand;
+    lib->elems_get = em_elems_get;
+    lib->elems_put = em_elems_put;
     lib->last_error = em_lib_error;
 }

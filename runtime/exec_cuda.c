@@ -192,7 +192,42 @@ static void hook_release(Value *v)
     v->dev = NULL;
 }
 
-static const ValDevice hooks = { hook_to_host, hook_release };
+static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (!c || !dc)
+        return;
+    size_t es = esize_of(v);
+    if (m <= 4) { /* a copy each */
+        for (int64_t k = 0; k < m; k++) {
+            char *d = (char *)dc->d + (size_t)pos[k] * es, *h = (char *)buf + (size_t)k * es;
+            if (write)
+                h2d(c, d, h, es);
+            else
+                d2h(c, h, d, es);
+        }
+        return;
+    }
+    /* the positions and values in two copies, a gather or scatter between */
+    int64_t *pd = dalloc(c, (size_t)m * sizeof *pd);
+    void *vd = dalloc(c, (size_t)m * es);
+    h2d(c, pd, pos, (size_t)m * sizeof *pd);
+    if (write) {
+        h2d(c, vd, buf, (size_t)m * es);
+        if (c->dev->lib.elems_put(es, dc->d, pd, m, vd) != 0)
+            lib_fail(c, "writing elements in place");
+    } else {
+        if (c->dev->lib.elems_get(es, dc->d, pd, m, vd) != 0)
+            lib_fail(c, "reading elements");
+        d2h(c, buf, vd, (size_t)m * es);
+    }
+    c->lib_calls++;
+    c->dev->free(c->dev, pd);
+    c->dev->free(c->dev, vd);
+}
+
+static const ValDevice hooks = { hook_to_host, hook_release, hook_elems };
 
 static DevCopy *new_copy(Value *v)
 {

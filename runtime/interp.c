@@ -288,7 +288,11 @@ void interp_host_operands(Interp *it, const Instr *ins)
     case OP_COPY: case OP_POP: case OP_CPOP: case OP_CONST: case OP_PAIR: case OP_UNPAIR:
     case OP_CALL: case OP_RET: case OP_ELSE: case OP_ENDIF: case OP_EXIT:
     case OP_START_TIMER: case OP_STOP_TIMER:
+    case OP_LENGTH: /* the length is on the host; the data is not read */
         return;
+    case OP_IF: /* the condition only */
+        k = 1;
+        break;
     default:
         k = vc_ops[ins->op].args ? (int64_t)strlen(vc_ops[ins->op].args) : 8;
     }

@@ -41,6 +41,16 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
                      (long long)(at + ix[k]), (long long)data->len);
         }
     }
+    /* In place on a vector that lives on the device (its host copy may be
+     * stale): the few elements are read and written there, and on the host
+     * too while its copy is valid, so the vector never makes the round trip
+     * (a loop of REPLACEs over a long vector would move it twice a step). */
+    int dev = inplace && val_on_device(data) && sd->sane; /* sane: distinct positions */
+    if (inplace && !dev)
+        val_drop_device(data);
+    else if (!inplace)
+        val_for_host(data);
+    size_t es = val_esize(t);
     Value *r;
     if (inplace) {
         if (log->n == log->cap) {
@@ -58,13 +68,23 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
             free(pos);
             rt_fatal("out of host memory");
         }
-        for (int64_t k = 0; k < m; k++) {
-            if (t == VT_FLOAT)
-                memcpy(&old[k], &VF(data)[pos[k]], sizeof(double));
-            else
-                old[k] = (uint32_t)VI(data)[pos[k]];
+        char *cur = NULL;
+        if (dev && data->hstale) {
+            cur = xmalloc((size_t)m * es);
+            val_dev_elems(data, pos, m, cur, 0);
         }
-        log->e[log->n++] = (UndoEntry){ val_ref(data), m, pos, old };
+        for (int64_t k = 0; k < m; k++) {
+            const char *at = cur ? cur + (size_t)k * es : (const char *)data->data + (size_t)pos[k] * es;
+            if (t == VT_FLOAT) {
+                memcpy(&old[k], at, sizeof(double));
+            } else {
+                int32_t x;
+                memcpy(&x, at, 4);
+                old[k] = (uint32_t)x;
+            }
+        }
+        free(cur);
+        log->e[log->n++] = (UndoEntry){ val_ref(data), m, pos, old, dev };
         pos = NULL;
         r = val_ref(data);
     } else {
@@ -73,13 +93,17 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
             memcpy(r->data, data->data, (size_t)data->len * val_esize(t));
     }
     const int64_t *p = pos ? pos : log->e[log->n - 1].pos;
-    if (t == VT_FLOAT) {
-        for (int64_t k = 0; k < m; k++)
-            VF(r)[p[k]] = VF(vals)[k];
-    } else {
-        for (int64_t k = 0; k < m; k++)
-            VI(r)[p[k]] = VI(vals)[k];
+    if (!dev || !r->hstale) {
+        if (t == VT_FLOAT) {
+            for (int64_t k = 0; k < m; k++)
+                VF(r)[p[k]] = VF(vals)[k];
+        } else {
+            for (int64_t k = 0; k < m; k++)
+                VI(r)[p[k]] = VI(vals)[k];
+        }
     }
+    if (dev)
+        val_dev_elems(r, p, m, vals->data, 1);
     free(pos);
     return r;
 }
@@ -96,11 +120,20 @@ void undo_log_rollback(UndoLog *log)
 {
     for (int i = log->n - 1; i >= 0; i--) {
         UndoEntry *e = &log->e[i];
-        for (int64_t k = e->m - 1; k >= 0; k--) {
+        int host = !e->dev || !e->v->hstale;
+        for (int64_t k = e->m - 1; k >= 0 && host; k--) {
             if (e->v->type == VT_FLOAT)
                 memcpy(&VF(e->v)[e->pos[k]], &e->old[k], sizeof(double));
             else
                 VI(e->v)[e->pos[k]] = (int32_t)(uint32_t)e->old[k];
+        }
+        if (e->dev && val_on_device(e->v)) {
+            /* newest first: one element at a time, so that a position
+             * written twice ends with its oldest value */
+            for (int64_t k = e->m - 1; k >= 0; k--) {
+                int32_t x = (int32_t)(uint32_t)e->old[k];
+                val_dev_elems(e->v, &e->pos[k], 1, e->v->type == VT_FLOAT ? (void *)&e->old[k] : (void *)&x, 1);
+            }
         }
     }
     undo_log_clear(log);

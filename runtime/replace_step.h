@@ -8,7 +8,9 @@
  * the backend runs it here instead. An in-place update records the old
  * elements in an undo log: when a later step of the same block fails, the
  * block is replayed on the reference interpreter from its inputs, and the
- * log puts those inputs back first. */
+ * log puts those inputs back first. A vector that lives on a device (the
+ * cuda backend) is updated there, element by element, and keeps its
+ * device copy. */
 #ifndef RUNTIME_REPLACE_STEP_H
 #define RUNTIME_REPLACE_STEP_H
 
@@ -20,6 +22,7 @@ typedef struct {
     int64_t m;          /* elements changed */
     int64_t *pos;       /* their positions */
     uint64_t *old;      /* their old contents (an int32 or a double's bits) */
+    int dev;            /* written on the device copy (and the host's when valid) */
 } UndoEntry;
 
 typedef struct {

@@ -66,6 +66,17 @@ void val_drop_device(Value *v)
         device_ops.release(v);
 }
 
+int val_on_device(const Value *v)
+{
+    return val_device_on && v->type != VT_PAIR && v->dev && device_ops.elems;
+}
+
+void val_dev_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write)
+{
+    if (m > 0)
+        device_ops.elems(v, pos, m, buf, write);
+}
+
 void mem_uncharge(int64_t units)
 {
     used_units -= units < used_units ? units : used_units;

@@ -85,6 +85,9 @@ static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
 typedef struct {
     void (*to_host)(Value *v);      /* fill v->data from v->dev; clears hstale */
     void (*release)(Value *v);      /* free v->dev (v is being freed or rewritten) */
+    /* elements POS[0..M) of v->dev to BUF (WRITE = 0) or from BUF (WRITE
+     * = 1), BUF holding M elements of v's element size */
+    void (*elems)(Value *v, const int64_t *pos, int64_t m, void *buf, int write);
 } ValDevice;
 void val_set_device(const ValDevice *d);
 /* 1 once a device layer is registered (host uses must then sync). */
@@ -101,6 +104,11 @@ static inline void val_for_host(Value *v)
 /* V's host copy is about to be written in place: make it valid and drop
  * its device copy whatever its count of references. */
 void val_drop_device(Value *v);
+/* 1 when V (not a pair) has a device copy that val_dev_elems can reach. */
+int val_on_device(const Value *v);
+/* Elements POS[0..M) of V's device copy to BUF, or from BUF with WRITE (a
+ * few elements: REPLACE in place on a value that stays on the device). */
+void val_dev_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write);
 /* 1 when V can be overwritten in place (only the caller holds it). */
 static inline int val_unique(const Value *v) { return v->rc == 1; }
 

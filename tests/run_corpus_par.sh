@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run_corpus_par.sh INTERP [run_corpus.py options] — the corpus of
-# ../shared/corpus run by its own runner (run_corpus.py), split into one
-# group of programs per CPU that run side by side. The programs that open
+# ../shared/corpus ($VINTERP_CORPUS if set) run by its own runner
+# (run_corpus.py), split into one group of programs per CPU (at most 16)
+# that run side by side. The programs that open
 # files share file names (fooxxxx.tmp, ...), so they all go to the first
 # group, which runs them one after another. Prints the groups' failures,
 # then "N passed, N failed"; exit 1 on a failure.
@@ -9,11 +10,11 @@ set -u
 interp=$1
 shift
 here=$(cd "$(dirname "$0")" && pwd)
-corpus=$here/../../shared/corpus
+corpus=${VINTERP_CORPUS:-$here/../../shared/corpus}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 groups=$(nproc 2>/dev/null || echo 2)
-[ "$groups" -gt 4 ] && groups=4
+[ "$groups" -gt 16 ] && groups=16
 [ "$groups" -lt 1 ] && groups=1
 
 # run_corpus.py takes names as prefixes, so a name that begins another
