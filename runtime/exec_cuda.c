@@ -92,7 +92,7 @@ typedef struct {
     int64_t host_max[NFAM];
     int strategy;               /* ST_* */
     /* figures */
-    int64_t runs[NRUN];         /* reductions and scans, by how they ran */
+    int64_t runs[NRUN];         /* reductions, scans and filters, by how they ran */
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
     double transfer_seconds;
@@ -374,9 +374,10 @@ static void temps_table(CudaExec *c, Temps *t, int n)
  * elements on average for a reduction, 32 for a scan: a group would idle),
  * a warp when they are up to a few hundred, a block when longer and there
  * are enough of them to fill the device; few long segments go to the
- * primitive (its chunked strategy spreads a segment over many blocks). One segment, or none, is the
- * unsegmented case: a grid-wide reduce or scan. Float MAX/MIN only run
- * sequentially per segment or in the primitive (cg_tree_safe). */
+ * primitive (its chunked strategy spreads a segment over many blocks).
+ * One segment, or none, is the unsegmented case: a grid-wide reduce or
+ * scan. Float MAX/MIN only run sequentially per segment or in the
+ * primitive (cg_tree_safe). */
 static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m)
 {
     int tree = cg_tree_safe(s), st = c->strategy;
@@ -806,26 +807,6 @@ static const char *phase2(LcuSoacKind s)
     }
 }
 
-/* Whether the generated text of S has entry point P (translate/cg_cuda.c). */
-static int has_entry(const LcuSoac *s, int p)
-{
-    LcuSoacKind k = s->kind;
-    int redscan = k == LS_REDUCE || k == LS_SCAN || k == LS_SEG_REDUCE || k == LS_SEG_SCAN;
-    int tree = redscan && cg_tree_safe(s);
-    switch (p) {
-    case EP_MAIN: return phase1(k) != NULL;
-    case EP_PACK: return phase2(k) != NULL;
-    case EP_RED: return tree;
-    case EP_SCAN3: return tree && (k == LS_SCAN || k == LS_SEG_SCAN);
-    case EP_SRED1: return k == LS_SEG_REDUCE;
-    case EP_SREDW: case EP_SREDB: return k == LS_SEG_REDUCE && tree;
-    case EP_SSCAN1: return k == LS_SEG_SCAN;
-    case EP_SSCANW: case EP_SSCANB: return k == LS_SEG_SCAN && tree;
-    case EP_FCOUNT: case EP_FPACK: return k == LS_FILTER || k == LS_PARTITION || k == LS_SEG_FILTER;
-    }
-    return 0;
-}
-
 static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
                         size_t msglen)
 {
@@ -908,7 +889,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
                     const char *sfx = p == EP_MAIN ? phase1(kk->soacs[j]->kind)
                                       : p == EP_PACK ? phase2(kk->soacs[j]->kind)
                                                      : ep_suffix[p];
-                    if (!sfx || !has_entry(kk->soacs[j], p))
+                    if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
                         continue;
                     snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
                     if (!(en[(size_t)j * NEP + p] = c->dev->func(c->dev, mod, ep))) {

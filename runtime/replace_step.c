@@ -128,12 +128,16 @@ void undo_log_rollback(UndoLog *log)
                 VI(e->v)[e->pos[k]] = (int32_t)(uint32_t)e->old[k];
         }
         if (e->dev && val_on_device(e->v)) {
-            /* newest first: one element at a time, so that a position
-             * written twice ends with its oldest value */
-            for (int64_t k = e->m - 1; k >= 0; k--) {
+            /* one write of the old elements (an entry's positions are
+             * distinct: the device path takes sane descriptors only) */
+            size_t es = val_esize((ValType)e->v->type);
+            char *buf = xmalloc((size_t)e->m * es);
+            for (int64_t k = 0; k < e->m; k++) {
                 int32_t x = (int32_t)(uint32_t)e->old[k];
-                val_dev_elems(e->v, &e->pos[k], 1, e->v->type == VT_FLOAT ? (void *)&e->old[k] : (void *)&x, 1);
+                memcpy(buf + (size_t)k * es, es == 8 ? (const void *)&e->old[k] : (const void *)&x, es);
             }
+            val_dev_elems(e->v, e->pos, e->m, buf, 1);
+            free(buf);
         }
     }
     undo_log_clear(log);

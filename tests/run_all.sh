@@ -56,6 +56,12 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
         tail -n 1 "$log"
         count
     done
+    echo "== errors programs, cuda backend on the emulated device"
+    VINTERP_BACKEND=cuda VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
+        VINTERP_CUDA_HOST_MAX_LIB=0 python3 "$here/run_golden.py" "$here/errors" "$interp" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 60
+    tail -n 1 "$log"
+    count
     echo "== generated programs: cpu and cuda (emulated, every strategy) against ref"
     python3 "$here/run_diff_random.py" "$interp" -n 10 >"$log" 2>&1
     grep -v ' passed, ' "$log" | head -n 40

@@ -24,6 +24,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void head(CgBuf *b, const char *name, int j, const char *phase, const char *extra)
 {
@@ -532,6 +533,36 @@ static void emit_seg_permute(CgBuf *b, const char *name, int j, const LcuSoac *s
     call(b, name, j, "pull", "sg");
     out_args(b, 0, s->nres, "d0 + jx");
     cg_puts(b, ");\n    }\n}\n");
+}
+
+int cg_cuda_has_entry(const LcuSoac *s, const char *p)
+{
+    LcuSoacKind k = s->kind;
+    int redscan = k == LS_REDUCE || k == LS_SCAN || k == LS_SEG_REDUCE || k == LS_SEG_SCAN;
+    int tree = redscan && cg_tree_safe(s);
+#define IS(x) (strcmp(p, x) == 0)
+    if (IS("map"))
+        return k == LS_MAP || k == LS_ONCE;
+    if (IS("claim") || IS("perm"))
+        return k == LS_PERMUTE || k == LS_SEG_PERMUTE;
+    if (IS("flags") || IS("pack") || IS("fcount") || IS("fpack"))
+        return k == LS_FILTER || k == LS_PARTITION || k == LS_SEG_FILTER;
+    if (IS("vals"))
+        return redscan;
+    if (IS("red"))
+        return tree;
+    if (IS("scan3"))
+        return tree && (k == LS_SCAN || k == LS_SEG_SCAN);
+    if (IS("sred1"))
+        return k == LS_SEG_REDUCE;
+    if (IS("sredw") || IS("sredb"))
+        return k == LS_SEG_REDUCE && tree;
+    if (IS("sscan1"))
+        return k == LS_SEG_SCAN;
+    if (IS("sscanw") || IS("sscanb"))
+        return k == LS_SEG_SCAN && tree;
+#undef IS
+    return 0;
 }
 
 int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars,

@@ -160,6 +160,11 @@ int cg_map_segvar(const LcuSoac *s, const LcuVarType *types);
  * last bits (checked to a relative tolerance). */
 int cg_tree_safe(const LcuSoac *s);
 
+/* 1 when the CUDA text of S has the entry point P_<PHASE> ("map",
+ * "claim", "perm", "vals", "red", "scan3", "sred1", ... as listed above):
+ * the runtime looks up exactly these (cg_cuda.c, beside the emitters). */
+int cg_cuda_has_entry(const LcuSoac *s, const char *phase);
+
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */
 void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out);
