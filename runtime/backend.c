@@ -13,16 +13,36 @@
 #include "vcode/optable.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+/* Block states. Tiered: PROFILE -> QUEUED (the worker translates and
+ * builds) -> READY (the main thread loads it at the next entry) -> FUSED,
+ * or INTERP for good (not plannable, failed, demoted). Untiered:
+ * PROFILE means "not translated yet". */
+enum { BS_PROFILE = 0, BS_FUSED = 1, BS_INTERP = 2, BS_QUEUED = 3, BS_READY = 4, BS_FAILED = 5 };
+
 typedef struct {
-    int state;          /* 0 not translated, 1 planned, 2 interpret */
+    atomic_int state;   /* BS_*; the worker writes QUEUED -> READY|FAILED */
+    int planned;        /* plan holds a plan (to free) */
     BlockPlan plan;
     int64_t runs, fallbacks;
     int64_t *launches;  /* --profile: per plan step */
     double *seconds;
+    /* the tier profile (main thread) */
+    int nin;            /* stack inputs; -1 not known yet */
+    int demoted;
+    int64_t entries, big_runs, work, elements;
+    int64_t interp_work, fused_work, fused_timed, short_runs;
+    double interp_secs, fused_secs;
+    int64_t promoted_entry;     /* entries when promoted */
+    double promoted_t, ready_t, installed_t;  /* seconds since the start; < 0: never */
+    /* the worker's figures (read after READY/FAILED) */
+    double translate_s, compile_s;
+    int compiled, hits;
+    char why[160];      /* why it failed */
 } BlockEntry;
 
 struct Backend {
@@ -46,8 +66,17 @@ struct Backend {
     int rp_start, rp_end;
     RandState rp_rand;
     UndoLog undo;       /* in-place REPLACEs of the block now running */
+    /* tiers */
+    int tiered;         /* blocks promoted one by one (cpu, cuda unless --tier=eager) */
+    TierWorker *worker;
+    BlockPlan **bg_plans, **fg_plans;   /* one-block plan lists: the worker's, the main thread's */
+    double t_start;
+    int64_t promotions, installs, demotions, failures, abandoned;
+    int worker_stuck;   /* the worker did not stop in time */
+    double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
+    int64_t interp_work, tr_instrs;
     int64_t replace_inplace, replace_copied;
-    double translate_seconds, ilp_seconds, kernel_seconds, host_seconds;
+    double kernel_seconds, host_seconds;
 };
 
 static double now(void)
@@ -57,8 +86,9 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Translate block K (state 0 -> 1, or 2 when it cannot be planned). */
-static void translate_block(Backend *b, int k)
+/* Plan block K into its entry: 0, or -1 (not plannable). Touches only the
+ * entry: the worker runs it too. */
+static int plan_block(Backend *b, int k)
 {
     BlockEntry *e = &b->entries[k];
     PlanOptions po;
@@ -72,12 +102,20 @@ static void translate_block(Backend *b, int k)
         if (b->opt.trace)
             fprintf(b->opt.trace, "== block at line %d not planned: %s\n", b->prog->code[b->blocks[k].start].line,
                     msg);
-        e->state = 2;
-        return;
+        snprintf(e->why, sizeof e->why, "not planned: %.140s", msg);
+        return -1;
     }
-    b->translate_seconds += e->plan.translate_seconds;
-    b->ilp_seconds += e->plan.fr.seconds;
-    e->state = 1;
+    e->planned = 1;
+    e->translate_s = e->plan.translate_seconds;
+    return 0;
+}
+
+/* Translate block K (state PROFILE -> FUSED, or INTERP when it cannot be
+ * planned). */
+static void translate_block(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    atomic_store(&e->state, plan_block(b, k) == 0 ? BS_FUSED : BS_INTERP);
 }
 
 Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen)
@@ -96,19 +134,28 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     for (int i = 0; i < p->ncode; i++)
         b->block_at[i] = -1;
     for (int k = 0; k < b->nblocks; k++) {
+        b->entries[k].nin = -1;
+        b->entries[k].promoted_t = b->entries[k].ready_t = b->entries[k].installed_t = -1.0;
         if (b->blocks[k].nvector > 0)
             b->block_at[b->blocks[k].start] = k;
         else
-            b->entries[k].state = 2;
+            atomic_store(&b->entries[k].state, BS_INTERP);
     }
-    if (x->eager) {
+    b->t_start = now();
+    b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
+    if (b->tiered) {
+        b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
+        b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
+        if (!b->bg_plans || !b->fg_plans)
+            rt_fatal("out of host memory");
+    } else if (x->eager) {
         BlockPlan **plans = calloc((size_t)b->nblocks + 1, sizeof *plans);
         if (!plans)
             rt_fatal("out of host memory");
         for (int k = 0; k < b->nblocks; k++) {
-            if (b->entries[k].state == 0)
+            if (atomic_load(&b->entries[k].state) == BS_PROFILE)
                 translate_block(b, k);
-            plans[k] = b->entries[k].state == 1 ? &b->entries[k].plan : NULL;
+            plans[k] = atomic_load(&b->entries[k].state) == BS_FUSED ? &b->entries[k].plan : NULL;
         }
         int rc = x->prepare(x, p, b->nblocks, plans, msg, msglen);
         free(plans);
@@ -383,15 +430,260 @@ static void replay_block(void *arg)
     interp_exec_range(b->rp_it, b->rp_start, b->rp_end);
 }
 
+/* ---- tiers ---------------------------------------------------------------- */
+
+/* The worker's job: plan block K and build its code into the cache. */
+static void tier_job(void *arg, int k)
+{
+    Backend *b = arg;
+    BlockEntry *e = &b->entries[k];
+    if (tier_worker_stopping(b->worker))
+        return;
+    if (!e->planned && plan_block(b, k) < 0) {
+        atomic_store_explicit(&e->state, BS_FAILED, memory_order_release);
+        return;
+    }
+    if (tier_worker_stopping(b->worker))
+        return;
+    ExecBuildStats st;
+    memset(&st, 0, sizeof st);
+    b->bg_plans[k] = &e->plan;
+    char msg[400] = "";
+    int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
+    b->bg_plans[k] = NULL;
+    e->compile_s = st.compile_seconds;
+    e->compiled = st.compiled;
+    e->hits = st.hits;
+    if (rc != 0)
+        snprintf(e->why, sizeof e->why, "%s: %.100s", tier_worker_stopping(b->worker) ? "abandoned at the end" : "build failed", msg);
+    e->ready_t = now() - b->t_start;
+    atomic_store_explicit(&e->state, rc == 0 ? BS_READY : BS_FAILED, memory_order_release);
+}
+
+static void tier_trace(const Backend *b, int k, const char *what)
+{
+    const BlockEntry *e = &b->entries[k];
+    const Block *bl = &b->blocks[k];
+    fprintf(b->opt.tier.trace, "tier: %.6f s: block %d (lines %d-%d, %s): %s after %lld entries, work %lld%s%s\n",
+            now() - b->t_start, k, b->prog->code[bl->start].line, b->prog->code[bl->end - 1].line,
+            b->prog->funcs[bl->func].name, what, (long long)e->entries, (long long)e->work, e->why[0] ? "; " : "",
+            e->why);
+}
+
+/* Load block K's code (on the main thread): READY -> FUSED, or INTERP. */
+static void tier_install(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    if (e->planned) { /* what translation costs, for tier_promote's estimate */
+        b->tr_secs += e->translate_s;
+        b->tr_instrs += b->blocks[k].nvector;
+    }
+    char msg[400] = "";
+    b->fg_plans[k] = &e->plan;
+    int rc = b->x->prepare(b->x, b->prog, b->nblocks, b->fg_plans, msg, sizeof msg);
+    b->fg_plans[k] = NULL;
+    e->installed_t = now() - b->t_start;
+    if (rc != 0) {
+        snprintf(e->why, sizeof e->why, "load failed: %.140s", msg);
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return;
+    }
+    b->installs++;
+    atomic_store(&e->state, BS_FUSED);
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "fused code installed");
+}
+
+/* Is block K's code already in the kernel cache? (Its plan is built.) */
+static int tier_cached(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    ExecBuildStats st;
+    memset(&st, 0, sizeof st);
+    st.probe = 1;
+    char msg[400];
+    b->fg_plans[k] = &e->plan;
+    int rc = b->x->build(b->x, b->nblocks, b->fg_plans, &st, msg, sizeof msg);
+    b->fg_plans[k] = NULL;
+    return rc == 0;
+}
+
+/* Promote block K, whose run now has W work. The worker translates and
+ * compiles it while the interpreter goes on. But when translating it here
+ * is predicted to cost under 2% of interpreting this run, it is translated
+ * at once, and code already in the kernel cache (an earlier run of the
+ * program) is used for this very run: a block that runs once over long
+ * vectors gets its fused code whenever the cache has it. */
+static void tier_promote(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    e->promoted_entry = e->entries;
+    e->promoted_t = now() - b->t_start;
+    b->promotions++;
+    if (b->opt.tier.mode == TIER_BACKGROUND) {
+        double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
+        double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
+        if ((double)b->blocks[k].nvector * tr_rate <= 0.02 * (double)w * interp_rate) {
+            if (plan_block(b, k) < 0) {
+                b->failures++;
+                atomic_store(&e->state, BS_INTERP);
+                if (b->opt.tier.trace)
+                    tier_trace(b, k, "stays interpreted");
+                return;
+            }
+            if (tier_cached(b, k)) {
+                e->hits = 1;
+                e->ready_t = now() - b->t_start;
+                if (b->opt.tier.trace)
+                    tier_trace(b, k, "promoted, its code in the cache");
+                tier_install(b, k);
+                return;
+            }
+        }
+    }
+    if (b->opt.tier.mode == TIER_SYNC) {
+        atomic_store(&e->state, BS_QUEUED);
+        tier_job(b, k);
+        if (atomic_load(&e->state) == BS_READY)
+            tier_install(b, k);
+        else {
+            b->failures++;
+            atomic_store(&e->state, BS_INTERP);
+            if (b->opt.tier.trace)
+                tier_trace(b, k, "stays interpreted");
+        }
+        return;
+    }
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b))) {
+        atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
+        return;
+    }
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "promoted");
+    atomic_store(&e->state, BS_QUEUED);
+    tier_worker_push(b->worker, k);
+}
+
+/* The number of stack inputs of block K, from its dataflow graph; -1 when
+ * the block cannot be expressed as one (it is then always interpreted). */
+static int block_inputs(const Backend *b, int k)
+{
+    Dfg g;
+    memset(&g, 0, sizeof g);
+    if (dfg_build(b->prog, &b->blocks[k], &g) < 0)
+        return -1;
+    int nin = g.nin;
+    dfg_free(&g);
+    return nin;
+}
+
+/* The largest element count among the block's NIN inputs on the stack. */
+static int64_t largest_input(const Interp *it, int nin)
+{
+    int64_t m = 0;
+    for (int j = 0; j < nin && j < it->sp; j++) {
+        const Value *v = it->stk[it->sp - 1 - j];
+        int64_t n = v->type == VT_SEGDES ? (v->n > v->len ? v->n : v->len) : v->type == VT_PAIR ? 0 : v->len;
+        if (n > m)
+            m = n;
+    }
+    return m;
+}
+
+/* A tiered block's entry in any state but FUSED: profile it, promote it,
+ * install its code. Returns the pc after the block when it ran here, -1
+ * when the interpreter runs it, -2 when it is to run fused now. */
+static int tier_entry(Backend *b, Interp *it, int k, int st)
+{
+    BlockEntry *e = &b->entries[k];
+    if (st == BS_READY) {
+        tier_install(b, k);
+        if (atomic_load(&e->state) == BS_FUSED)
+            return -2;
+        return -1;
+    }
+    if (st == BS_FAILED) {
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return -1;
+    }
+    if (e->nin < 0 && (e->nin = block_inputs(b, k)) < 0) {
+        atomic_store(&e->state, BS_INTERP);
+        return -1;
+    }
+    e->entries++;
+    int64_t len = largest_input(it, e->nin);
+    e->elements += len;
+    if (len < b->opt.tier.min_len) {
+        e->short_runs++;
+        return -1;
+    }
+    int64_t w = len * b->blocks[k].nvector;
+    e->big_runs++;
+    e->work += w;
+    if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && e->work >= b->opt.tier.work) {
+        tier_promote(b, k, w);
+        if (atomic_load(&e->state) == BS_FUSED)
+            return -2;
+    }
+    if (it->opt.max_steps || it->opt.progress)
+        return -1; /* the interpreter loop counts the instructions */
+    /* Interpreted here, timed: the fused code must beat this. */
+    double t0 = now();
+    interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+    double dt = now() - t0;
+    e->interp_secs += dt;
+    e->interp_work += w;
+    b->interp_secs += dt;
+    b->interp_work += w;
+    return b->blocks[k].end;
+}
+
+/* After a fused run of W work in DT seconds: back to the interpreter for
+ * good when the fused runs are the slower per unit of work (the first
+ * fused run, which pays for page faults and thread start-up, is not
+ * counted). Checked at the 3rd, 4th, 8th, 16th, ... timed run. */
+static void tier_judge(Backend *b, int k, int64_t w, double dt)
+{
+    BlockEntry *e = &b->entries[k];
+    if (e->runs == 0)
+        return;
+    e->fused_work += w;
+    e->fused_secs += dt;
+    e->fused_timed++;
+    int64_t n = e->fused_timed;
+    if (n < 3 || (n > 4 && (n & (n - 1))) || e->interp_work == 0 || e->fused_work == 0)
+        return;
+    if (e->fused_secs / (double)e->fused_work > e->interp_secs / (double)e->interp_work) {
+        e->demoted = 1;
+        b->demotions++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "demoted: its fused runs are slower than the interpreter's");
+    }
+}
+
 int backend_run_block(Backend *b, Interp *it, int pc)
 {
     int k = b->block_at[pc];
     BlockEntry *e = &b->entries[k];
-    if (e->state == 2)
+    int st = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (st == BS_INTERP)
         return -1;
-    if (e->state == 0) {
+    if (b->tiered) {
+        if (st != BS_FUSED) {
+            int r = tier_entry(b, it, k, st);
+            if (r != -2)
+                return r;
+        }
+    } else if (st == BS_PROFILE) {
         translate_block(b, k);
-        if (e->state == 2)
+        if (atomic_load(&e->state) == BS_INTERP)
             return -1;
     }
     BlockPlan *bp = &e->plan;
@@ -415,6 +707,17 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     for (int q = 0; q < bp->shapes.nq; q++)
         b->classval[q] = -1;
     b->classval[shape_find(&bp->shapes, bp->shapes.one)] = 1;
+    /* The dispatch rule: a short run is interpreted. */
+    int64_t len = 0;
+    double t_run = 0.0;
+    if (b->tiered) {
+        len = largest_input(it, g->nin);
+        if (len < b->opt.tier.min_len) {
+            e->short_runs++;
+            return -1;
+        }
+        t_run = now();
+    }
     /* Inputs: the types the plan assumed, and consistent lengths. */
     for (int j = 0; j < g->nin; j++) {
         Value *v = it->stk[it->sp - 1 - j];
@@ -511,21 +814,120 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         if (ins != saved)
             free(ins);
     }
+    if (b->tiered) {
+        e->entries++;
+        e->elements += len;
+        e->big_runs++;
+        e->work += len * b->blocks[k].nvector;
+        tier_judge(b, k, len * b->blocks[k].nvector, now() - t_run);
+    }
     e->runs++;
     return bp->blk.end;
+}
+
+void backend_end_run(Backend *b)
+{
+    if (!b->worker)
+        return;
+    int r = tier_worker_stop(b->worker);
+    b->worker = NULL;
+    if (r < 0)
+        b->worker_stuck = 1;
+    else
+        b->abandoned += r;
+}
+
+/* A plan that is there to read (not one the worker may still write). */
+static int plan_readable(const Backend *b, const BlockEntry *e)
+{
+    int st = atomic_load(&e->state);
+    return e->planned && !(b->worker_stuck && st == BS_QUEUED);
+}
+
+static void tier_report(const Backend *b, FILE *f)
+{
+    const TierOptions *t = &b->opt.tier;
+    int64_t queued = 0, fused = 0, never = 0;
+    double compile = 0.0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        int st = atomic_load(&e->state);
+        queued += st == BS_QUEUED || st == BS_READY;
+        fused += st == BS_FUSED;
+        never += e->promoted_t < 0 && e->entries > 0;
+        if (plan_readable(b, e))
+            compile += e->compile_s;
+    }
+    fprintf(f, "stats: tiers (%s; promote at work %lld, runs under %lld elements interpreted): %lld promoted, "
+               "%lld installed, %lld demoted, %lld failed, %lld not ready by the end (%lld abandoned), %lld blocks "
+               "run only interpreted; background compile %.6f s\n",
+            tier_mode_name(t->mode), (long long)t->work, (long long)t->min_len, (long long)b->promotions,
+            (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
+            (long long)b->abandoned, (long long)never, compile);
+    (void)fused;
+    /* Per block: the promoted ones, then the busiest of the others. */
+    int top[8], ntop = 0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (e->promoted_t >= 0 || !e->entries)
+            continue;
+        int at = ntop < 8 ? ntop++ : 8;
+        while (at > 0 && b->entries[top[at - 1]].elements < e->elements) {
+            if (at < 8)
+                top[at] = top[at - 1];
+            at--;
+        }
+        if (at < 8)
+            top[at] = k;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? ntop : b->nblocks;
+        for (int i = 0; i < n; i++) {
+            int k = pass ? top[i] : i;
+            const BlockEntry *e = &b->entries[k];
+            if (!pass && e->promoted_t < 0)
+                continue;
+            int st = atomic_load(&e->state);
+            const char *tier = st == BS_FUSED ? "fused" : e->demoted ? "demoted" : st == BS_QUEUED ? "compiling"
+                               : st == BS_READY ? "ready, unused" : "interpreted";
+            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short), %lld elements, "
+                       "%lld fused runs",
+                    k, b->prog->code[b->blocks[k].start].line, b->prog->code[b->blocks[k].end - 1].line,
+                    b->prog->funcs[b->blocks[k].func].name, tier, (long long)e->entries, (long long)e->short_runs,
+                    (long long)e->elements, (long long)e->runs);
+            if (e->promoted_t >= 0) {
+                fprintf(f, "; promoted at entry %lld (%.6f s)", (long long)e->promoted_entry, e->promoted_t);
+                if (plan_readable(b, e) && (st != BS_QUEUED))
+                    fprintf(f, ", translated in %.6f s, compiled in %.6f s (%d compiled, %d cache hits)",
+                            e->translate_s, e->compile_s, e->compiled, e->hits);
+                if (e->installed_t >= 0)
+                    fprintf(f, ", in use from %.6f s", e->installed_t);
+                else
+                    fprintf(f, ", code not ready in time");
+            }
+            if (e->interp_work && e->fused_work)
+                fprintf(f, "; ns per element-instruction: interpreted %.3f, fused %.3f",
+                        1e9 * e->interp_secs / (double)e->interp_work, 1e9 * e->fused_secs / (double)e->fused_work);
+            if (e->why[0])
+                fprintf(f, "; %s", e->why);
+            fputc('\n', f);
+        }
+    }
 }
 
 void backend_report(const Backend *b, FILE *f)
 {
     int planned = 0, kb = 0, ka = 0, ab = 0, aa = 0, fellback = 0;
     int big_vars = 0, big_cons = 0;
-    double big_time = 0.0, max_time = 0.0;
+    double big_time = 0.0, max_time = 0.0, translate = 0.0, ilp = 0.0;
     int64_t fallbacks = 0;
     for (int k = 0; k < b->nblocks; k++) {
         const BlockEntry *e = &b->entries[k];
         fallbacks += e->fallbacks;
-        if (e->state != 1)
+        if (!plan_readable(b, e))
             continue;
+        translate += e->plan.translate_seconds;
+        ilp += e->plan.fr.seconds;
         planned++;
         kb += e->plan.kernels_unfused;
         ka += e->plan.kernels_fused;
@@ -550,12 +952,14 @@ void backend_report(const Backend *b, FILE *f)
             (long long)b->replace_copied);
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
                "solved in %.6f s; slowest ILP %.6f s; %d blocks fell back to the greedy schedule\n",
-            b->translate_seconds, b->ilp_seconds, big_vars, big_cons, big_time, max_time, fellback);
+            translate, ilp, big_vars, big_cons, big_time, max_time, fellback);
     fprintf(f, "stats: executor %s: time in kernels %.6f s, in host steps %.6f s\n", b->x->name, b->kernel_seconds,
             b->host_seconds);
     if (b->opt.check)
         fprintf(f, "stats: --check: %lld block runs compared with the reference, no difference\n",
                 (long long)b->checked);
+    if (b->tiered)
+        tier_report(b, f);
     if (b->x->report)
         b->x->report(b->x, f);
     /* The busiest kernels. */
@@ -653,13 +1057,18 @@ void backend_free(Backend *b)
 {
     if (!b)
         return;
+    backend_end_run(b);
+    if (b->worker_stuck)
+        return; /* the worker still reads the backend: left to the exit */
     for (int k = 0; k < b->nblocks; k++) {
         free(b->entries[k].launches);
         free(b->entries[k].seconds);
     }
     for (int k = 0; k < b->nblocks; k++)
-        if (b->entries[k].state == 1)
+        if (b->entries[k].planned)
             plan_free(&b->entries[k].plan);
+    free(b->bg_plans);
+    free(b->fg_plans);
     free(b->entries);
     free(b->blocks);
     free(b->block_at);

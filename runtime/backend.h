@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include "runtime/executor.h"
 #include "runtime/interp.h"
+#include "runtime/tier.h"
 
 typedef struct Backend Backend;
 
@@ -23,18 +24,23 @@ typedef struct {
     double ilp_timeout; /* seconds */
     int check;          /* --check: the reference runs beside, block by block */
     double check_rel;   /* --check-rel: float tolerance, relative */
+    TierOptions tier;   /* --tier and its thresholds (cpu, cuda; lcu translates every block it meets) */
 } BackendOptions;
 
 /* A backend for program P (already inlined and checked) whose kernels run
- * with executor X (the backend owns it). An eager executor gets every
- * block's plan before the run; when its prepare fails, backend_new returns
- * NULL with the reason in MSG (and X is freed). */
+ * with executor X (the backend owns it). Under --tier=eager an eager
+ * executor gets every block's plan before the run; when its prepare
+ * fails, backend_new returns NULL with the reason in MSG (and X is freed).
+ * Otherwise blocks are promoted one by one (runtime/tier.h). */
 Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen);
 /* Block starts: block_at[pc] is a block index or -1. */
 const int *backend_block_map(const Backend *b);
 /* Run the block starting at PC. Returns the pc after it, or -1 when the
  * interpreter should run the block's instructions itself. */
 int backend_run_block(Backend *b, Interp *it, int pc);
+/* The run is over: stop the tier worker (queued blocks dropped, a
+ * compile in progress abandoned, a bounded wait). */
+void backend_end_run(Backend *b);
 /* -d stats summary. */
 void backend_report(const Backend *b, FILE *f);
 /* --profile: per fused kernel, launches and time (JSON when JSON). */

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "kernels/kernels.h"
+#include "runtime/executor.h"
 #include "runtime/jit.h"
 
 /* The primitives, with kernels.h's signatures. */
@@ -60,6 +61,10 @@ struct CudaDev {
     /* Compile (through the cache) and load a unit of generated CUDA;
      * returns a module, or NULL with MSG. */
     void *(*load)(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen);
+    /* Compile a unit into the kernel cache without loading it, so that a
+     * later load of the same text finds it (the tier thread: touches no
+     * state load or launch use). 0, or -1 with MSG. */
+    int (*build)(CudaDev *d, const char *src, size_t len, ExecBuildStats *st, char *msg, size_t msglen);
     /* An entry point of a module, or NULL. */
     void *(*func)(CudaDev *d, void *module, const char *name);
     /* Launch FN on GRID blocks of `block` threads with NARGS arguments (3

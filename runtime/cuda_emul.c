@@ -147,6 +147,18 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     return m;
 }
 
+static int em_build(CudaDev *d, const char *src, size_t len, ExecBuildStats *st, char *msg, size_t msglen)
+{
+    EmulDev *e = (EmulDev *)d;
+    JitStats js;
+    memset(&js, 0, sizeof js);
+    int rc = jit_build(&e->jo, JIT_CXX, src, len, &js, st->probe, msg, msglen);
+    st->compiled += js.compiled;
+    st->hits += js.hits;
+    st->compile_seconds += js.compile_seconds;
+    return rc;
+}
+
 static void *em_func(CudaDev *d, void *module, const char *name)
 {
     EmulDev *e = (EmulDev *)d;
@@ -218,6 +230,7 @@ static unsigned emul_block(void)
 
 CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
 {
+    jit_init();
     if (!jit_have(JIT_CXX)) {
         snprintf(why, len, "the emulated device needs a C++ compiler ('%s' not found; set VINTERP_CXX)",
                  getenv("VINTERP_CXX") && *getenv("VINTERP_CXX") ? getenv("VINTERP_CXX") : "c++");
@@ -244,6 +257,7 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     d->d2d = em_copy;
     d->memset0 = em_memset0;
     d->load = em_load;
+    d->build = em_build;
     d->func = em_func;
     d->launch = em_launch;
     d->error = em_error;

@@ -337,7 +337,11 @@ static void *keep_module(RealDev *r, void *mod, char *msg, size_t msglen)
 
 static const char *const rtc_opts_fixed[] = { "--std=c++17", "--fmad=false", "-default-device" };
 
-static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen)
+/* Find or compile SRC's cubin; LOAD: load it as a module (else only make
+ * sure the cache holds it: the tier thread, which then touches nothing
+ * but BST and the cache). */
+static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, ExecBuildStats *bst, char *msg,
+                     size_t msglen)
 {
     RealDev *r = (RealDev *)d;
     char archopt[48];
@@ -359,7 +363,21 @@ static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     free(kb);
     char dir[1024] = "", path[1200] = "";
     int cache = jit_dir(&r->jo, dir, sizeof dir);
-    if (cache == 0) {
+    if (!load && cache != 0) {
+        snprintf(msg, msglen, "internal error: a build without a cache");
+        return NULL;
+    }
+    if (!load) {
+        snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+        if (access(path, R_OK) == 0) {
+            bst->hits++;
+            return r;
+        }
+        if (bst->probe) {
+            snprintf(msg, msglen, "probe");
+            return NULL;
+        }
+    } else if (cache == 0) {
         snprintf(r->cache, sizeof r->cache, "%s", dir);
         snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
         /* the source beside the cubin, for people reading --check reports */
@@ -406,7 +424,10 @@ static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     }
     const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
     rc = r->rtc.CompileProgram(prog, 4, opts);
-    r->compile_seconds += now() - c0;
+    if (load)
+        r->compile_seconds += now() - c0;
+    else
+        bst->compile_seconds += now() - c0;
     if (rc != 0) {
         size_t ls = 0;
         r->rtc.GetProgramLogSize(prog, &ls);
@@ -431,12 +452,19 @@ static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
         return NULL;
     }
     r->rtc.DestroyProgram(&prog);
-    r->compiled++;
+    if (load)
+        r->compiled++;
+    else
+        bst->compiled++;
     if (cache == 0) {
         char tmp[1300];
-        snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, (unsigned)getpid());
+        snprintf(tmp, sizeof tmp, "%s.%u.%s.tmp", path, (unsigned)getpid(), load ? "l" : "b");
         if (write_all(tmp, cub, n) != 0 || rename(tmp, path) != 0)
             unlink(tmp); /* the cache is an optimisation: go on without it */
+    }
+    if (!load) {
+        free(cub);
+        return r;
     }
     if (r->compile_only) {
         free(cub);
@@ -451,6 +479,18 @@ static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
         return NULL;
     }
     return keep_module(r, mod, msg, msglen);
+}
+
+static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen)
+{
+    return rd_unit(d, src, len, 1, NULL, msg, msglen);
+}
+
+static int rd_build(CudaDev *d, const char *src, size_t len, ExecBuildStats *st, char *msg, size_t msglen)
+{
+    if (rd_unit(d, src, len, 0, st, msg, msglen))
+        return 0;
+    return st->probe && !strcmp(msg, "probe") ? 1 : -1;
 }
 
 static void rd_report(CudaDev *d, FILE *f)
@@ -623,6 +663,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->d2d = rd_d2d;
     d->memset0 = rd_memset0;
     d->load = rd_load;
+    d->build = rd_build;
     d->func = rd_func;
     d->launch = rd_launch;
     d->error = rd_error;

@@ -30,7 +30,10 @@ typedef struct {
     Executor base;
     JitOptions jo;
     JitStats js;
-    void *handle;
+    void **handles;             /* the loaded units */
+    char **paths;               /* per unit: its cached source ("" when not cached) */
+    int nhandles, units;
+    int *unit_of;               /* per block: its unit */
     char srcpath[1200];
     int nblocks;
     vk_kernel_fn **fns;         /* per block, per plan step; NULL: evaluator */
@@ -253,58 +256,115 @@ static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value
     free_scratch(c);
 }
 
-static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen)
+/* The unit of the kernels of PLANS (NULL entries skipped): its text, and
+ * per block and step the kernel's code (CODE may be NULL: text only). */
+static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated)
 {
-    (void)p;
-    CpuExec *c = (CpuExec *)x;
-    double t0 = now();
-    c->nblocks = nblocks;
-    c->fns = calloc((size_t)nblocks + 1, sizeof *c->fns);
-    c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
-    c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
     CgUnit *u = cg_unit_new(CG_C);
-    if (!c->fns || !c->code || !c->nsteps || !u)
+    if (!u)
         rt_fatal("out of host memory");
     char why[300];
     for (int k = 0; k < nblocks; k++) {
         const BlockPlan *bp = plans[k];
         if (!bp)
             continue;
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
+            kc->unique = -1;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
+                ++*generated;
+            else
+                ++*not_generated;
+            if (!code)
+                cg_kernel_code_free(kc);
+        }
+    }
+    return u;
+}
+
+/* Compile the unit of PLANS into the cache (the tier thread). */
+static int cpu_build(Executor *x, int nblocks, BlockPlan *const *plans, ExecBuildStats *st, char *msg, size_t msglen)
+{
+    CpuExec *c = (CpuExec *)x;
+    int gen = 0, notgen = 0;
+    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen);
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    JitStats js;
+    memset(&js, 0, sizeof js);
+    int rc = gen > 0 ? jit_build(&c->jo, JIT_C, text, len, &js, st->probe, msg, msglen) : 0;
+    cg_unit_free(u);
+    st->compiled += js.compiled;
+    st->hits += js.hits;
+    st->compile_seconds += js.compile_seconds;
+    return rc;
+}
+
+/* Generate, compile (or find) and load one unit for the blocks of PLANS;
+ * called once for every block (eager) or once per promoted block (tiers). */
+static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen)
+{
+    (void)p;
+    CpuExec *c = (CpuExec *)x;
+    double t0 = now();
+    if (!c->fns) {
+        c->nblocks = nblocks;
+        c->fns = calloc((size_t)nblocks + 1, sizeof *c->fns);
+        c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
+        c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
+        c->unit_of = calloc((size_t)nblocks + 1, sizeof *c->unit_of);
+        if (!c->fns || !c->code || !c->nsteps || !c->unit_of)
+            rt_fatal("out of host memory");
+    }
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        if (c->code[k])
+            rt_fatal("cpu: internal error: block %d prepared twice", k);
         c->nsteps[k] = bp->nsteps;
         c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
         if (!c->code[k])
             rt_fatal("out of host memory");
-        for (int s = 0; s < bp->nsteps; s++) {
+        for (int s = 0; s < bp->nsteps; s++)
             c->code[k][s].unique = -1;
-            if (bp->steps[s].kind != STEP_KERNEL)
-                continue;
-            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, &c->code[k][s], why, sizeof why) == 0)
-                c->kernels_generated++;
-            else
-                c->kernels_not_generated++;
-        }
     }
+    CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated);
     size_t len = 0;
     const char *text = cg_unit_text(u, &len);
-    c->unit_bytes = len;
-    c->kernels_distinct = cg_unit_distinct(u);
-    c->generate_seconds = now() - t0;
+    c->unit_bytes += len;
+    int nd = cg_unit_distinct(u);
+    c->kernels_distinct += nd;
+    c->units++;
+    c->generate_seconds += now() - t0;
     int rc = 0;
-    if (c->kernels_generated > 0) {
-        c->handle = jit_load_c(&c->jo, text, len, &c->js, c->srcpath, sizeof c->srcpath, msg, msglen);
-        if (!c->handle)
+    void *handle = NULL;
+    if (nd > 0) {
+        handle = jit_load_c(&c->jo, text, len, &c->js, c->srcpath, sizeof c->srcpath, msg, msglen);
+        if (!handle)
             rc = -1;
+        else {
+            void **hs = realloc(c->handles, (size_t)(c->nhandles + 1) * sizeof *hs);
+            char **ps = hs ? realloc(c->paths, (size_t)(c->nhandles + 1) * sizeof *ps) : NULL;
+            if (hs)
+                c->handles = hs;
+            if (!ps || !(ps[c->nhandles] = strdup(c->srcpath)))
+                rt_fatal("out of host memory");
+            c->paths = ps;
+            c->handles[c->nhandles++] = handle;
+        }
     }
     cg_unit_free(u);
     /* The distinct functions, each looked up once. */
-    int nd = c->kernels_distinct;
     vk_kernel_fn *byid = calloc((size_t)nd + 1, sizeof *byid);
     if (!byid)
         rt_fatal("out of host memory");
     char name[32];
     for (int i = 0; i < nd && rc == 0; i++) {
         cg_unique_name(name, sizeof name, i);
-        void *sym = dlsym(c->handle, name);
+        void *sym = dlsym(handle, name);
         if (!sym) {
             snprintf(msg, msglen, "generated unit lacks %s", name);
             rc = -1;
@@ -313,9 +373,10 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
         memcpy(&byid[i], &sym, sizeof sym);
     }
     for (int k = 0; k < nblocks && rc == 0; k++) {
-        if (!c->code[k])
+        if (!plans[k] || !c->code[k])
             continue;
         c->fns[k] = calloc((size_t)c->nsteps[k] + 1, sizeof **c->fns);
+        c->unit_of[k] = c->nhandles - 1;
         if (!c->fns[k])
             rt_fatal("out of host memory");
         for (int s = 0; s < c->nsteps[k]; s++)
@@ -333,7 +394,8 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
         return NULL;
     char name[32];
     cg_unique_name(name, sizeof name, c->code[block][step].unique);
-    snprintf(buf, len, "%s, function %s", c->srcpath[0] ? c->srcpath : "(not cached: --no-cache)", name);
+    const char *path = c->paths[c->unit_of[block]];
+    snprintf(buf, len, "%s, function %s", path[0] ? path : "(not cached: --no-cache)", name);
     return buf;
 }
 
@@ -341,9 +403,9 @@ static void cpu_report(Executor *x, FILE *f)
 {
     CpuExec *c = (CpuExec *)x;
     fprintf(f, "stats: cpu: %d kernels generated, %d distinct (%d left to the evaluator, %lld evaluator launches), "
-               "unit of %zu bytes generated in %.6f s\n",
+               "%d units of %zu bytes in all generated in %.6f s\n",
             c->kernels_generated, c->kernels_distinct, c->kernels_not_generated, (long long)c->evaluator_launches,
-            c->unit_bytes, c->generate_seconds);
+            c->units, c->unit_bytes, c->generate_seconds);
     fprintf(f, "stats: cpu: kernel cache: %d units compiled, %d cache hits, %d entries rejected; compile %.6f s, "
                "load %.6f s; cache %s\n",
             c->js.compiled, c->js.hits, c->js.rejected, c->js.compile_seconds, c->js.load_seconds,
@@ -366,8 +428,13 @@ static void cpu_free(Executor *x)
     free(c->nsteps);
     free(c->lenv);
     free(c->v);
-    if (c->handle)
-        dlclose(c->handle);
+    for (int i = 0; i < c->nhandles; i++) {
+        dlclose(c->handles[i]);
+        free(c->paths[i]);
+    }
+    free(c->handles);
+    free(c->paths);
+    free(c->unit_of);
     free(c);
 }
 
@@ -379,11 +446,13 @@ Executor *exec_cpu_new(const JitOptions *o)
     c->base.name = "cpu";
     c->base.eager = 1;
     c->base.prepare = cpu_prepare;
+    c->base.build = cpu_build;
     c->base.run_kernel = cpu_run;
     c->base.where = cpu_where;
     c->base.report = cpu_report;
     c->base.free = cpu_free;
     c->jo = *o;
+    jit_init();
     c->cx.alloc = cb_alloc;
     c->cx.seal = cb_seal;
     c->cx.lib = cb_lib;

@@ -85,7 +85,11 @@ typedef struct {
     CgKernelCode **code;        /* per block, per step */
     int *nsteps;                /* per block: plan steps (0: not planned) */
     Entry **ent;                /* per distinct kernel: per SOAC, NEP entry points (EP_*) */
-    int ndistinct;
+    int ndistinct;              /* over all units */
+    int *ubase;                 /* per block: its unit's first index in ent */
+    char **upath;               /* per block: its unit's cached source (in paths_owned) */
+    char **paths_owned;         /* per unit */
+    int units, npaths;
     int kernels_generated, kernels_not_generated;
     size_t unit_bytes;
     double generate_seconds, load_seconds;
@@ -775,7 +779,7 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
     if (c->dev->memset0(c->dev, c->er_d, 4 * sizeof *c->er_d) != 0)
         dev_fail(c, "clearing the error record");
     for (int j = 0; j < kc->canon->nsoacs; j++)
-        run_soac(c, kc->unique, j, kc->canon->soacs[j]);
+        run_soac(c, c->ubase[block] + kc->unique, j, kc->canon->soacs[j]);
     unsigned long long er[4];
     d2h(c, er, c->er_d, sizeof er);
     if (er[0])
@@ -807,6 +811,52 @@ static const char *phase2(LcuSoacKind s)
     }
 }
 
+/* The CUDA unit of the kernels of PLANS (NULL entries skipped); CODE per
+ * block and step, or NULL (text only). */
+static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated)
+{
+    CgUnit *u = cg_unit_new(CG_CUDA);
+    if (!u)
+        rt_fatal("out of host memory");
+    char why[300];
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
+            kc->unique = -1;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
+                ++*generated;
+            else
+                ++*not_generated;
+            if (!code)
+                cg_kernel_code_free(kc);
+        }
+    }
+    return u;
+}
+
+/* The tier thread: the host path's unit and the CUDA unit into the cache. */
+static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, ExecBuildStats *st, char *msg, size_t msglen)
+{
+    CudaExec *c = (CudaExec *)x;
+    int inner = c->inner->build ? c->inner->build(c->inner, nblocks, plans, st, msg, msglen) : 0;
+    if (inner < 0 || (inner > 0 && st->probe))
+        return inner;
+    int gen = 0, notgen = 0;
+    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen);
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    int rc = gen > 0 ? c->dev->build(c->dev, text, len, st, msg, msglen) : 0;
+    cg_unit_free(u);
+    return rc;
+}
+
+/* One unit for the blocks of PLANS: the host path's, then the CUDA text
+ * compiled and loaded, and the entry points of its distinct kernels. */
 static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
                         size_t msglen)
 {
@@ -814,85 +864,101 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     if (!c->compile_only && c->inner->prepare && c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
         return -1;
     double t0 = now();
-    c->nblocks = nblocks;
-    c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
-    c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
-    CgUnit *u = cg_unit_new(CG_CUDA);
-    if (!c->code || !c->nsteps || !u)
-        rt_fatal("out of host memory");
-    char why[300];
+    if (!c->code) {
+        c->nblocks = nblocks;
+        c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
+        c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
+        c->ubase = calloc((size_t)nblocks + 1, sizeof *c->ubase);
+        c->upath = calloc((size_t)nblocks + 1, sizeof *c->upath);
+        if (!c->code || !c->nsteps || !c->ubase || !c->upath)
+            rt_fatal("out of host memory");
+    }
     for (int k = 0; k < nblocks; k++) {
         const BlockPlan *bp = plans[k];
         if (!bp)
             continue;
+        if (c->code[k])
+            rt_fatal("cuda: internal error: block %d prepared twice", k);
         c->nsteps[k] = bp->nsteps;
         c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
         if (!c->code[k])
             rt_fatal("out of host memory");
-        for (int s = 0; s < bp->nsteps; s++) {
+        for (int s = 0; s < bp->nsteps; s++)
             c->code[k][s].unique = -1;
-            if (bp->steps[s].kind != STEP_KERNEL)
-                continue;
-            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, &c->code[k][s], why, sizeof why) == 0)
-                c->kernels_generated++;
-            else
-                c->kernels_not_generated++;
-        }
     }
+    CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated);
     size_t len = 0;
     const char *text = cg_unit_text(u, &len);
-    c->unit_bytes = len;
-    c->ndistinct = cg_unit_distinct(u);
-    c->generate_seconds = now() - t0;
+    c->unit_bytes += len;
+    int nd = cg_unit_distinct(u), base = c->ndistinct;
+    c->units++;
+    c->generate_seconds += now() - t0;
     int rc = 0;
     void *mod = NULL;
-    if (c->kernels_generated > 0) {
+    if (nd > 0) {
         double l0 = now();
         mod = c->dev->load(c->dev, text, len, msg, msglen);
-        c->load_seconds = now() - l0;
+        c->load_seconds += now() - l0;
         if (!mod)
             rc = -1;
     }
     cg_unit_free(u);
     if (c->compile_only || rc != 0)
         return rc;
-    /* Entry points per distinct kernel, from any kernel that uses it. */
-    c->ent = calloc((size_t)c->ndistinct + 1, sizeof *c->ent);
-    if (!c->ent)
+    char *path = strdup(c->dev->unit_path);
+    if (!path)
         rt_fatal("out of host memory");
+    char **po = realloc(c->paths_owned, (size_t)(c->npaths + 1) * sizeof *po);
+    if (!po)
+        rt_fatal("out of host memory");
+    c->paths_owned = po;
+    po[c->npaths++] = path;
+    /* Entry points per distinct kernel of this unit (numbered from BASE in
+     * c->ent), from any kernel that uses it. */
+    Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
+    if (!ent)
+        rt_fatal("out of host memory");
+    c->ent = ent;
+    memset(ent + base, 0, (size_t)(nd + 1) * sizeof *ent);
+    c->ndistinct = base + nd;
     /* Kernels that share a text can differ in their library SOACs (which
      * have no text): the tables are sized for the longest. */
-    int *width = calloc((size_t)c->ndistinct + 1, sizeof *width);
+    int *width = calloc((size_t)nd + 1, sizeof *width);
     if (!width)
         rt_fatal("out of host memory");
-    for (int k = 0; k < nblocks; k++)
-        for (int s = 0; c->code[k] && s < c->nsteps[k]; s++) {
+    for (int k = 0; k < nblocks; k++) {
+        if (!plans[k])
+            continue;
+        c->ubase[k] = base;
+        c->upath[k] = path;
+        for (int s = 0; s < c->nsteps[k]; s++) {
             const CgKernelCode *kc = &c->code[k][s];
             if (kc->unique >= 0 && kc->canon->nsoacs > width[kc->unique])
                 width[kc->unique] = kc->canon->nsoacs;
         }
+    }
     for (int k = 0; k < nblocks && rc == 0; k++) {
-        for (int s = 0; c->code[k] && s < c->nsteps[k] && rc == 0; s++) {
+        for (int s = 0; plans[k] && s < c->nsteps[k] && rc == 0; s++) {
             const CgKernelCode *kc = &c->code[k][s];
-            if (kc->unique < 0 || c->ent[kc->unique])
+            if (kc->unique < 0 || ent[base + kc->unique])
                 continue;
             const LcuKernel *kk = kc->canon;
             size_t w = ((size_t)width[kc->unique] + 1) * NEP;
             Entry *en = calloc(w, sizeof *en);
             if (!en)
                 rt_fatal("out of host memory");
-            c->ent[kc->unique] = en;
+            ent[base + kc->unique] = en;
             char name[32], ep[96];
             cg_unique_name(name, sizeof name, kc->unique);
             for (int j = 0; j < kk->nsoacs && rc == 0; j++)
-                for (int p = 0; p < NEP && rc == 0; p++) {
-                    const char *sfx = p == EP_MAIN ? phase1(kk->soacs[j]->kind)
-                                      : p == EP_PACK ? phase2(kk->soacs[j]->kind)
-                                                     : ep_suffix[p];
+                for (int q = 0; q < NEP && rc == 0; q++) {
+                    const char *sfx = q == EP_MAIN ? phase1(kk->soacs[j]->kind)
+                                      : q == EP_PACK ? phase2(kk->soacs[j]->kind)
+                                                     : ep_suffix[q];
                     if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
                         continue;
                     snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
-                    if (!(en[(size_t)j * NEP + p] = c->dev->func(c->dev, mod, ep))) {
+                    if (!(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
                         snprintf(msg, msglen, "the generated unit lacks %s", ep);
                         rc = -1;
                     }
@@ -907,8 +973,9 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
 {
     CudaExec *c = (CudaExec *)x;
     if (block < c->nblocks && c->code[block] && c->code[block][step].unique >= 0) {
+        const char *path = c->upath[block] ? c->upath[block] : "";
         snprintf(buf, len, "generated CUDA vk_u%d_* in %s (device %s)%s", c->code[block][step].unique,
-                 c->dev->unit_path[0] ? c->dev->unit_path : "(no cache)", c->dev->name,
+                 path[0] ? path : "(no cache)", c->dev->name,
                  c->inner->where ? "; on the host path: " : "");
         size_t used = strlen(buf);
         if (c->inner->where && used < len)
@@ -921,10 +988,10 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
 static void cuda_report(Executor *x, FILE *f)
 {
     CudaExec *c = (CudaExec *)x;
-    fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), unit of %zu "
-               "bytes generated in %.6f s, compiled and loaded in %.6f s\n",
+    fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), %d units of "
+               "%zu bytes in all generated in %.6f s, compiled and loaded in %.6f s\n",
             c->dev->name, c->dev->kind, c->dev->arch, c->kernels_generated, c->ndistinct, c->kernels_not_generated,
-            c->unit_bytes, c->generate_seconds, c->load_seconds);
+            c->units, c->unit_bytes, c->generate_seconds, c->load_seconds);
     if (c->dev->report)
         c->dev->report(c->dev, f);
     for (int i = 0; i < NFAM; i++)
@@ -953,6 +1020,11 @@ static void cuda_free(Executor *x)
     for (int u = 0; u < c->ndistinct; u++)
         free(c->ent ? c->ent[u] : NULL);
     free(c->ent);
+    for (int u = 0; u < c->npaths; u++)
+        free(c->paths_owned[u]);
+    free(c->paths_owned);
+    free(c->ubase);
+    free(c->upath);
     free(c->code);
     free(c->nsteps);
     free(c->hv);
@@ -1012,6 +1084,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.name = "cuda";
     c->base.eager = 1;
     c->base.prepare = cuda_prepare;
+    c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;
     c->base.where = cuda_where;
     c->base.report = cuda_report;

@@ -13,14 +13,29 @@
 #include "runtime/value.h"
 #include "translate/plan.h"
 
+typedef struct {
+    int probe;                  /* in: compile nothing, only look in the cache */
+    int compiled, hits;         /* units compiled, found in the cache */
+    double compile_seconds;
+} ExecBuildStats;
+
 typedef struct Executor Executor;
 struct Executor {
     const char *name;
     /* 1: wants every block's plan before the run (one compilation). */
     int eager;
-    /* Eager executors: PLANS[k] is block k's plan, or NULL when the block
-     * is not planned. Returns 0, or -1 with MSG. */
+    /* Generate, compile (or find in the cache) and load the code of the
+     * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
+     * every planned block; tiered: once per promoted block (a block is
+     * prepared at most once). NULL: nothing to compile (lcu). Returns 0,
+     * or -1 with MSG. */
     int (*prepare)(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen);
+    /* Tiered: compile what prepare of the same PLANS will load into the
+     * kernel cache, without loading (so prepare finds it). Runs on the
+     * tier thread beside run_kernel: it reads only the executor's
+     * options. NULL: nothing to build. 0, or -1 with MSG; with ST->probe
+     * nothing is compiled, and 1 says that something is not cached. */
+    int (*build)(Executor *x, int nblocks, BlockPlan *const *plans, ExecBuildStats *st, char *msg, size_t msglen);
     /* Run kernel step STEP of block BLOCK's plan over ENV (as
      * lcu_eval_kernel does: params bound, results stored, internal
      * variables released). */

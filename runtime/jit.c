@@ -4,11 +4,14 @@
 #include "runtime/version.h"
 #include "translate/codegen_abi.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +81,13 @@ void jit_hash_hex(const void *data, size_t len, char out[33])
 
 /* The language being compiled: C (the cpu executor) or C++ (the CUDA text
  * run on the emulated device). */
-static JitLang cur_lang;
+static _Thread_local JitLang cur_lang;
+
+/* The compiler process of a background build, and whether the run is
+ * ending (jit_abandon): then it is killed and nothing more is started. */
+static atomic_int child_pid;
+static atomic_int abandoned;
+static atomic_uint tmp_seq;
 
 static const char *cc_name(void)
 {
@@ -136,10 +145,10 @@ static int run_cc(const char *src, const char *out, const char *log)
 {
     char flags[1024];
     snprintf(flags, sizeof flags, "%s", cc_flags());
-    char *argv[64];
+    char *argv[64], *save = NULL;
     int argc = 0;
     argv[argc++] = (char *)cc_name();
-    for (char *tok = strtok(flags, " \t"); tok && argc < 56; tok = strtok(NULL, " \t"))
+    for (char *tok = strtok_r(flags, " \t", &save); tok && argc < 56; tok = strtok_r(NULL, " \t", &save))
         argv[argc++] = tok;
     argv[argc++] = "-o";
     argv[argc++] = (char *)out;
@@ -151,15 +160,25 @@ static int run_cc(const char *src, const char *out, const char *log)
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     pid_t pid;
+    if (atomic_load(&abandoned)) {
+        posix_spawn_file_actions_destroy(&fa);
+        return -1;
+    }
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0)
         return -1;
-    int status;
+    atomic_store(&child_pid, (int)pid);
+    if (atomic_load(&abandoned)) /* jit_abandon ran between the spawn and the store */
+        kill(pid, SIGKILL);
+    int status, ok = 1;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+        if (errno != EINTR) {
+            ok = 0;
+            break;
+        }
+    atomic_store(&child_pid, 0);
+    return ok && !atomic_load(&abandoned) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 static void log_excerpt(const char *log, char *msg, size_t msglen, const char *what)
@@ -219,6 +238,8 @@ static int cache_dir(const JitOptions *o, char *out, size_t len)
 
 static int cache_off(const JitOptions *o)
 {
+    if (o->private_dir)
+        return 0;
     const char *e = getenv("VINTERP_NO_CACHE");
     return o->no_cache || (e && *e && strcmp(e, "0") != 0);
 }
@@ -241,7 +262,6 @@ static void *load_checked(const char *path, const char *key)
      * thread needs for the host steps and small kernels between them
      * (qs_5m on 2 cores: 3.2 s spinning, 1.0 s passive). A value the user
      * set is kept. */
-    setenv("OMP_WAIT_POLICY", "passive", 0);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE); /* OpenMP threads may outlive dlclose */
     if (!h)
         return NULL;
@@ -251,6 +271,57 @@ static void *load_checked(const char *path, const char *key)
         return NULL;
     }
     return h;
+}
+
+void jit_init(void)
+{
+    /* Before any thread starts: setenv races with getenv elsewhere. */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+}
+
+static char private_cache[1024];
+
+static void remove_private_cache(void)
+{
+    if (!private_cache[0])
+        return;
+    DIR *d = opendir(private_cache);
+    if (d) {
+        struct dirent *de;
+        char path[1400];
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                snprintf(path, sizeof path, "%s/%s", private_cache, de->d_name);
+                unlink(path);
+            }
+        closedir(d);
+    }
+    rmdir(private_cache);
+    private_cache[0] = '\0';
+}
+
+int jit_private_dir(JitOptions *o, char *msg, size_t msglen)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(private_cache, sizeof private_cache, "%s/vinterp-XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(private_cache)) {
+        snprintf(msg, msglen, "cannot make a temporary directory under %s: %s", t && *t ? t : "/tmp",
+                 strerror(errno));
+        private_cache[0] = '\0';
+        return -1;
+    }
+    atexit(remove_private_cache);
+    o->cache_dir = private_cache;
+    o->private_dir = 1;
+    return 0;
+}
+
+void jit_abandon(void)
+{
+    atomic_store(&abandoned, 1);
+    int pid = atomic_load(&child_pid);
+    if (pid > 0)
+        kill((pid_t)pid, SIGKILL);
 }
 
 int jit_dir(const JitOptions *o, char *out, size_t len)
@@ -268,8 +339,12 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
     return jit_load(o, JIT_C, src, len, st, srcpath, srcpathlen, msg, msglen);
 }
 
-void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
-               size_t srcpathlen, char *msg, size_t msglen)
+/* Find or compile SRC; LOAD: dlopen it (else only make sure the cache
+ * holds it, and return a non-NULL dummy). PROBE (with !LOAD): compile
+ * nothing; *MISSING = 1 when it is not in the cache. */
+static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st,
+                             char *srcpath, size_t srcpathlen, char *msg, size_t msglen, int load, int probe,
+                             int *missing)
 {
     cur_lang = lang;
     const char *ext = lang == JIT_CXX ? "cpp" : "c";
@@ -301,6 +376,10 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
                         lang == JIT_CXX ? "extern \"C\" " : "", key);
 
     int off = cache_off(o);
+    if (off && !load) {
+        snprintf(msg, msglen, "internal error: a build without a cache");
+        return NULL;
+    }
     char dir[1024];
     if (off) {
         const char *t = getenv("TMPDIR");
@@ -323,9 +402,17 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
     snprintf(so, sizeof so, "%s/%s.so", dir, key);
     snprintf(cfile, sizeof cfile, "%s/%s.%s", dir, key, ext);
     double t0 = now();
+    if (probe) {
+        *missing = access(so, R_OK) != 0;
+        return st;
+    }
     if (!off) {
         void *hd = NULL;
         if (access(so, R_OK) == 0) {
+            if (!load) {
+                st->hits++;
+                return st; /* validated when it is loaded */
+            }
             hd = load_checked(so, key);
             if (hd) {
                 st->hits++;
@@ -337,7 +424,7 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
             unlink(so); /* corrupt or foreign: never trusted */
         }
     }
-    unsigned rnd = (unsigned)getpid() ^ (unsigned)(now() * 1e6);
+    unsigned rnd = (unsigned)getpid() * 1000u + atomic_fetch_add(&tmp_seq, 1u);
     snprintf(tmp_c, sizeof tmp_c, "%s/%s.%u.tmp.%s", dir, key, rnd, ext);
     snprintf(tmp_so, sizeof tmp_so, "%s/%s.%u.tmp.so", dir, key, rnd);
     snprintf(log, sizeof log, "%s/%s.%u.log", dir, key, rnd);
@@ -360,7 +447,7 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
         if (off) {
             hd = load_checked(tmp_so, key);
         } else if (rename(tmp_so, so) == 0 && rename(tmp_c, cfile) == 0) {
-            hd = load_checked(so, key);
+            hd = load ? load_checked(so, key) : (void *)st;
             snprintf(srcpath, srcpathlen, "%s", cfile);
         }
         if (!hd) {
@@ -374,4 +461,20 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
     if (off)
         rmdir(dir);
     return hd;
+}
+
+void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
+               size_t srcpathlen, char *msg, size_t msglen)
+{
+    return find_or_compile(o, lang, src, len, st, srcpath, srcpathlen, msg, msglen, 1, 0, NULL);
+}
+
+int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *msg,
+              size_t msglen)
+{
+    char path[8];
+    int missing = 0;
+    if (!find_or_compile(o, lang, src, len, st, path, 0, msg, msglen, 0, probe, &missing))
+        return -1;
+    return missing;
 }

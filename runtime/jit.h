@@ -25,6 +25,7 @@
 typedef struct {
     const char *cache_dir;  /* NULL: from the environment */
     int no_cache;
+    int private_dir;        /* cache_dir is this run's own (tiers under --no-cache): used whatever the environment says */
 } JitOptions;
 
 typedef struct {
@@ -52,6 +53,23 @@ typedef enum { JIT_C = 0, JIT_CXX } JitLang;
 int jit_have(JitLang lang);
 void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
                size_t srcpathlen, char *msg, size_t msglen);
+
+/* Compile SRC into the cache without loading it (a later jit_load of the
+ * same text is a hit). Thread-safe: the tier thread's builds. Needs the
+ * cache (not --no-cache). PROBE: compile nothing, only look. 0 (in the
+ * cache now), 1 (PROBE: not in the cache), or -1 with MSG. */
+int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *msg,
+              size_t msglen);
+
+/* Once, before any thread: the process settings generated units read
+ * (OpenMP's wait policy). */
+void jit_init(void);
+/* --no-cache under tiers: the worker builds into the cache and the main
+ * thread loads from it, so the run gets a cache directory of its own,
+ * removed at exit. 0, or -1 with MSG. */
+int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
+/* The run is ending: kill a compiler still running and start none. */
+void jit_abandon(void);
 
 /* The cache directory (created): 0 with its path in OUT, 1 when the cache
  * is off, -1 when it cannot be used. For other kinds of cached code

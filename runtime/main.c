@@ -13,11 +13,13 @@
 #include "vcode/printer.h"
 #include "vcode/program.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "runtime/version.h"
 
@@ -92,7 +94,22 @@ static void report(const char *file, const VcError *err)
 }
 
 enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
-       LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK };
+       LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK, LO_TIER,
+       LO_TIER_WORK, LO_TIER_MIN_LEN };
+
+/* A count option's value: digits only, and in range. */
+static int parse_count(const char *opt, const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || v < 0 || errno) {
+        fprintf(stderr, "vinterp: %s takes a count >= 0, not '%s'\n", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
 
 typedef enum { BK_AUTO = 0, BK_REF, BK_LCU, BK_CPU, BK_CUDA } BackendKind;
 
@@ -131,6 +148,11 @@ int main(int argc, char **argv)
     bopt.ilp_timeout = 0.1;
     bopt.check_rel = 1e-12;
     ProfileMode profile = PROF_OFF;
+    /* --tier and its thresholds: the command line's, applied over the
+     * backend's defaults and the environment once the backend is known. */
+    const char *tier_mode = NULL;
+    int64_t tier_work = -1, tier_min_len = -1;
+    int tier_trace = 0;
     static const struct option longopts[] = {
         { "help", no_argument, NULL, LO_HELP },
         { "version", no_argument, NULL, LO_VERSION },
@@ -147,6 +169,9 @@ int main(int argc, char **argv)
         { "cache-dir", required_argument, NULL, LO_CACHE_DIR },
         { "no-cache", no_argument, NULL, LO_NO_CACHE },
         { "cuda-check", optional_argument, NULL, LO_CUDA_CHECK },
+        { "tier", required_argument, NULL, LO_TIER },
+        { "tier-work", required_argument, NULL, LO_TIER_WORK },
+        { "tier-min-len", required_argument, NULL, LO_TIER_MIN_LEN },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -177,6 +202,7 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "abort")) rt_set_abort(1);
             else if (!strcmp(optarg, "fusion")) bopt.trace = stderr;
             else if (!strcmp(optarg, "stats")) bopt.stats = 1;
+            else if (!strcmp(optarg, "tier")) tier_trace = 1;
             else {
                 usage();
                 return 1;
@@ -204,6 +230,23 @@ int main(int argc, char **argv)
         case LO_CACHE_DIR: jopt.cache_dir = optarg; break;
         case LO_NO_CACHE: jopt.no_cache = 1; break;
         case LO_CUDA_CHECK: cuda_check_arch = optarg ? optarg : "sm_90"; break;
+        case LO_TIER: {
+            TierMode m;
+            if (tier_parse_mode(optarg, &m) < 0) {
+                fprintf(stderr, "vinterp: --tier takes background, sync, eager or off, not '%s'\n", optarg);
+                return 1;
+            }
+            tier_mode = optarg;
+            break;
+        }
+        case LO_TIER_WORK:
+            if (parse_count("--tier-work", optarg, &tier_work) < 0)
+                return 1;
+            break;
+        case LO_TIER_MIN_LEN:
+            if (parse_count("--tier-min-len", optarg, &tier_min_len) < 0)
+                return 1;
+            break;
         case LO_FUSION:
             if (!strcmp(optarg, "on"))
                 bopt.fusion = 1;
@@ -313,6 +356,30 @@ int main(int argc, char **argv)
     }
     int fused = bk != BK_REF;
     if (fused) {
+        if (tier_defaults(&bopt.tier, bk == BK_CUDA ? "cuda" : bk == BK_CPU ? "cpu" : "lcu") < 0) {
+            vc_free(&prog);
+            return 1;
+        }
+        if (tier_mode)
+            tier_parse_mode(tier_mode, &bopt.tier.mode);
+        if (tier_work >= 0)
+            bopt.tier.work = tier_work;
+        if (tier_min_len >= 0)
+            bopt.tier.min_len = tier_min_len;
+        if (tier_trace)
+            bopt.tier.trace = stderr;
+        if (cuda_check_arch)
+            bopt.tier.mode = TIER_EAGER; /* compile everything, run nothing */
+        /* Tiers build in the background into the cache, then load from it:
+         * under --no-cache that cache is the run's own. */
+        const char *nc = getenv("VINTERP_NO_CACHE");
+        if (bk != BK_LCU && bopt.tier.mode != TIER_EAGER && (jopt.no_cache || (nc && *nc && strcmp(nc, "0")))) {
+            if (jit_private_dir(&jopt, why, sizeof why) < 0) {
+                fprintf(stderr, "vinterp: %s\n", why);
+                vc_free(&prog);
+                return 1;
+            }
+        }
         InlineStats ist;
         inline_program(&prog, &inl, NULL, &ist);
         VcError ierr;
@@ -358,6 +425,8 @@ int main(int argc, char **argv)
     double t0 = wall();
     interp_run(&it);
     double t1 = wall();
+    if (backend)
+        backend_end_run(backend);
     if (opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
     prof_report(stderr);

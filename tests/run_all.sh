@@ -42,6 +42,30 @@ for dir in golden errors demo; do
     count
 done
 
+# The default run is tiered: small programs stay in the interpreter. The
+# generated code of every block, compiled before the run (--tier=eager):
+if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
+    for dir in golden errors; do
+        echo "== $dir programs, cpu backend, every block compiled (--tier=eager)"
+        VINTERP_BACKEND=cpu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
+        grep -v ' passed, ' "$log" | head -n 60
+        tail -n 1 "$log"
+        count
+    done
+    # The tiers' own paths, every block promoted at its first run: compiled
+    # one unit per block on the main thread (sync), or on the worker while
+    # the interpreter goes on (background; which runs use the compiled
+    # code depends on timing, the answers may not).
+    for mode in sync background; do
+        echo "== golden programs, cpu backend, --tier=$mode, every block promoted at its first run"
+        VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
+            python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
+        grep -v ' passed, ' "$log" | head -n 60
+        tail -n 1 "$log"
+        count
+    done
+fi
+
 # The CUDA skeletons and the cuda executor's protocol on the emulated device
 # (no GPU needed; blocks of 16 threads), every generated kernel sent to the
 # device: the golden programs must give the same answers there, with the
@@ -49,7 +73,7 @@ done
 if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     for strategy in auto lib thread warp block; do
         echo "== golden programs, cuda backend on the emulated device, reductions: $strategy"
-        VINTERP_BACKEND=cuda VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
+        VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
             VINTERP_CUDA_HOST_MAX_LIB=0 VINTERP_CUDA_STRATEGY=$strategy \
             python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
         grep -v ' passed, ' "$log" | head -n 60
@@ -57,7 +81,7 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
         count
     done
     echo "== errors programs, cuda backend on the emulated device"
-    VINTERP_BACKEND=cuda VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
+    VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
         VINTERP_CUDA_HOST_MAX_LIB=0 python3 "$here/run_golden.py" "$here/errors" "$interp" >"$log" 2>&1
     grep -v ' passed, ' "$log" | head -n 60
     tail -n 1 "$log"

@@ -9,6 +9,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 fib = os.path.join(HERE, "demo", "fib.vcode")
 passed = failed = 0
+# These tests are about the compiled code and its cache: every block is
+# compiled before the run (--tier=eager) unless a test says otherwise.
+os.environ["VINTERP_TIER"] = "eager"
 
 
 def run(*args):

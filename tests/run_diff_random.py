@@ -113,6 +113,7 @@ def main(argv):
     rng = random.Random(seed)
     kinds = ["short", "medium", "long", "empties", "one"]
     base = dict(os.environ)
+    base["VINTERP_TIER"] = "eager"  # every block's generated code, not the interpreter tier
     emul = dict(base, VINTERP_CUDA_EMULATE="1", VINTERP_CUDA_HOST_MAX_ELEM="0", VINTERP_CUDA_HOST_MAX_SCAN="0",
                 VINTERP_CUDA_HOST_MAX_LIB="0")
     passed = failed = 0

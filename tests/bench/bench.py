@@ -14,15 +14,34 @@ alike.  It records per run
   * peak resident memory of the child (GNU time's %M, or ru_maxrss from
     os.wait4 when /usr/bin/time is missing), and
   * whether stdout matches NAME.expected, ignoring the last line on both
-    sides (it is the program's own timer value, which varies).
+    sides (it is the program's own timer value, which varies), and
+  * that last line's value: the seconds of the program's timed region
+    (NESL `time(...)`, START_TIMER/STOP_TIMER).
+
+The whole-process and timed-region seconds are both reported as medians.
 
 Fused backends (every backend but ref) get one more run with `-d stats`, from
 which the kernel launches and the bytes copied between host and device are
-read.  With --ref-interp PATH another interpreter with the classic command line
-(`PATH -m 1000000000 NAME.vcode`, e.g. the classic CMU vinterp) is timed the
-same way, as the pseudo-backend "ref-interp".  The classic interpreter's times
-are read from the table in the benchmark directory's README.md (the column
-whose header mentions -O2).
+read.  The backend "auto-cold" is `bin/vinterp` with no --backend (the default,
+auto) and a fresh, empty kernel cache per run (VINTERP_CACHE_DIR=a new temporary
+directory, removed after the run; VINTERP_BACKEND and VINTERP_NO_CACHE are
+unset), so its time includes compiling the kernels.
+
+With --classic PATH (alias --ref-interp) the classic interpreter, with the
+classic command line `PATH -m 1000000000 NAME.vcode` (e.g. the CMU vinterp
+built by /work/classic/build.sh), is timed in the same run, taking its turn
+with the backends run by run, as the pseudo-backend "classic"; every row then
+gets the ratios of its whole-process and timed-region medians to the
+classic's ("÷ classic", "timed ÷ classic").  A `# SUMMARY:` comment in a
+build.sh beside PATH or one folder above it describes the build in the
+results' header.  Without --classic the classic times are read from the table
+in the benchmark directory's README.md (the column whose header mentions -O2).
+
+For dotp_* and muladd_* the memory-bandwidth floor of their timed region is
+measured with floor.c (beside this script; compiled with `cc -O2 -fopenmp`
+into build/bench/floor): a plain OpenMP loop with 2 threads (--floor-threads)
+over arrays of the program's size and element types, median of 5; the table
+shows it as "floor s" and every row's "timed region ÷ floor".
 
 The table goes to stdout and, with a header naming the machine, to
 tests/bench/RESULTS.md; the speed-up of each backend over ref is drawn to
@@ -61,8 +80,14 @@ BACKENDS = {
     "lcu": (True, False),
     "cpu": (True, False),
     "cuda": (True, True),
+    "auto-cold": (True, False),
 }
-REF_INTERP = "ref-interp"          # the pseudo-backend of --ref-interp
+REF_INTERP = "classic"             # the pseudo-backend of --classic (alias --ref-interp)
+COLD = "auto-cold"                 # the default backend with a fresh kernel cache per run
+# The programs with a bandwidth floor: name prefix -> floor.c's KIND.
+FLOOR_KINDS = (("dotp", "dotp"), ("muladd", "muladd"))
+FLOOR_SRC = os.path.join(HERE, "floor.c")
+FLOOR_BIN = os.path.join(ROOT, "build", "bench", "floor")
 DASH = "\u2014"                    # em dash: "does not apply"
 
 TINY_PROGRAM = "FUNC MAIN1_1\nCONST INT 2\nCONST INT 3\n+ INT\nRET\n"
@@ -80,11 +105,11 @@ def read_text(path):
         return ""
 
 
-def command_output(cmd, cwd=None):
+def command_output(cmd, cwd=None, env=None):
     """stdout of cmd stripped, or None if it cannot run or fails."""
     try:
         p = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, timeout=30)
+                           stderr=subprocess.DEVNULL, timeout=30, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
     return p.stdout.decode("utf-8", "replace").strip() if p.returncode == 0 else None
@@ -114,6 +139,17 @@ def commit_line():
         return "unknown (not a git checkout)"
     dirty = command_output(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT)
     return head + (" with uncommitted changes" if dirty else "")
+
+
+def classic_build_line(path):
+    """What the classic interpreter is: the `# SUMMARY:` lines of a build.sh next to it."""
+    for d in (os.path.dirname(path), os.path.dirname(os.path.dirname(path))):
+        script = os.path.join(d, "build.sh")
+        summary = [l.split(":", 1)[1].strip() for l in read_text(script).splitlines()
+                   if l.startswith("# SUMMARY:")]
+        if summary:
+            return "built by `%s`: %s" % (script, " ".join(summary))
+    return "how it was built is unknown (no build.sh with a `# SUMMARY:` line next to it)"
 
 
 def load_average():
@@ -215,7 +251,7 @@ class Run:
         self.stdout, self.stderr, self.timed_out = stdout, stderr, timed_out
 
 
-def run_once(cmd, timeout=None):
+def run_once(cmd, timeout=None, env=None):
     """Run cmd (a list) once with stdin closed and return a Run.
 
     Peak RSS comes from GNU time's %M when /usr/bin/time exists.  Otherwise it
@@ -224,13 +260,20 @@ def run_once(cmd, timeout=None):
     the size of this Python process (about 15 MB), which only matters for
     tiny programs.  With a timeout the child is killed when it runs longer.
     """
+    for attempt in range(60):      # the interpreter may be missing while it is rebuilt
+        if os.access(cmd[0], os.X_OK):
+            break
+        if attempt == 0:
+            print("run_bench: %s is missing or not executable; waiting up to a minute"
+                  % cmd[0], file=sys.stderr, flush=True)
+        time.sleep(1)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r") as rss_file:
         if TIME:
             cmd = [TIME, "-f", "%M", "-o", rss_file.name] + cmd
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=bool(timeout))
+                                start_new_session=bool(timeout), env=env)
         killed = []
         timer = None
         if timeout:
@@ -264,21 +307,45 @@ def run_once(cmd, timeout=None):
                    err.read().decode("utf-8", "replace"), bool(killed))
 
 
-def backend_cmd(interp, backend, ref_interp):
+def backend_cmd(interp, backend, classic):
     if backend == REF_INTERP:
-        return [ref_interp]
+        return [classic]
+    if backend == COLD:
+        return [interp]            # no --backend: the default (auto)
     return [interp, "--backend=" + backend]
+
+
+class ColdCache:
+    """A fresh, empty kernel-cache directory and the environment that uses it.
+
+    `with ColdCache() as env:` gives os.environ without VINTERP_BACKEND and
+    VINTERP_NO_CACHE and with VINTERP_CACHE_DIR set to a new temporary
+    directory, which is removed on exit.
+    """
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="vinterp-cold-cache-")
+        env = dict(os.environ)
+        env.pop("VINTERP_BACKEND", None)
+        env.pop("VINTERP_NO_CACHE", None)
+        env["VINTERP_CACHE_DIR"] = self.dir
+        return env
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
 
 
 def backend_available(interp, backend):
     """True if interp knows the backend and runs a tiny program under it."""
-    cmd = [interp, "--backend=" + backend]
-    if command_output(cmd + ["--version"]) is None:
-        return False
-    with tempfile.NamedTemporaryFile("w", suffix=".vcode") as f:
-        f.write(TINY_PROGRAM)
-        f.flush()
-        out = command_output(cmd + [f.name])
+    cmd = backend_cmd(interp, backend, None)
+    with ColdCache() as cold_env:
+        env = cold_env if backend == COLD else None
+        if command_output(cmd + ["--version"], env=env) is None:
+            return False
+        with tempfile.NamedTemporaryFile("w", suffix=".vcode") as f:
+            f.write(TINY_PROGRAM)
+            f.flush()
+            out = command_output(cmd + [f.name], env=env)
     return out is not None and out.splitlines()[-1:] == [TINY_OUTPUT]
 
 
@@ -323,6 +390,7 @@ class Result:
     def __init__(self, program, backend):
         self.program, self.backend = program, backend
         self.walls = []
+        self.timed = []            # the program's own timer (last stdout line), per good run
         self.rss_kib = 0
         self.problem = None        # first failure, or None
         self.checked = False       # an .expected file was compared
@@ -334,6 +402,10 @@ class Result:
     @property
     def median(self):
         return statistics.median(self.walls) if self.walls else None
+
+    @property
+    def timed_median(self):
+        return statistics.median(self.timed) if self.timed else None
 
 
 def bench_program(name, vcode, expected, backends, args):
@@ -349,12 +421,17 @@ def bench_program(name, vcode, expected, backends, args):
     for backend in backends:
         res = Result(name, backend)
         res.checked = expected is not None
-        res.cmd = backend_cmd(args.interp, backend, args.ref_interp)
+        res.cmd = backend_cmd(args.interp, backend, args.classic)
         res.fused = backend != REF_INTERP and BACKENDS.get(backend, (True, False))[0]
         results.append(res)
 
     def one(res, label, extra=()):
-        r = run_once(res.cmd + list(extra) + ["-m", MEMORY_ARG, vcode], args.timeout)
+        cmd = res.cmd + list(extra) + ["-m", MEMORY_ARG, vcode]
+        if res.backend == COLD:
+            with ColdCache() as env:
+                r = run_once(cmd, args.timeout, env)
+        else:
+            r = run_once(cmd, args.timeout)
         why = failure(r, expected, name)
         res.problem = res.problem or why
         note = ""
@@ -362,6 +439,12 @@ def bench_program(name, vcode, expected, backends, args):
             res.kernels, res.moved = parse_stats(r.stderr)
             res.stats_run = True
             note = "  kernel launches %s" % ("?" if res.kernels is None else res.kernels)
+        r.timer = None
+        if r.rc == 0 and not r.timed_out:
+            lines = r.stdout.splitlines()
+            r.timer = timer_value(lines[-1]) if lines else None
+        if r.timer is not None and not extra:
+            note += "  (timed region %.3f s)" % r.timer
         print("  %-*s %-10s %-8s %8.2f s%s%s" % (args.width, name, res.backend, label, r.wall,
               note, "" if why is None else "  FAILED: " + why), file=sys.stderr, flush=True)
         if r.rc != 0 or r.timed_out:
@@ -377,11 +460,97 @@ def bench_program(name, vcode, expected, backends, args):
             if not res.crashed:
                 r = one(res, "run %d/%d" % (i + 1, args.runs))
                 res.walls.append(r.wall)
+                if r.timer is not None:
+                    res.timed.append(r.timer)
                 res.rss_kib = max(res.rss_kib, r.rss_kib)
     for res in results:
         if res.fused and not res.crashed and args.stats:
             one(res, "-d stats", ["-d", "stats"])
     return results
+
+
+# --------------------------------------------------------------------------
+# the memory-bandwidth floor
+
+def floor_kind(name):
+    """floor.c's KIND for a program name (dotp_50m -> dotp), or None."""
+    for prefix, kind in FLOOR_KINDS:
+        if name == prefix or name.startswith(prefix + "_"):
+            return kind
+    return None
+
+
+def build_floor():
+    """Compile floor.c to build/bench/floor unless it is up to date; (path, None) or (None, why)."""
+    if not os.path.isfile(FLOOR_SRC):
+        return None, "%s is missing" % shown(FLOOR_SRC)
+    if (os.access(FLOOR_BIN, os.X_OK)
+            and os.path.getmtime(FLOOR_BIN) >= os.path.getmtime(FLOOR_SRC)):
+        return FLOOR_BIN, None
+    os.makedirs(os.path.dirname(FLOOR_BIN), exist_ok=True)
+    cmd = ["cc", "-O2", "-fopenmp", FLOOR_SRC, "-o", FLOOR_BIN]
+    try:
+        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, "%s: %s" % (" ".join(cmd), e)
+    if p.returncode != 0:
+        return None, "%s failed: %s" % (" ".join(cmd),
+                                       p.stdout.decode("utf-8", "replace").strip()[-200:])
+    return FLOOR_BIN, None
+
+
+class Floor:
+    """floor.c's measurements for one program: seconds, bytes and GB/s per KIND line."""
+    def __init__(self, kind, n, threads):
+        self.kind, self.n, self.threads = kind, n, threads
+        self.lines = {}            # "dotp" / "muladd" / "muladd-fresh" -> dict of fields
+        self.problem = None
+
+    @property
+    def seconds(self):
+        line = self.lines.get(self.kind)
+        return line["seconds"] if line else None
+
+
+def measure_floor(name, vcode, args):
+    """Run floor.c's loop for program name (if it has one); a Floor or None."""
+    kind = floor_kind(name)
+    if kind is None or not args.floor:
+        return None
+    n = problem_size(vcode)
+    fl = Floor(kind, n, args.floor_threads)
+    if n is None:
+        fl.problem = "no problem size found"
+        return fl
+    exe, why = build_floor()
+    if exe is None:
+        fl.problem = why
+        print("run_bench: no floor: " + why, file=sys.stderr)
+        return fl
+    cmd = [exe, kind, str(n), str(args.floor_threads), "5"]
+    r = run_once(cmd, args.timeout)
+    if r.rc != 0 or r.timed_out:
+        fl.problem = failure(r, None, name)
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if len(words) < 2 or words[0] != "floor":
+            continue
+        fields = {}
+        for w in words[2:]:
+            k, _, v = w.partition("=")
+            try:
+                fields[k] = float(v)
+            except ValueError:
+                pass
+        if "seconds" in fields:
+            fl.lines[words[1]] = fields
+    if fl.seconds is None:
+        fl.problem = fl.problem or "no `floor %s ... seconds=` line in its output" % kind
+    print("  %-*s %-10s %s" % (args.width, name, "floor", "; ".join(
+          "%s %.4f s (%.1f GB/s)" % (k, v["seconds"], v.get("GB/s", 0)) for k, v in fl.lines.items())
+          or "FAILED: %s" % fl.problem), file=sys.stderr, flush=True)
+    return fl
 
 
 # --------------------------------------------------------------------------
@@ -400,6 +569,8 @@ def fmt(x, digits=2):
 def fmt_seconds(x):
     if x is None:
         return DASH
+    if x < 0.1:
+        return "%.4f" % x          # timed regions of a few ms
     return "%.3f" % x if x < 10 else "%.2f" % x
 
 
@@ -418,28 +589,48 @@ def fmt_bytes(n):
     return "%d B" % n
 
 
-def table(results, order, classic, args):
+def ratio(a, b):
+    """a / b for two Results' values, or None if either is missing."""
+    return a / b if (a is not None and b) else None
+
+
+def table(results, order, classic, args, floors=None):
     """Markdown table rows (a list of str)."""
+    floors = floors or {}
     by = {(r.program, r.backend): r for r in results}
-    head = ["program", "size", "backend", "median s (of %d)" % args.runs, "speed-up vs ref",
-            "kernels launched", "bytes host\u2194device", "peak RSS MB",
-            "classic -O2 s (README)"]
-    align = ["---", "---:", "---", "---:", "---:", "---:", "---:", "---:", "---:"]
-    if args.ref_interp:
-        head.append("ours / ref-interp")
-        align.append("---:")
+    have_floor = any(f is not None for f in floors.values())
+    head = ["program", "size", "backend", "median s (of %d)" % args.runs,
+            "timed region s", "speed-up vs ref"]
+    align = ["---", "---:", "---", "---:", "---:", "---:"]
+    if args.classic:
+        head += ["\u00f7 classic", "timed \u00f7 classic"]
+        align += ["---:", "---:"]
+    head += ["kernels launched", "bytes host\u2194device", "peak RSS MB"]
+    align += ["---:", "---:", "---:"]
+    if args.classic:
+        head += ["classic -O2 s (this run)", "classic timed s (this run)"]
+    else:
+        head += ["classic -O2 s (README)"]
+    align += ["---:"] * (2 if args.classic else 1)
+    if have_floor:
+        head += ["floor s", "timed region \u00f7 floor"]
+        align += ["---:", "---:"]
     head.append("output ok")
     align.append("---")
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
     for name, size in order:
         ref = by.get((name, "ref"))
         other = by.get((name, REF_INTERP))
-        for backend in args.backend_list + ([REF_INTERP] if args.ref_interp else []):
+        if other is not None and other.crashed:
+            other = None           # a failed classic run compares with nothing
+        fl = floors.get(name)
+        for backend in args.backend_list + ([REF_INTERP] if args.classic else []):
             r = by.get((name, backend))
             if r is None:
                 continue
             fused, device = BACKENDS.get(backend, (True, False))
             med = r.median
+            tmed = r.timed_median
             speed = None
             if (ref is not None and ref.median and med and not ref.crashed
                     and not r.crashed):
@@ -454,15 +645,21 @@ def table(results, order, classic, args):
             if moved is None:
                 moved = "?" if (device and r.stats_run) else DASH
             cells = [name, DASH if size is None else str(size), backend, fmt_seconds(med),
-                     fmt_ratio(speed), kernels, moved,
-                     "%.0f" % (r.rss_kib / 1024.0) if r.rss_kib else DASH,
-                     fmt(classic.get(name))]
-            if args.ref_interp:
-                ratio = None
-                if (backend != REF_INTERP and other is not None and other.median and med
-                        and not other.crashed and not r.crashed):
-                    ratio = med / other.median
-                cells.append(fmt_ratio(ratio))
+                     fmt_seconds(tmed), fmt_ratio(speed)]
+            if args.classic:
+                ok = other is not None and not r.crashed
+                cells += [fmt_ratio(ratio(med, other.median) if ok else None),
+                          fmt_ratio(ratio(tmed, other.timed_median) if ok else None)]
+            cells += [kernels, moved, "%.0f" % (r.rss_kib / 1024.0) if r.rss_kib else DASH]
+            if args.classic:
+                cells += [fmt_seconds(other.median if other else None),
+                          fmt_seconds(other.timed_median if other else None)]
+            else:
+                cells.append(fmt(classic.get(name)))
+            if have_floor:
+                fs = fl.seconds if fl is not None else None
+                cells += [DASH if fs is None else "%.4f" % fs,
+                          fmt_ratio(ratio(tmed, fs) if not r.crashed else None)]
             if r.problem is not None:
                 cells.append("NO (%s)" % r.problem.replace("|", "\\|"))
             else:
@@ -480,9 +677,9 @@ def write_chart(results, order, args, title):
         return ("no chart: gnuplot is not installed (apt-get install -y gnuplot-nox, "
                 "or sh .ci/install-deps bench as root)")
     by = {(r.program, r.backend): r for r in results}
-    series = [b for b in args.backend_list if b != "ref"] + ([REF_INTERP] if args.ref_interp else [])
+    series = [b for b in args.backend_list if b != "ref"] + ([REF_INTERP] if args.classic else [])
     if "ref" not in args.backend_list or not series:
-        return "no chart: it needs the ref backend and at least one other backend or --ref-interp"
+        return "no chart: it needs the ref backend and at least one other backend or --classic"
     rows = []
     for name, _ in order:
         ref = by.get((name, "ref"))
@@ -569,13 +766,21 @@ def parse_args():
                          "writes build/bench/RESULTS-quick.md and speedup-quick.png "
                          "unless -o / --chart say otherwise")
     ap.add_argument("--backends", metavar="LIST",
-                    help="comma-separated backends (default: every available one of %s)"
-                         % ",".join(BACKENDS))
+                    help="comma-separated backends (default: every available one of %s); "
+                         "auto-cold is bin/vinterp with no --backend and a fresh empty "
+                         "kernel cache (VINTERP_CACHE_DIR) per run" % ",".join(BACKENDS))
     ap.add_argument("--interp", default=DEFAULT_INTERP, metavar="PATH",
                     help="our interpreter (default: %(default)s)")
-    ap.add_argument("--ref-interp", metavar="PATH",
-                    help="another interpreter with the classic command line (e.g. the CMU "
-                         "vinterp), timed as backend 'ref-interp'")
+    ap.add_argument("--classic", "--ref-interp", dest="classic", metavar="PATH",
+                    help="the classic interpreter (classic command line, e.g. the CMU vinterp "
+                         "built by /work/classic/build.sh), timed in the same run, interleaved "
+                         "with the backends, as 'classic'; adds the columns 'classic -O2 s "
+                         "(this run)', 'classic timed s (this run)', '\u00f7 classic' and "
+                         "'timed \u00f7 classic' (--ref-interp is an old name of this option)")
+    ap.add_argument("--no-floor", dest="floor", action="store_false",
+                    help="skip the memory-bandwidth floor (floor.c) of dotp_* and muladd_*")
+    ap.add_argument("--floor-threads", type=int, default=2, metavar="T",
+                    help="OpenMP threads of the floor loop (default %(default)s)")
     ap.add_argument("--warmup", type=int, default=None, metavar="W",
                     help="discarded warm-up runs (default 1, 0 with --quick)")
     ap.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -613,6 +818,8 @@ def parse_args():
         args.warmup = 0 if args.quick else 1
     if args.runs < 1 or args.warmup < 0:
         ap.error("-n must be at least 1 and --warmup at least 0")
+    if args.floor_threads < 1:
+        ap.error("--floor-threads must be at least 1")
     out_dir = os.path.join(ROOT, "build", "bench") if args.quick else HERE
     suffix = "-quick" if args.quick else ""
     if args.output is None:
@@ -627,10 +834,10 @@ def main():
     interp = args.interp
     if not os.access(interp, os.X_OK):
         sys.exit("run_bench: interpreter %s not found or not executable" % interp)
-    if args.ref_interp:
-        args.ref_interp = os.path.abspath(args.ref_interp)
-        if not os.access(args.ref_interp, os.X_OK):
-            sys.exit("run_bench: --ref-interp %s not found or not executable" % args.ref_interp)
+    if args.classic:
+        args.classic = os.path.abspath(args.classic)
+        if not os.access(args.classic, os.X_OK):
+            sys.exit("run_bench: --classic %s not found or not executable" % args.classic)
 
     if args.backends:
         wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -644,7 +851,7 @@ def main():
         if not args.backend_list:
             sys.exit("run_bench: %s runs no backend (not even ref)" % interp)
     print("run_bench: backends %s%s" % (",".join(args.backend_list),
-          " and ref-interp " + args.ref_interp if args.ref_interp else ""), file=sys.stderr)
+          " and classic " + args.classic if args.classic else ""), file=sys.stderr)
     if "lcu" in args.backend_list and not args.quick:
         print("run_bench: note: lcu is 10-40x slower than ref (radix_10m: ~1000x); this takes long "
               "(--backends ref to leave it out)", file=sys.stderr)
@@ -667,6 +874,7 @@ def main():
     load_before = load_average()
     results = []
     order = []
+    floors = {}
     for name in names:
         vcode = os.path.join(args.dir, name + ".vcode")
         order.append((name, problem_size(vcode)))
@@ -675,7 +883,8 @@ def main():
                 expected = f.read()
         except OSError:
             expected = None
-        backends = args.backend_list + ([REF_INTERP] if args.ref_interp else [])
+        backends = args.backend_list + ([REF_INTERP] if args.classic else [])
+        floors[name] = measure_floor(name, vcode, args)
         results += bench_program(name, vcode, expected, backends, args)
     load_after = load_average()
     elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
@@ -694,19 +903,50 @@ def main():
         "* Load average (1, 5, 15 min): %s before, %s after" % (load_before, load_after),
         "* Interpreter: `%s` (%s), `-m %s`" % (os.path.relpath(interp, ROOT), version, MEMORY_ARG),
     ]
-    if args.ref_interp:
-        header.append("* ref-interp: `%s -m %s FILE`" % (args.ref_interp, MEMORY_ARG))
+    if args.classic:
+        header.append("* classic: `%s -m %s FILE`, timed in this run; %s"
+                      % (args.classic, MEMORY_ARG, classic_build_line(args.classic)))
+    if COLD in args.backend_list:
+        header.append("* auto-cold: `%s -m %s FILE` with no `--backend` (the default, auto) and "
+                      "a fresh empty kernel cache per run (`VINTERP_CACHE_DIR=$(mktemp -d)`, "
+                      "removed afterwards), so kernel compilation is included"
+                      % (os.path.relpath(interp, ROOT), MEMORY_ARG))
+    fl_done = [(n, f) for n, f in floors.items() if f is not None]
+    if fl_done:
+        parts = []
+        for n, f in fl_done:
+            if f.seconds is None:
+                parts.append("%s: failed (%s)" % (n, f.problem))
+                continue
+            main_line = f.lines[f.kind]
+            part = "%s: %s over n=%d, %.0f MB moved, %.4f s = %.1f GB/s" % (
+                n, {"dotp": "sum of x[i]*y[i] (doubles)",
+                    "muladd": "r[i] = a[i]*b[i] + c[i] (32-bit ints, r written)"}[f.kind],
+                f.n, main_line.get("bytes", 0) / 1e6, main_line["seconds"],
+                main_line.get("GB/s", 0))
+            fresh = f.lines.get(f.kind + "-fresh")
+            if fresh:
+                part += " (%.4f s with r freshly allocated, page faults included)" % fresh["seconds"]
+            parts.append(part)
+        header.append("* Floor (`tests/bench/floor.c`, `cc -O2 -fopenmp`, %d OpenMP threads, arrays "
+                      "touched beforehand, median of 5): %s. \"timed region \u00f7 floor\" is a "
+                      "row's timed-region median over this." % (args.floor_threads, "; ".join(parts)))
     header += [
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
         "* Method: whole-process wall seconds, %d discarded warm-up run(s), then the median "
         "of %d timed run(s), the backends taking turns run by run; peak RSS is the largest of the timed runs. Fused backends get "
         "one more run with `-d stats` for the kernel launches and host\u2194device bytes. "
         "Output is compared with NAME.expected apart from its last line (the program's "
-        "own timer). The classic -O2 column is copied from the programs' README.md "
-        "(another machine)." % (args.warmup, args.runs),
+        "own timer); \"timed region s\" is the median of that last line (the program's "
+        "START_TIMER/STOP_TIMER seconds). %s"
+        % (args.warmup, args.runs,
+           "\"\u00f7 classic\" is the row's whole-process median over the classic's, "
+           "\"timed \u00f7 classic\" the same for the timed region (below 1: faster than "
+           "the classic)." if args.classic else
+           "The classic -O2 column is copied from the programs' README.md (another machine)."),
         "",
     ]
-    lines = table(results, order, classic, args)
+    lines = table(results, order, classic, args, floors)
     title = "vinterp speed-up vs ref, %s, %s" % (started.strftime("%Y-%m-%d"),
                                                  cpu_line().split(",")[1].strip())
     chart_msg = write_chart(results, order, args, title)

@@ -7,7 +7,8 @@
 # is run under each backend as `bin/vinterp --backend=B -m 1000000000 FILE`:
 # one discarded warm-up run, then the median of N timed runs; the output is
 # checked against DIR/NAME.expected (all but the last line, the program's own
-# timer).  Fused backends get one more run with `-d stats` for the kernel
+# timer; its value, the seconds of the program's timed region, is reported
+# too).  Fused backends get one more run with `-d stats` for the kernel
 # launches and host<->device bytes.  The table goes to stdout and, with a
 # header naming the machine, commit and date, to tests/bench/RESULTS.md; the
 # speed-up of each backend over ref is drawn to tests/bench/speedup.png when
@@ -17,12 +18,24 @@
 # Options:
 #   -n N              timed runs per program and backend (default 5)
 #   --backends LIST   e.g. ref,lcu (default: every available backend; ref
-#                     always, lcu/cpu/cuda when bin/vinterp runs them)
+#                     always, lcu/cpu/cuda/auto-cold when bin/vinterp runs them)
 #   --quick           only programs whose classic time is < 1 s, one run, no
 #                     warm-up; writes build/bench/RESULTS-quick.md and
 #                     build/bench/speedup-quick.png instead (make bench-quick)
-#   --ref-interp PATH also time another interpreter with the classic command
-#                     line (e.g. the classic CMU vinterp) as "ref-interp"
+#   --classic PATH    also time the classic interpreter (classic command line,
+#                     e.g. /work/classic/bin/vinterp from /work/classic/build.sh)
+#                     in the same run, interleaved run by run, as "classic":
+#                     columns "classic -O2 s (this run)", "classic timed s (this
+#                     run)" and per row "÷ classic" / "timed ÷ classic" (whole
+#                     process / the program's own timed region, last stdout
+#                     line); --ref-interp PATH is the old name of this option
+#   --backends ...,auto-cold  auto-cold = bin/vinterp with no --backend and a
+#                     fresh empty kernel cache per run (VINTERP_CACHE_DIR), so
+#                     kernel compilation is included (in the default list)
+#   --no-floor, --floor-threads T  dotp_* and muladd_* also get the memory-
+#                     bandwidth floor of their timed region (tests/bench/floor.c,
+#                     built into build/bench/floor; T OpenMP threads, default 2):
+#                     columns "floor s" and "timed region ÷ floor"
 #   --interp PATH     our interpreter (default bin/vinterp)
 #   --programs LIST   only these programs
 #   --timeout S       kill a run after S s (default 900, 120 with --quick;

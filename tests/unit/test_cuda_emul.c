@@ -56,7 +56,7 @@ int main(void)
         printf("test_cuda_emul: no C++ compiler, nothing to test\n");
         return check_report("test_cuda_emul");
     }
-    JitOptions jo = { NULL, 1 };
+    JitOptions jo = { .cache_dir = NULL, .no_cache = 1 };
     char why[512];
     CudaDev *d = cuda_emul_open(&jo, why, sizeof why);
     CHECK(d != NULL);

@@ -1,0 +1,233 @@
+/* runtime/tier.c — the tier options and the tier worker thread (see
+ * tier.h). The worker runs one job at a time; a job is a block's
+ * translation and compilation into the kernel cache. At the end of the run
+ * (or at exit()) queued jobs are dropped, a compiler still running is
+ * killed, and the job in progress gets a bounded time to notice. */
+#define _GNU_SOURCE
+#include "runtime/tier.h"
+#include "runtime/jit.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const mode_names[] = { "background", "sync", "eager", "off" };
+
+int tier_parse_mode(const char *s, TierMode *m)
+{
+    if (!strcmp(s, "on")) {
+        *m = TIER_BACKGROUND;
+        return 0;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, mode_names[i])) {
+            *m = (TierMode)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *tier_mode_name(TierMode m) { return mode_names[m]; }
+
+static int env_count(const char *name, int64_t *out)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(e, &end, 10);
+    if (*end || v < 0 || errno) {
+        fprintf(stderr, "vinterp: %s takes a count >= 0, not '%s'\n", name, e);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int tier_defaults(TierOptions *o, const char *backend)
+{
+    memset(o, 0, sizeof *o);
+    o->mode = TIER_BACKGROUND;
+    /* A fused run costs a few microseconds more than an interpreted one
+     * (variable table, length checks, allocation callbacks; on a GPU the
+     * launches): worth it from some thousands of elements (cpu) or a
+     * hundred thousand (cuda). Promotion at about 20 ms of interpreter
+     * work: a block that hot is likely to run long enough for a
+     * background compile (0.1-0.5 s) to come back in time. */
+    int cuda = backend && !strcmp(backend, "cuda");
+    o->min_len = cuda ? 65536 : 4096;
+    o->work = cuda ? 50000000 : 20000000;
+    const char *e = getenv("VINTERP_TIER");
+    if (e && *e && tier_parse_mode(e, &o->mode) < 0) {
+        fprintf(stderr, "vinterp: VINTERP_TIER takes background, sync, eager or off, not '%s'\n", e);
+        return -1;
+    }
+    if (env_count("VINTERP_TIER_WORK", &o->work) < 0 || env_count("VINTERP_TIER_MIN_LEN", &o->min_len) < 0)
+        return -1;
+    return 0;
+}
+
+/* ---- the worker ------------------------------------------------------------- */
+
+struct TierWorker {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int *q;
+    int qhead, qlen, qcap;
+    atomic_int stop;
+    atomic_int done;    /* the thread has returned */
+    TierJob job;
+    void *arg;
+};
+
+/* Workers still running, for the exit() hook (one per backend: at most a
+ * couple per process). */
+static TierWorker *live[4];
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static int hooked;
+
+static void *worker_main(void *p)
+{
+    TierWorker *w = p;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->qlen && !atomic_load(&w->stop))
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (atomic_load(&w->stop))
+            break;
+        int k = w->q[w->qhead];
+        w->qhead = (w->qhead + 1) % w->qcap;
+        w->qlen--;
+        pthread_mutex_unlock(&w->mu);
+        w->job(w->arg, k);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+/* Wait up to SECONDS for the thread; 1 when it ended (and was joined). */
+static int join_bounded(TierWorker *w, double seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)seconds;
+    ts.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_timedjoin_np(w->th, NULL, &ts) == 0;
+}
+
+static void at_exit(void)
+{
+    pthread_mutex_lock(&live_mu);
+    for (int i = 0; i < 4; i++) {
+        TierWorker *w = live[i];
+        if (!w)
+            continue;
+        atomic_store(&w->stop, 1);
+        jit_abandon();
+        pthread_mutex_lock(&w->mu);
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+        /* exit() on the worker itself (a fatal error there): nothing to
+         * wait for. Else give the job in progress a moment to clean up its
+         * temporary files; the process ends either way. */
+        if (!pthread_equal(pthread_self(), w->th))
+            join_bounded(w, 2.0);
+        live[i] = NULL;
+    }
+    pthread_mutex_unlock(&live_mu);
+}
+
+TierWorker *tier_worker_start(TierJob job, void *arg)
+{
+    TierWorker *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->job = job;
+    w->arg = arg;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return NULL;
+    }
+    pthread_mutex_lock(&live_mu);
+    for (int i = 0; i < 4; i++)
+        if (!live[i]) {
+            live[i] = w;
+            break;
+        }
+    if (!hooked) {
+        hooked = 1;
+        atexit(at_exit);
+    }
+    pthread_mutex_unlock(&live_mu);
+    return w;
+}
+
+void tier_worker_push(TierWorker *w, int k)
+{
+    pthread_mutex_lock(&w->mu);
+    if (w->qlen == w->qcap) {
+        int cap = w->qcap ? 2 * w->qcap : 16;
+        int *q = malloc((size_t)cap * sizeof *q);
+        if (!q) {
+            pthread_mutex_unlock(&w->mu);
+            return; /* the block stays in the interpreter */
+        }
+        for (int i = 0; i < w->qlen; i++)
+            q[i] = w->q[(w->qhead + i) % w->qcap];
+        free(w->q);
+        w->q = q;
+        w->qhead = 0;
+        w->qcap = cap;
+    }
+    w->q[(w->qhead + w->qlen) % w->qcap] = k;
+    w->qlen++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int tier_worker_is_self(const TierWorker *w) { return w && pthread_equal(pthread_self(), w->th); }
+
+int tier_worker_stopping(const TierWorker *w) { return w && atomic_load(&w->stop); }
+
+int tier_worker_stop(TierWorker *w)
+{
+    if (!w)
+        return 0;
+    pthread_mutex_lock(&live_mu);
+    for (int i = 0; i < 4; i++)
+        if (live[i] == w)
+            live[i] = NULL;
+    pthread_mutex_unlock(&live_mu);
+    pthread_mutex_lock(&w->mu);
+    int dropped = w->qlen;
+    w->qlen = 0;
+    atomic_store(&w->stop, 1);
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    jit_abandon();
+    if (!join_bounded(w, 2.0)) {
+        /* Still translating: leave it, and what it reads, to the exit. */
+        pthread_detach(w->th);
+        return -1;
+    }
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w->q);
+    free(w);
+    return dropped;
+}
