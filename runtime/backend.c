@@ -73,6 +73,7 @@ struct Backend {
     double t_start;
     int64_t promotions, installs, demotions, failures, abandoned;
     int worker_stuck;   /* the worker did not stop in time */
+    int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
     int64_t interp_work, tr_instrs;
     int64_t replace_inplace, replace_copied;
@@ -142,6 +143,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
             atomic_store(&b->entries[k].state, BS_INTERP);
     }
     b->t_start = now();
+    b->profiling = o->profiling;
     b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
     if (b->tiered) {
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
@@ -557,7 +559,7 @@ static void tier_promote(Backend *b, int k, int64_t w)
         }
         return;
     }
-    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b))) {
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0))) {
         atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
         return;
     }
@@ -825,9 +827,23 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     return bp->blk.end;
 }
 
+void backend_use_worker(Backend *b, TierWorker *w)
+{
+    b->worker = w;
+    b->shared_worker = 1;
+}
+
+void backend_tier_job(Backend *b, int k) { tier_job(b, k); }
+
+void backend_worker_stopped(Backend *b, int dropped)
+{
+    b->worker = NULL;
+    b->abandoned += dropped;
+}
+
 void backend_end_run(Backend *b)
 {
-    if (!b->worker)
+    if (!b->worker || b->shared_worker)
         return;
     int r = tier_worker_stop(b->worker);
     b->worker = NULL;

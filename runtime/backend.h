@@ -24,6 +24,7 @@ typedef struct {
     double ilp_timeout; /* seconds */
     int check;          /* --check: the reference runs beside, block by block */
     double check_rel;   /* --check-rel: float tolerance, relative */
+    int profiling;      /* --profile: per kernel figures */
     TierOptions tier;   /* --tier and its thresholds (cpu, cuda; lcu translates every block it meets) */
 } BackendOptions;
 
@@ -38,6 +39,11 @@ const int *backend_block_map(const Backend *b);
 /* Run the block starting at PC. Returns the pc after it, or -1 when the
  * interpreter should run the block's instructions itself. */
 int backend_run_block(Backend *b, Interp *it, int pc);
+/* Tiers: B's promoted blocks go to W, which another owns (tier_prep.c):
+ * it runs backend_tier_job for them, and says when it has stopped. */
+void backend_use_worker(Backend *b, TierWorker *w);
+void backend_tier_job(Backend *b, int k);
+void backend_worker_stopped(Backend *b, int dropped);
 /* The run is over: stop the tier worker (queued blocks dropped, a
  * compile in progress abandoned, a bounded wait). */
 void backend_end_run(Backend *b);

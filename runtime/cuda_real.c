@@ -601,6 +601,12 @@ int cuda_real_usable(int dev, char *why, size_t len)
     /* Only the driver and a device are probed here (cheap); NVRTC and the
      * primitives are checked when the executor opens. */
     int ok = 0;
+    /* No device node, no driver: skip the library search (every run of
+     * the default backend on a machine without a GPU pays for it). */
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0) {
+        snprintf(why, len, "no CUDA driver (no /dev/nvidiactl)");
+        return 0;
+    }
     if (load_driver(&r.cu, why, len) == 0) {
         int count = 0;
         if (r.cu.Init(0) != 0)

@@ -302,11 +302,37 @@ void interp_host_operands(Interp *it, const Instr *ins)
         val_for_host(it->stk[it->sp - j]);
 }
 
+/* Go on in the program the tier worker published (InterpSwitch): the pc
+ * and the return addresses mapped. 1 when switched. */
+static int take_switch(Interp *it, int *pc, int32_t *rstack, int64_t rsp)
+{
+    InterpSwitch *sw = atomic_exchange_explicit(&it->pending, NULL, memory_order_acq_rel);
+    if (!sw)
+        return 0;
+    int ok = sw->pcmap[*pc] >= 0;
+    for (int64_t r = 0; r < rsp && ok; r++)
+        ok = rstack[r] < 0 || sw->pcmap[rstack[r]] >= 0;
+    if (!ok) {
+        sw->taken = -1;
+        return 0;
+    }
+    *pc = sw->pcmap[*pc];
+    for (int64_t r = 0; r < rsp; r++)
+        if (rstack[r] >= 0)
+            rstack[r] = sw->pcmap[rstack[r]];
+    it->prog = sw->prog;
+    it->backend = sw->backend;
+    it->block_at = sw->block_at;
+    sw->taken = 1;
+    return 1;
+}
+
 int interp_run(Interp *it)
 {
     const Program *p = it->prog;
     const Instr *code = p->code;
     int64_t rcap = 1024, rsp = 0;
+    int switchable = atomic_load(&it->pending) != NULL || it->backend == NULL;
     int32_t *rstack = malloc((size_t)rcap * sizeof *rstack);
     if (!rstack)
         rt_fatal("out of host memory");
@@ -376,6 +402,14 @@ int interp_run(Interp *it)
             break;
         }
         case OP_CALL:
+            if (switchable && atomic_load_explicit(&it->pending, memory_order_relaxed) &&
+                take_switch(it, &pc, rstack, rsp)) {
+                p = it->prog;
+                code = p->code;
+                block_at = it->block_at;
+                switchable = 0;
+                continue;
+            }
             if (rsp == rcap) {
                 if (it->opt.max_depth && rsp >= it->opt.max_depth)
                     rt_fatal("call depth limit (%lld) exceeded: runaway recursion?",
@@ -398,6 +432,14 @@ int interp_run(Interp *it)
             pc = p->funcs[ins->target].start;
             break;
         case OP_RET:
+            if (switchable && atomic_load_explicit(&it->pending, memory_order_relaxed) &&
+                take_switch(it, &pc, rstack, rsp)) {
+                p = it->prog;
+                code = p->code;
+                block_at = it->block_at;
+                switchable = 0;
+                continue;
+            }
             pc = rstack[--rsp];
             if (it->opt.trace_runtime)
                 trace_runtime("pop", rsp, pc);

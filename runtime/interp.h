@@ -2,6 +2,7 @@
 #ifndef RUNTIME_INTERP_H
 #define RUNTIME_INTERP_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include "vcode/program.h"
 #include "runtime/value.h"
@@ -23,6 +24,19 @@ typedef struct {
 
 struct Backend;
 
+/* Tiers: the program to go on with (the inlined program, with its
+ * backend), published by the tier worker while the original runs. PCMAP
+ * maps each pc of the running program to the same point of PROG (-1: no
+ * such point). The interpreter switches at its next CALL or RET: the pc
+ * and every return address are mapped, so every frame goes on in PROG. */
+typedef struct {
+    const Program *prog;
+    struct Backend *backend;
+    const int *block_at;
+    const int *pcmap;
+    int taken;          /* set by the interpreter: 1 switched, -1 refused (a pc without a map) */
+} InterpSwitch;
+
 typedef struct Interp {
     const Program *prog;
     struct Backend *backend;    /* NULL: every instruction interpreted (ref) */
@@ -33,6 +47,7 @@ typedef struct Interp {
     int64_t cap;
     Value **consts;     /* one Value per Program.consts entry */
     int32_t *rstack;    /* the call stack while interp_run runs */
+    InterpSwitch *_Atomic pending;      /* see InterpSwitch */
 } Interp;
 
 /* Stack access for op implementations. The interpreter has already checked

@@ -134,10 +134,13 @@ int jit_have_compiler(void)
 
 int jit_have(JitLang lang)
 {
+    static int known[2] = { -1, -1 }; /* the main thread asks, before any worker */
     char path[PATH_MAX];
     struct stat st;
     cur_lang = lang;
-    return cc_find(path, sizeof path, &st) == 0;
+    if (known[lang] < 0)
+        known[lang] = cc_find(path, sizeof path, &st) == 0;
+    return known[lang];
 }
 
 /* Run the compiler: SRC -> OUT, its messages into LOG. 0 on success. */

@@ -8,6 +8,7 @@
 #include "runtime/interp.h"
 #include "runtime/print.h"
 #include "runtime/profile.h"
+#include "runtime/tier_prep.h"
 #include "runtime/value.h"
 #include "translate/inline.h"
 #include "vcode/printer.h"
@@ -380,6 +381,19 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+    }
+    /* Tiers in the background: the interpreter starts on the program as
+     * written, the worker inlines it and makes the backend meanwhile. */
+    int bg = fused && bk != BK_LCU && bopt.tier.mode == TIER_BACKGROUND && !cuda_check_arch;
+    Executor *bgx = NULL;
+    if (bg) {
+        bgx = bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, NULL, why, sizeof why);
+        if (!bgx) {
+            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
+            vc_free(&prog);
+            return 1;
+        }
+    } else if (fused) {
         InlineStats ist;
         inline_program(&prog, &inl, NULL, &ist);
         VcError ierr;
@@ -421,17 +435,25 @@ int main(int argc, char **argv)
     if (backend && profile != PROF_OFF)
         backend_profile_on(backend);
     it.block_at = backend ? backend_block_map(backend) : NULL;
+    TierPrep *prep = NULL;
+    if (bg) {
+        bopt.profiling = profile != PROF_OFF;
+        prep = tier_prep_start(&prog, &bopt, bgx, &it); /* NULL: no thread, the reference alone */
+    }
     prof_start(run, profile);
     double t0 = wall();
     interp_run(&it);
     double t1 = wall();
     if (backend)
         backend_end_run(backend);
+    tier_prep_end(prep);
     if (opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
     prof_report(stderr);
     if (backend && profile != PROF_OFF)
         backend_profile_report(backend, stderr, profile == PROF_JSON);
+    if (prep && profile != PROF_OFF)
+        tier_prep_profile_report(prep, stderr, profile == PROF_JSON);
     fflush(stderr);
     for (int64_t i = 0; i < it.sp; i++) {
         val_for_host(it.stk[i]);
@@ -440,8 +462,11 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (backend && bopt.stats)
         backend_report(backend, stderr);
+    if (prep && bopt.stats)
+        tier_prep_report(prep, stderr);
     interp_free(&it);
     backend_free(backend);
+    tier_prep_free(prep);
     mem_release_cache();
     if (fused)
         vc_free(&inl);

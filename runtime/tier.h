@@ -28,6 +28,7 @@ typedef struct {
     TierMode mode;
     int64_t work;       /* promote at this much work (elements x vector instructions) */
     int64_t min_len;    /* runs with a shorter largest input are interpreted */
+    int64_t delay_ms;   /* background: the worker starts inlining this long after the run starts */
     FILE *trace;        /* -d tier: promotions, installs, demotions */
 } TierOptions;
 
@@ -36,15 +37,16 @@ int tier_parse_mode(const char *s, TierMode *m);
 const char *tier_mode_name(TierMode m);
 
 /* The defaults of a backend ("cpu", "cuda", "lcu"), then $VINTERP_TIER,
- * $VINTERP_TIER_WORK and $VINTERP_TIER_MIN_LEN. Returns -1 with a message
+ * $VINTERP_TIER_WORK, $VINTERP_TIER_MIN_LEN and $VINTERP_TIER_DELAY_MS. Returns -1 with a message
  * on stderr when one of them is malformed. */
 int tier_defaults(TierOptions *o, const char *backend);
 
 /* The worker: one thread running JOB(ARG, k) for each block k pushed, in
- * order. */
+ * order, the first no sooner than DELAY seconds after the start (sooner
+ * when told to stop: then none). */
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
-TierWorker *tier_worker_start(TierJob job, void *arg);
+TierWorker *tier_worker_start(TierJob job, void *arg, double delay);
 void tier_worker_push(TierWorker *w, int k);
 /* Drop what is queued, kill a compiler still running (jit_abandon), and
  * wait (bounded) for the job in progress; then free W. Also run at exit()
@@ -56,5 +58,8 @@ int tier_worker_stop(TierWorker *w);
 int tier_worker_is_self(const TierWorker *w);
 /* Abandon: set by tier_worker_stop; jobs poll it between phases. */
 int tier_worker_stopping(const TierWorker *w);
+/* The flag itself, for long loops elsewhere to poll (InlineOptions.cancel,
+ * Program.cancel). */
+const _Atomic int *tier_worker_stop_flag(const TierWorker *w);
 
 #endif

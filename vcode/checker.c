@@ -10,6 +10,7 @@
 #include "vcode/optable.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -494,6 +495,8 @@ static char *reachable(const Program *p)
     return r;
 }
 
+static int cancelled(const Program *p) { return p->cancel && atomic_load(p->cancel); }
+
 int vc_check(Program *p, VcError *err)
 {
     Checker c;
@@ -505,6 +508,11 @@ int vc_check(Program *p, VcError *err)
     for (int pass = 0; pass < 100; pass++) {
         int changed = 0;
         for (int fi = p->nfuncs - 1; fi >= 0; fi--) {
+            if (cancelled(p)) {
+                as_free(&res);
+                snprintf(err->msg, sizeof err->msg, "cancelled");
+                return -1;
+            }
             if (!p->funcs[fi].live)
                 continue;
             walk(&c, fi, &res);
@@ -531,13 +539,13 @@ int vc_check(Program *p, VcError *err)
         memset(c.pool_off, 0, (size_t)p->ncode * sizeof *c.pool_off);
         c.record = 1;
         char *reach = reachable(p);
-        for (int fi = 0; fi < p->nfuncs; fi++)
+        for (int fi = 0; fi < p->nfuncs && !cancelled(p); fi++)
             if (p->funcs[fi].live) {
                 c.reporting = reach[fi];
                 walk(&c, fi, &res);
             }
         free(reach);
-        rc = c.failed ? -1 : 0;
+        rc = c.failed || cancelled(p) ? -1 : 0;
         for (int i = 0; i < p->ncode; i++)
             p->state[i].slots = c.pool ? c.pool + c.pool_off[i] : NULL;
         free(p->slot_pool);

@@ -127,6 +127,7 @@ typedef struct {
     int nconsts, capconsts;
     int entry;          /* index into funcs of the entry function */
     InstrState *state;  /* per instruction, filled by vc_check (NULL before) */
+    const _Atomic int *cancel; /* when set and nonzero, vc_check gives up (a tier worker told to stop) */
     AbsType *slot_pool; /* storage behind state[].slots */
 } Program;
 
