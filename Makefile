@@ -87,7 +87,7 @@ asan-test: asan
 # cpu, and a smaller sample on the emulated cuda device (every kernel there).
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
 VALGRIND_CUDA_SAMPLE ?= bn_qs bn_radix cu_sort_rank ts_test_remove_duplicates
-VALGRIND_CUDA_ENV := VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0
+VALGRIND_CUDA_ENV := VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0
 valgrind: $(BIN)/vinterp
 	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu cuda; do \
 	    if [ $$b = cuda ]; then sample="$(VALGRIND_CUDA_SAMPLE)"; envs="$(VALGRIND_CUDA_ENV)"; \

@@ -399,6 +399,31 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
     return buf;
 }
 
+static int by_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The cache keys of the units loaded, sorted (the file names of their
+ * sources): the same program must give the same keys whatever the load. */
+static void report_keys(FILE *f, const char *who, char **paths, int n)
+{
+    char **k = malloc((size_t)(n ? n : 1) * sizeof *k);
+    if (!k)
+        return;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const char *slash = strrchr(paths[i], '/');
+        if (slash)
+            k[m++] = (char *)slash + 1;
+    }
+    qsort(k, (size_t)m, sizeof *k, by_str);
+    fprintf(f, "stats: %s: unit keys:", who);
+    for (int i = 0; i < m; i++)
+        fprintf(f, " %.32s", k[i]);
+    fputc('\n', f);
+    free(k);
+}
+
+void exec_report_keys(FILE *f, const char *who, char **paths, int n) { report_keys(f, who, paths, n); }
+
 static void cpu_report(Executor *x, FILE *f)
 {
     CpuExec *c = (CpuExec *)x;
@@ -410,6 +435,7 @@ static void cpu_report(Executor *x, FILE *f)
                "load %.6f s; cache %s\n",
             c->js.compiled, c->js.hits, c->js.rejected, c->js.compile_seconds, c->js.load_seconds,
             c->js.dir[0] ? c->js.dir : "off");
+    report_keys(f, "cpu", c->paths, c->nhandles);
 }
 
 static void cpu_free(Executor *x)

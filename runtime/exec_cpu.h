@@ -8,4 +8,8 @@
 
 Executor *exec_cpu_new(const JitOptions *o);
 
+/* -d stats: "stats: WHO: unit keys: ..." from the cached sources' PATHS
+ * (file names are keys), sorted. */
+void exec_report_keys(FILE *f, const char *who, char **paths, int n);
+
 #endif

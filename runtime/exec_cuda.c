@@ -1005,6 +1005,7 @@ static void cuda_report(Executor *x, FILE *f)
     for (int i = 0; i < NRUN; i++)
         fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
     fputc('\n', f);
+    exec_report_keys(f, "cuda", c->paths_owned, c->npaths);
     if (c->inner->report)
         c->inner->report(c->inner, f);
 }
@@ -1070,7 +1071,8 @@ int cuda_usable(int dev, char *why, size_t len)
     return cuda_real_usable(dev, why, len);
 }
 
-Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only_arch, char *why, size_t len)
+Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only_arch, int tiered, char *why,
+                        size_t len)
 {
     CudaDev *dev = compile_only_arch || !emulated() ? cuda_real_open(devno, o, compile_only_arch, why, len)
                                                     : cuda_emul_open(o, why, len);
@@ -1089,12 +1091,16 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.where = cuda_where;
     c->base.report = cuda_report;
     c->base.free = cuda_free;
-    c->inner = jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
-    /* Host thresholds (elements of the largest parameter), per family; see
-     * README "cuda backend" for how they were chosen. */
-    c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", 16384);
-    c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", 65536);
-    c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", 65536);
+    /* Tiered, a block runs here only when its run is long enough (the
+     * tiers' dispatch rule, tier.h): every kernel goes to the device, and
+     * the host path (kernels the generator cannot express, descriptors
+     * with negative lengths) is the evaluator, which compiles nothing.
+     * Untiered (--tier=eager), steps below a size threshold per family
+     * run on the host as generated C; see README "cuda backend". */
+    c->inner = !tiered && jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
+    c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", tiered ? 0 : 16384);
+    c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", tiered ? 0 : 65536);
+    c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", tiered ? 0 : 65536);
     const char *st = getenv("VINTERP_CUDA_STRATEGY");
     for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
         if (strcmp(st, st_name[i]) == 0)

@@ -22,6 +22,9 @@ int cuda_usable(int dev, char *why, size_t len);
  * the emulated one of runtime/cuda_dev.h. The host thresholds come from
  * VINTERP_CUDA_HOST_MAX_ELEM, _SCAN and _LIB (elements; 0: everything
  * generated runs on the device). */
-Executor *exec_cuda_new(int dev, const JitOptions *o, const char *compile_only_arch, char *why, size_t len);
+/* TIERED: blocks come one by one through the tiers (no host thresholds,
+ * no generated C for the host path). */
+Executor *exec_cuda_new(int dev, const JitOptions *o, const char *compile_only_arch, int tiered, char *why,
+                        size_t len);
 
 #endif

@@ -387,7 +387,7 @@ int main(int argc, char **argv)
     int bg = fused && bk != BK_LCU && bopt.tier.mode == TIER_BACKGROUND && !cuda_check_arch;
     Executor *bgx = NULL;
     if (bg) {
-        bgx = bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, NULL, why, sizeof why);
+        bgx = bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, NULL, 1, why, sizeof why);
         if (!bgx) {
             fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
             vc_free(&prog);
@@ -408,7 +408,7 @@ int main(int argc, char **argv)
         if (bopt.trace || bopt.stats)
             fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
                     ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
-        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch, why, sizeof why);
+        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch, bopt.tier.mode != TIER_EAGER, why, sizeof why);
         if (!x) {
             fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
             vc_free(&inl);

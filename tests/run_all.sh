@@ -58,7 +58,7 @@ if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
     # code depends on timing, the answers may not).
     for mode in sync background; do
         echo "== golden programs, cpu backend, --tier=$mode, every block promoted at its first run"
-        VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
+        VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 VINTERP_TIER_DELAY_MS=0 \
             python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
         grep -v ' passed, ' "$log" | head -n 60
         tail -n 1 "$log"
@@ -95,6 +95,12 @@ fi
 
 echo "== command line"
 python3 "$here/run_cli.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 20
+tail -n 1 "$log"
+count
+
+echo "== tiers"
+python3 "$here/run_tiers.py" "$interp" >"$log" 2>&1
 grep -v ' passed, ' "$log" | head -n 20
 tail -n 1 "$log"
 count

@@ -54,9 +54,24 @@ static void out_args(CgBuf *b, int first, int n, const char *at)
         cg_printf(b, ", &o%d[%s]", first + r, at);
 }
 
+/* The variable table the pulls read: V, or in a MAP's loop each thread's
+ * copy Vp (of TABLE_N entries), whose address does not escape: the
+ * compiler then knows that the stores to the outputs leave it alone, and
+ * keeps each input's pointer and length in registers. */
+static _Thread_local const char *table = "V";
+static _Thread_local int table_n;
+
+static void private_table(CgBuf *b, const char *indent)
+{
+    if (strcmp(table, "Vp"))
+        return;
+    cg_printf(b, "%svk_arr Vp[%d];\n%sfor (int q = 0; q < %d; q++)\n%s    Vp[q] = V[q];\n", indent,
+              table_n > 0 ? table_n : 1, indent, table_n, indent);
+}
+
 static void call(CgBuf *b, const char *name, int j, const char *role, const char *seg)
 {
-    cg_printf(b, "%s_s%d_%s(V, er, i, %s, hint", name, j, role, seg);
+    cg_printf(b, "%s_s%d_%s(%s, er, i, %s, hint", name, j, role, table, seg);
 }
 
 /* A MAP whose pull asks seg_of(X, i) of its own index (DIST, INDEX,
@@ -78,6 +93,7 @@ static void emit_map_segwalk(CgBuf *b, const char *name, int j, const LcuSoac *s
     cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
     cg_puts(b, "            {\n");
     cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
+    private_table(b, "                ");
     cg_puts(b, "#pragma omp for schedule(static)\n");
     cg_puts(b, "                for (int64_t c = 0; c < nch; c++) {\n");
     cg_printf(b, "                    int64_t i = c * %d, end = n - i < %d ? n : i + %d, k0 = 0;\n", MAP_CHUNK,
@@ -91,17 +107,20 @@ static void emit_map_segwalk(CgBuf *b, const char *name, int j, const LcuSoac *s
 }
 
 static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
-                     int sv)
+                     int sv, int nvars)
 {
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
     decl_outs(b, s, types, 0, s->nres, "n", 0, 0);
+    table = "Vp";
+    table_n = nvars;
     if (sv >= 0)
         emit_map_segwalk(b, name, j, s, hints, sv);
     cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
     cg_puts(b, "        {\n");
     cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
+    private_table(b, "            ");
     cg_puts(b, "#pragma omp for schedule(static)\n");
     cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
     call(b, name, j, "pull", sv >= 0 ? "-1" : "0");
@@ -109,6 +128,7 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     cg_puts(b, ");\n        }\n");
     if (sv >= 0)
         cg_puts(b, "        }\n");
+    table = "V";
 }
 
 static void emit_once(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
@@ -365,7 +385,7 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
         const LcuSoac *s = k->soacs[j];
         cg_printf(b, "    { /* %s */\n", lcu_soac_name(s->kind));
         switch (s->kind) {
-        case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j]); break;
+        case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j], nvars); break;
         case LS_ONCE: emit_once(b, name, j, s, types, hints[j]); break;
         case LS_PERMUTE: emit_permute(b, name, j, s, types, hints[j]); break;
         case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j]); break;

@@ -84,8 +84,10 @@ static void test_map_segwalk(LcuVarType *types)
     CHECK(text_count(t, "if (n > 0 && sd->n == n && !sd->segid) {") == 1);
     CHECK(text_count(t, "(seg >= 0 ? (int32_t)seg : vk_seg_of(er, &V[0], 0, ((int32_t)i), &hint[0]))") == 2);
     CHECK(text_count(t, "vk_seg_of(er, &V[3], 3, ((int32_t)i)") == 1 && text_count(t, "(seg >= 0") == 2);
-    CHECK(text_count(t, "vk_t_s0_pull(V, er, i, k, hint, &o0[i])") == 1);
-    CHECK(text_count(t, "vk_t_s0_pull(V, er, i, -1, hint, &o0[i])") == 1);
+    /* the loops read each thread's private copy of the table (Vp) */
+    CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, k, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, -1, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "Vp[q] = V[q];") == 2);
     cg_buf_free(&b);
     CgBuf g = { 0 };
     CHECK(cg_emit_kernel(&g, CG_CUDA, "vk_t", k, types, NV, msg, sizeof msg) == 0);

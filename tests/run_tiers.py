@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""tests/run_tiers.py INTERP — the tiers (runtime/tier.h): options and their
+errors, the cost model's promotion point, per-block units and the cache,
+the dispatch rule, a compile abandoned at the end leaving nothing behind,
+--no-cache's private directory, and deterministic plans (the same cache
+keys on an idle and on a loaded machine). Ends with "N passed, N failed"."""
+import os, re, shutil, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
+loop = os.path.join(HERE, "tier", "loop.vcode")
+corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
+passed = failed = 0
+base_env = {k: v for k, v in os.environ.items() if not k.startswith("VINTERP_")}
+
+
+def run(*args, env=None, timeout=120):
+    e = dict(base_env)
+    e.update(env or {})
+    t0 = time.time()
+    p = subprocess.run([interp] + list(args), capture_output=True, text=True, timeout=timeout, env=e)
+    return p.returncode, p.stdout, p.stderr, time.time() - t0
+
+
+def check(name, cond, detail=""):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", name, detail[-600:] if detail else "")
+
+
+def stat(err, pattern):
+    m = re.search(pattern, err)
+    return m.group(1) if m else None
+
+
+# ---- options ------------------------------------------------------------------
+rc, out, err, _ = run("--tier=fast", loop)
+check("--tier=fast is refused, naming the option", rc == 1 and "--tier takes" in err and "'fast'" in err and out == "")
+rc, out, err, _ = run("--tier-work=12x", loop)
+check("--tier-work=12x is refused", rc == 1 and "--tier-work takes a count" in err)
+rc, out, err, _ = run("--tier-min-len=-3", loop)
+check("--tier-min-len=-3 is refused", rc == 1 and "--tier-min-len takes a count" in err)
+rc, out, err, _ = run("--backend=cpu", loop, env={"VINTERP_TIER": "later"})
+check("VINTERP_TIER=later is refused", rc == 1 and "VINTERP_TIER takes" in err)
+
+ref = run("--backend=ref", loop)[1]
+check("the loop program's answer", ref == "( 6020000 )\n", ref)
+
+if shutil.which("cc") is None:
+    print("no C compiler: the compiled tiers are not tested")
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
+
+cache = tempfile.mkdtemp(prefix="vinterp-tiers-")
+try:
+    c = "--cache-dir=" + cache
+    # ---- the default: background tiers ----------------------------------------
+    rc, out, err, _ = run("--backend=cpu", c, loop)
+    check("background (the default): the same answer", rc == 0 and out == ref, err)
+    rc, out, err, _ = run(c, loop)
+    check("auto: the same answer", rc == 0 and out == ref, err)
+
+    # ---- the cost model, on the main thread (sync: deterministic) -------------
+    # LOOP's block has 4 vector instructions over 20000 elements: 80000 work a
+    # run; at 20000000 it is promoted at its 250th entry.
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", c, "-d", "stats", "-d", "tier", loop)
+    check("sync: promoted at the 250th entry (work 250 x 4 x 20000)",
+          rc == 0 and out == ref and "promoted at entry 250 " in err, err)
+    check("sync: the block's code installed and run fused",
+          "1 promoted, 1 installed" in err and re.search(r"LOOP\): fused; 300 entries \(0 short\), 6000000 elements, "
+                                                         r"51 fused runs", err) is not None, err)
+    check("-d tier traces the promotion", "fused code installed after 250 entries" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", c, "-d", "stats", loop)
+    check("sync, second run: the block's unit comes from the cache",
+          rc == 0 and out == ref and "0 units compiled, 1 cache hits" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", c, "-d", "stats", loop)
+    check("--tier-work=0: every block promoted at its first long run",
+          rc == 0 and out == ref and "promoted at entry 1 " in err and "2 promoted, 2 installed" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", "--tier-min-len=20001", c, "-d", "stats",
+                          loop)
+    check("dispatch rule: runs shorter than --tier-min-len stay interpreted",
+          rc == 0 and out == ref and "0 promoted" in err and "(300 short)" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=off", c, "-d", "stats", loop)
+    check("--tier=off: nothing promoted", rc == 0 and out == ref and "0 promoted" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=eager", c, "-d", "stats", loop)
+    check("--tier=eager: one unit of every block before the run",
+          rc == 0 and out == ref and "1 units of" in err and "stats: tiers" not in err, err)
+
+    # ---- a compile still running at the end is abandoned ----------------------
+    slow = os.path.join(cache, "slow-cc.sh")
+    with open(slow, "w") as f:
+        f.write("#!/bin/sh\nsleep 30\nexec cc \"$@\"\n")
+    os.chmod(slow, 0o755)
+    abandon = tempfile.mkdtemp(prefix="vinterp-abandon-")
+    rc, out, err, secs = run("--backend=cpu", "--cache-dir=" + abandon, "--tier-work=0", "-d", "stats", loop,
+                             env={"VINTERP_CC": slow, "VINTERP_TIER_DELAY_MS": "0"}, timeout=60)
+    left = os.listdir(abandon)
+    check("a compile running at the end is abandoned: the run ends at once", rc == 0 and out == ref and secs < 10,
+          "%.1f s; %s" % (secs, err))
+    check("... and leaves nothing in the cache (no partial entry, no temporary file)", left == [], str(left))
+    check("... and -d stats says so", "abandoned" in err, err)
+    shutil.rmtree(abandon, ignore_errors=True)
+
+    # ---- --no-cache: the tiers' builds go to a directory of the run's own -----
+    tmp = tempfile.mkdtemp(prefix="vinterp-tmpdir-")
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", "--no-cache", "-d", "stats", loop,
+                          env={"TMPDIR": tmp})
+    check("--no-cache under tiers: compiled, and the private directory removed",
+          rc == 0 and out == ref and "2 installed" in err and os.listdir(tmp) == [], str(os.listdir(tmp)) + err)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+    # ---- deterministic plans: the same keys under load ------------------------
+    prog = os.path.join(corpus, "bn_bh.vcode")
+    if os.path.exists(prog):
+        keys = []
+        for loaded in (False, True):
+            hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2 * (os.cpu_count() or 2))] \
+                if loaded else []
+            try:
+                rc, out, err, _ = run("--backend=cpu", "--tier=eager", c, "-d", "stats", "-m", "100000000", prog,
+                                      timeout=600)
+            finally:
+                for h in hogs:
+                    h.kill()
+                    h.wait()
+            keys.append(stat(err, r"stats: cpu: unit keys: (\S+)"))
+        check("bn_bh: the same plans and cache key idle and under full load", keys[0] and keys[0] == keys[1],
+              str(keys))
+finally:
+    shutil.rmtree(cache, ignore_errors=True)
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
