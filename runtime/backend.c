@@ -95,7 +95,6 @@ static int plan_block(Backend *b, int k)
     PlanOptions po;
     memset(&po, 0, sizeof po);
     po.fusion = b->opt.fusion;
-    po.fuse.timeout_s = b->opt.ilp_timeout;
     po.fuse.max_nodes = 60;
     po.trace = b->opt.trace;
     char msg[400];

@@ -21,7 +21,6 @@ typedef struct {
     int fusion;         /* --fusion=on|off */
     FILE *trace;        /* -d fusion */
     int stats;          /* -d stats: summary at exit */
-    double ilp_timeout; /* seconds */
     int check;          /* --check: the reference runs beside, block by block */
     double check_rel;   /* --check-rel: float tolerance, relative */
     int profiling;      /* --profile: per kernel figures */

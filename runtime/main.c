@@ -146,7 +146,6 @@ int main(int argc, char **argv)
     BackendOptions bopt;
     memset(&bopt, 0, sizeof bopt);
     bopt.fusion = 1;
-    bopt.ilp_timeout = 0.1;
     bopt.check_rel = 1e-12;
     ProfileMode profile = PROF_OFF;
     /* --tier and its thresholds: the command line's, applied over the

@@ -105,6 +105,22 @@ grep -v ' passed, ' "$log" | head -n 20
 tail -n 1 "$log"
 count
 
+# Translation stays linear in the program: a chain of 20000 functions,
+# blocks of 8000 vector instructions (tests/gen_long_programs.py).
+echo "== long programs: inlining budget, fusion of long blocks"
+python3 "$here/run_long_programs.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 20
+tail -n 1 "$log"
+count
+
+# The fusion ILP is bounded by solver work, not time: the same plans with
+# every CPU busy.
+echo "== block plans: the same on an idle and on a busy machine"
+python3 "$here/run_plan_determinism.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 20
+tail -n 1 "$log"
+count
+
 # The NESL front-end scripts (nesl-lib/), run against the corpus programs.
 if [ -d "$here/../../shared/corpus" ]; then
     echo "== nesl-lib scripts"

@@ -58,16 +58,27 @@ typedef struct {
     const char *why;    /* reason for the fallback, or NULL */
     int nvars, nconstraints;
     double objective;
-    double seconds;     /* solver time */
+    double seconds;     /* solver time (measured for -d stats; never decides) */
+    long work;          /* lp_solve work spent (see ilp_max_work) */
     int nclusters;
     int materialised;   /* arrays materialised under this schedule */
 } FuseResult;
 
+/* The schedule depends only on the graph and these options, never on the
+ * clock: the ILP is bounded by solver work, so a loaded machine gets the
+ * same plans (and kernel-cache keys) as an idle one. */
 typedef struct {
-    double timeout_s;   /* lp_solve time limit (default 0.1) */
     int max_nodes;      /* larger graphs go to the greedy schedule (default 60) */
     FILE *trace;        /* -d fusion: print the ILP here, or NULL */
+    long ilp_max_work;  /* lp_solve work limit for one schedule: the sum over the
+                           calls of its abort callback (about one per simplex
+                           iteration and B&B node) of the model's rows +
+                           columns; past it, greedy (default FUSE_ILP_MAX_WORK) */
 } FuseOptions;
+
+/* About 0.2-0.3 s of lp_solve at 20-30 ns a unit; the corpus's largest ILP
+ * (bn_black_scholes: 43 nodes, 2283 rows) needs 4.3 million. */
+#define FUSE_ILP_MAX_WORK 10000000L
 
 /* May nodes a (producer) and b (consumer) be fused vertically through an
  * edge with access ACC? May independent nodes a and b fuse horizontally? */
@@ -75,11 +86,20 @@ int fuse_vertical_ok(const FuseNode *a, const FuseNode *b, FuseAccess acc);
 int fuse_horizontal_ok(const FuseNode *a, const FuseNode *b);
 
 /* Fill cluster[0..nnodes) and *res. Uses the ILP, falling back to
- * fuse_greedy on timeout, infeasibility, a too-large graph or an lp_solve
- * failure. */
+ * fuse_greedy past the work limit, on infeasibility, a too-large graph or an
+ * lp_solve failure. Graphs of more than FUSE_WINDOW nodes are scheduled in
+ * windows of consecutive nodes (see fuse_greedy). */
 void fuse_schedule(const FuseGraph *g, const FuseOptions *opt, int *cluster, FuseResult *res);
-/* The greedy schedule alone (also used for --fusion=greedy). */
+/* The greedy schedule alone (also used for --fusion=greedy). A graph of
+ * more than FUSE_WINDOW nodes is cut into windows of consecutive nodes (at
+ * most FUSE_WINDOW each, as even as they come) scheduled one after
+ * another: no cluster crosses a window, so time and memory are linear in
+ * the number of nodes. Each window's schedule is checked (fuse_check). */
 void fuse_greedy(const FuseGraph *g, int *cluster, FuseResult *res);
+
+/* 512 keeps every fusion graph of the corpus but one (515 nodes) whole. */
+#define FUSE_WINDOW 512
+
 /* Check a schedule: clusters respect dependences (no cycle between
  * clusters), fused pairs are compatible. Returns 0 or -1. */
 int fuse_check(const FuseGraph *g, const int *cluster);

@@ -75,24 +75,33 @@ void fuse_rel_free(FuseRel *r)
     memset(r, 0, sizeof *r);
 }
 
-int fuse_rel_init(FuseRel *r, const FuseGraph *g)
+/* Indices in range, edges forward. */
+static int graph_ok(const FuseGraph *g)
 {
-    memset(r, 0, sizeof *r);
     int n = g->nnodes;
     if (n < 0 || (n > 0 && !g->nodes) || g->nedges < 0 || (g->nedges > 0 && !g->edges))
-        return -1;
+        return 0;
     for (int i = 0; i < n; i++) {
         int v = g->nodes[i].via_filter;
         if (v < -1 || v >= n || v == i)
-            return -1;
+            return 0;
     }
     for (int e = 0; e < g->nedges; e++) {
         const FuseEdge *ed = &g->edges[e];
         if (ed->producer < 0 || ed->consumer >= n || ed->producer >= ed->consumer)
-            return -1;
+            return 0;
         if (ed->array < 0 || ed->array >= g->narrays)
-            return -1;
+            return 0;
     }
+    return 1;
+}
+
+int fuse_rel_init(FuseRel *r, const FuseGraph *g)
+{
+    memset(r, 0, sizeof *r);
+    int n = g->nnodes;
+    if (!graph_ok(g))
+        return -1;
     r->n = n;
     r->words = n > 0 ? (n + 63) / 64 : 1;
     size_t cells = (size_t)(n > 0 ? n : 1) * (size_t)r->words;
@@ -260,6 +269,19 @@ int fuse_check(const FuseGraph *g, const int *cluster)
 int fuse_count_materialised(const FuseGraph *g, const int *cluster)
 {
     int count = 0;
+    unsigned char *m = calloc((size_t)(g->narrays > 0 ? g->narrays : 1), 1);
+    if (m) {
+        /* One pass over the edges: linear in the graph. */
+        for (int a = 0; a < g->narrays; a++)
+            m[a] = g->live_out && g->live_out[a];
+        for (int e = 0; e < g->nedges; e++)
+            if (cluster[g->edges[e].producer] != cluster[g->edges[e].consumer])
+                m[g->edges[e].array] = 1;
+        for (int a = 0; a < g->narrays; a++)
+            count += m[a];
+        free(m);
+        return count;
+    }
     for (int a = 0; a < g->narrays; a++) {
         int m = g->live_out && g->live_out[a];
         for (int e = 0; e < g->nedges && !m; e++)
@@ -313,13 +335,13 @@ int fuse_renumber(int n, int *cluster)
 /* ---- the greedy schedule ------------------------------------------------ */
 
 /* Put n into cluster c (c is at or after the clusters of n's producers)
- * when that keeps the schedule of nodes [0, n] valid. */
-static int try_join(const FuseGraph *g, const FuseRel *r, int *cluster, int n, int c)
+ * when that keeps the schedule of nodes [0, n] valid. first[c] and next[]
+ * list each cluster's members, so a try costs the size of c. */
+static int try_join(const FuseGraph *g, const FuseRel *r, int *cluster, const int *first,
+                    const int *next, int n, int c)
 {
     cluster[n] = c;
-    for (int m = 0; m < n; m++) {
-        if (cluster[m] != c)
-            continue;
+    for (int m = first[c]; m >= 0; m = next[m]) {
         int ok;
         if (fuse_bit(r->edge, r->words, m, n))
             ok = !fuse_bit(r->vbad, r->words, m, n);
@@ -335,6 +357,144 @@ static int try_join(const FuseGraph *g, const FuseRel *r, int *cluster, int n, i
     return 1;
 }
 
+/* The greedy schedule of a graph small enough for bit matrices; in_first
+ * and in_edge list the edges into each node (CSR). Returns the number of
+ * clusters, or -1 when out of memory. */
+static int greedy_core(const FuseGraph *g, const FuseRel *r, const int *in_first,
+                       const int *in_edge, int *cluster)
+{
+    int n = g->nnodes, k = 0;
+    int *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first);
+    int *last = malloc((size_t)(n > 0 ? n : 1) * sizeof *last);
+    int *next = malloc((size_t)(n > 0 ? n : 1) * sizeof *next);
+    if (!first || !last || !next) {
+        free(first);
+        free(last);
+        free(next);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        cluster[i] = -1;
+    for (int i = 0; i < n; i++) {
+        int maxprod = -1, vert = 0;
+        for (int t = in_first[i]; t < in_first[i + 1]; t++)
+            if (cluster[g->edges[in_edge[t]].producer] > maxprod)
+                maxprod = cluster[g->edges[in_edge[t]].producer];
+        /* Vertically into the latest producer's cluster... */
+        for (int t = in_first[i]; t < in_first[i + 1] && !vert; t++) {
+            int p = g->edges[in_edge[t]].producer;
+            vert = cluster[p] == maxprod && !fuse_bit(r->vbad, r->words, p, i);
+        }
+        int placed = vert && try_join(g, r, cluster, first, next, i, maxprod);
+        /* ...else horizontally into the first cluster at or after it that
+         * takes it... */
+        for (int c = maxprod < 0 ? 0 : maxprod; c < k && !placed; c++)
+            if (!(vert && c == maxprod))
+                placed = try_join(g, r, cluster, first, next, i, c);
+        /* ...else alone. */
+        if (!placed) {
+            cluster[i] = k;
+            first[k] = -1;
+            k++;
+        }
+        int c = cluster[i];
+        next[i] = -1;
+        if (first[c] < 0)
+            first[c] = i;
+        else
+            next[last[c]] = i;
+        last[c] = i;
+    }
+    free(first);
+    free(last);
+    free(next);
+    return k;
+}
+
+/* in_first[0..n] and in_edge[]: the edges into each node, in edge order. */
+static int edges_by_consumer(const FuseGraph *g, int **in_first, int **in_edge)
+{
+    int n = g->nnodes;
+    *in_first = calloc((size_t)n + 2, sizeof **in_first);
+    *in_edge = malloc((size_t)(g->nedges > 0 ? g->nedges : 1) * sizeof **in_edge);
+    if (!*in_first || !*in_edge) {
+        free(*in_first);
+        free(*in_edge);
+        *in_first = *in_edge = NULL;
+        return -1;
+    }
+    int *f = *in_first;
+    for (int e = 0; e < g->nedges; e++)
+        f[g->edges[e].consumer + 2]++;
+    for (int i = 0; i < n; i++)
+        f[i + 2] += f[i + 1];
+    for (int e = 0; e < g->nedges; e++)
+        (*in_edge)[f[g->edges[e].consumer + 1]++] = e;
+    return 0;
+}
+
+/* Schedule nodes [lo, hi) of G on their own: the edges from before lo are
+ * left out (their producers are in earlier clusters anyway), so are
+ * via_filter links to before lo (such a fusion would cross the window).
+ * Writes cluster[lo..hi) as 0..k-1 and returns k, or -1. */
+static int greedy_window(const FuseGraph *g, const int *in_first, const int *in_edge, int lo,
+                         int hi, int *amap, int *cluster)
+{
+    int w = hi - lo, ne = 0, na = 0, k = -1;
+    for (int t = in_first[lo]; t < in_first[hi]; t++)
+        ne += g->edges[in_edge[t]].producer >= lo;
+    FuseGraph s;
+    memset(&s, 0, sizeof s);
+    s.nnodes = w;
+    s.nodes = malloc((size_t)w * sizeof *s.nodes);
+    s.edges = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *s.edges);
+    int *sf = malloc(((size_t)w + 1) * sizeof *sf), *se = malloc((size_t)(ne > 0 ? ne : 1) * sizeof *se);
+    if (!s.nodes || !s.edges || !sf || !se)
+        goto done;
+    for (int i = 0; i < w; i++) {
+        s.nodes[i] = g->nodes[lo + i];
+        int v = s.nodes[i].via_filter;
+        s.nodes[i].via_filter = v >= lo ? v - lo : -1;
+    }
+    /* Arrays renumbered densely (amap[] is -1 outside this call). */
+    for (int i = 0; i < w; i++) {
+        sf[i] = s.nedges;
+        for (int t = in_first[lo + i]; t < in_first[lo + i + 1]; t++) {
+            FuseEdge ed = g->edges[in_edge[t]];
+            if (ed.producer < lo)
+                continue;
+            if (amap[ed.array] < 0)
+                amap[ed.array] = na++;
+            ed.array = amap[ed.array];
+            ed.producer -= lo;
+            ed.consumer -= lo;
+            se[s.nedges] = s.nedges;
+            s.edges[s.nedges++] = ed;
+        }
+    }
+    sf[w] = s.nedges;
+    s.narrays = na;
+    for (int t = in_first[lo]; t < in_first[hi]; t++)
+        amap[g->edges[in_edge[t]].array] = -1;
+    FuseRel r;
+    if (fuse_rel_init(&r, &s) != 0)
+        goto done;
+    k = greedy_core(&s, &r, sf, se, cluster + lo);
+    if (k >= 0 && fuse_check_rel(&s, &r, cluster + lo, w) != 0) {
+        /* Not expected: nothing fused is always valid. */
+        for (int i = 0; i < w; i++)
+            cluster[lo + i] = i;
+        k = w;
+    }
+    fuse_rel_free(&r);
+done:
+    free(s.nodes);
+    free(s.edges);
+    free(sf);
+    free(se);
+    return k;
+}
+
 void fuse_greedy(const FuseGraph *g, int *cluster, FuseResult *res)
 {
     FuseResult dummy;
@@ -343,8 +503,35 @@ void fuse_greedy(const FuseGraph *g, int *cluster, FuseResult *res)
     memset(res, 0, sizeof *res);
     res->fell_back = 1;
     int n = g->nnodes > 0 ? g->nnodes : 0;
-    FuseRel r;
-    if (fuse_rel_init(&r, g) != 0) {
+    int *in_first = NULL, *in_edge = NULL, *amap = NULL, k = 0;
+    if (graph_ok(g) && edges_by_consumer(g, &in_first, &in_edge) == 0 &&
+        (amap = malloc((size_t)(g->narrays > 0 ? g->narrays : 1) * sizeof *amap)) != NULL) {
+        for (int a = 0; a < g->narrays; a++)
+            amap[a] = -1;
+        /* Windows of consecutive nodes, as even as they come: no cluster
+         * crosses a window, which bounds the cost of this schedule (bit
+         * matrices and pair checks are quadratic in a window) and of
+         * merging a cluster (rewrite.c) by the window's size, so a long
+         * block costs time linear in its length. */
+        int nw = (n + FUSE_WINDOW - 1) / FUSE_WINDOW, size = nw > 0 ? (n + nw - 1) / nw : 0;
+        for (int lo = 0; lo < n && k >= 0; lo += size) {
+            int hi = lo + size < n ? lo + size : n;
+            int kw = greedy_window(g, in_first, in_edge, lo, hi, amap, cluster);
+            if (kw < 0) {
+                k = -1;
+                break;
+            }
+            for (int i = lo; i < hi; i++)
+                cluster[i] += k;
+            k += kw;
+        }
+    } else {
+        k = -1;
+    }
+    free(in_first);
+    free(in_edge);
+    free(amap);
+    if (k < 0) {
         /* Malformed graph or no memory: nothing fused. */
         for (int i = 0; i < n; i++)
             cluster[i] = i;
@@ -352,30 +539,6 @@ void fuse_greedy(const FuseGraph *g, int *cluster, FuseResult *res)
         res->why = "greedy: malformed graph or out of memory, nothing fused";
         return;
     }
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        cluster[i] = -1;
-    for (int i = 0; i < n; i++) {
-        int maxprod = -1, vert = 0;
-        for (int e = 0; e < g->nedges; e++)
-            if (g->edges[e].consumer == i && cluster[g->edges[e].producer] > maxprod)
-                maxprod = cluster[g->edges[e].producer];
-        /* Vertically into the latest producer's cluster... */
-        for (int p = 0; p < i && maxprod >= 0; p++)
-            if (cluster[p] == maxprod && fuse_bit(r.edge, r.words, p, i) &&
-                !fuse_bit(r.vbad, r.words, p, i))
-                vert = 1;
-        int placed = vert && try_join(g, &r, cluster, i, maxprod);
-        /* ...else horizontally into the first cluster at or after it that
-         * takes it... */
-        for (int c = maxprod < 0 ? 0 : maxprod; c < k && !placed; c++)
-            if (!(vert && c == maxprod))
-                placed = try_join(g, &r, cluster, i, c);
-        /* ...else alone. */
-        if (!placed)
-            cluster[i] = k++;
-    }
     res->nclusters = k;
     res->materialised = fuse_count_materialised(g, cluster);
-    fuse_rel_free(&r);
 }

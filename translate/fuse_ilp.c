@@ -63,6 +63,7 @@
 
 #define MAX_TRIANGLE_ROWS 20000
 
+/* For res->seconds (-d stats) only: no decision reads the clock. */
 static double now_s(void)
 {
     struct timespec ts;
@@ -70,10 +71,20 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* lp_solve calls this about once per simplex iteration and B&B node. Each
+ * call counts as rows + columns of the model (what an iteration costs,
+ * roughly); the sum is the solver's work, the same on a loaded machine as
+ * on an idle one, so a limit on it (unlike a time limit) keeps schedules
+ * deterministic. */
+typedef struct {
+    long used, max;
+} Work;
+
 static int __WINAPI abort_cb(lprec *lp, void *handle)
 {
-    (void)lp;
-    return now_s() > *(const double *)handle ? TRUE : FALSE;
+    Work *wk = handle;
+    wk->used += 1L + get_Nrows(lp) + get_Ncolumns(lp);
+    return wk->used > wk->max ? TRUE : FALSE;
 }
 
 static int __WINAPI write_cb(void *handle, char *buf)
@@ -180,7 +191,7 @@ typedef struct {
     FusePairOpt *opts;      /* n + 4 */
     double w1, w2;          /* weights of the whole-graph objective */
     FILE *trace;
-    double deadline;
+    Work work;          /* shared by all the solves of one schedule */
 } Whole;
 
 static size_t gix(const Whole *w, int i, int j)
@@ -796,15 +807,18 @@ static int add_cuts(Ilp *m)
     return added;
 }
 
-/* Keeping a timed-out solution that is valid and better than greedy gives
- * better schedules, but the project's rule is "on timeout, fall back to
- * the greedy schedule and say so"; set to 1 to keep such solutions. */
+/* Keeping a solution that is valid and better than greedy when the work
+ * limit stops lp_solve gives better schedules, but the project's rule is
+ * "past the limit, fall back to the greedy schedule and say so"; set to 1
+ * to keep such solutions. */
 static const int keep_unproven = 0;
 
-/* Solve the component's ILP. 0: solved to optimality; 1: timed out with a
- * solution whose clusters are valid (not proven optimal); -1: no usable
- * solution, *why set. sol[] of each node is set to the first node of its
- * cluster. Rows that
+#define WHY_WORK "lp_solve work limit reached"
+
+/* Solve the component's ILP. 0: solved to optimality; 1: stopped by the
+ * work limit with a solution whose clusters are valid (not proven optimal);
+ * -1: no usable solution, *why set. sol[] of each node is set to the first
+ * node of its cluster. Rows that
  * keep independent nodes apart are added lazily, as cuts: where a cluster
  * of the solution holds a pair that may not share one, the chain of fused
  * pairs joining them is cut and the ILP solved again. A solution without
@@ -821,15 +835,18 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
      * threshold on this model); the relative one tightened for the large
      * objective values. */
     set_mip_gap(lp, FALSE, 1e-11);
-    put_abortfunc(lp, abort_cb, &m->w->deadline);
+    /* No set_timeout: lp_solve's own clock stays out of the decision. */
+    put_abortfunc(lp, abort_cb, &m->w->work);
     int rounds = 0, status = NOTRUN, rc = -1;
     for (;;) {
-        double left = m->w->deadline - now_s();
-        if (left <= 0) {
-            *why = "lp_solve timed out";
+        /* Every solve counts too, so rounds of cuts stay bounded even
+         * where lp_solve never calls abort_cb (small models). */
+        Work *wk = &m->w->work;
+        wk->used += 1L + get_Nrows(lp) + get_Ncolumns(lp);
+        if (wk->used > wk->max) {
+            *why = WHY_WORK;
             break;
         }
-        set_timeout(lp, (long)ceil(left));
         double t0 = now_s();
         status = solve(lp);
         res->seconds += now_s() - t0;
@@ -840,7 +857,7 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
                     rounds, get_Ncolumns(lp), get_Nrows(lp), get_statustext(lp, status), status,
                     get_objective(lp));
         if (status == SUBOPTIMAL || status == USERABORT || status == TIMEOUT) {
-            *why = "lp_solve timed out";
+            *why = WHY_WORK;
             break;
         }
         if (status == INFEASIBLE) {
@@ -869,7 +886,7 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
             fprintf(trace, "fusion: %d chain cuts\n", added);
     }
     if (rc != 0 && status == SUBOPTIMAL && get_variables(lp, m->vars + 1)) {
-        /* Timed out with a solution: usable if its clusters are valid. */
+        /* Stopped with a solution: usable if its clusters are valid. */
         components(m);
         rc = 1;
         for (int u = 0; u < m->k && rc; u++)
@@ -885,7 +902,7 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
                 set_row_name(lp, 1 + i, m->rows.names[i]);
         write_lpex(lp, trace, write_cb);
         fprintf(trace, "fusion: %d round%s%s\n", rounds, rounds == 1 ? "" : "s",
-                rc == 0 ? "" : rc == 1 ? ", timed out: best solution kept" : ", no solution");
+                rc == 0 ? "" : rc == 1 ? ", work limit: best solution kept" : ", no solution");
     }
     if (rc >= 0)
         for (int u = 0; u < m->k; u++)
@@ -904,10 +921,10 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
  * clusters on cycles are merged and solved again, until there is none; the
  * schedule is then optimal for the whole graph.
  *
- * A component whose ILP times out keeps the best solution lp_solve found
- * when its clusters are valid, else its greedy clusters; the schedule is
- * then kept only if it is cheaper than the greedy one. */
-static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, int *cluster,
+ * A component whose ILP reaches the work limit keeps the best solution
+ * lp_solve found when its clusters are valid, else its greedy clusters; the
+ * schedule is then kept only if it is cheaper than the greedy one. */
+static const char *solve_ilp(const FuseGraph *g, long max_work, FILE *trace, int *cluster,
                              FuseResult *res)
 {
     FuseRel r;
@@ -920,13 +937,13 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     w.r = &r;
     w.n = n;
     w.trace = trace;
-    w.deadline = now_s() + timeout;
+    w.work.max = max_work;
     int *sol = malloc((size_t)n * sizeof *sol), *gparent = malloc((size_t)n * sizeof *gparent);
     int *node = malloc((size_t)n * sizeof *node), *loc = malloc((size_t)n * sizeof *loc);
     unsigned char *dirty = calloc((size_t)n, 1), *unproven = calloc((size_t)n, 1);
     unsigned char *core = calloc((size_t)n, 1);
     int *gcl = NULL;
-    const char *reason = "lp_solve timed out"; /* why a solution is not proven */
+    const char *reason = WHY_WORK; /* why a solution is not proven */
     const char *why = init_whole(&w);
     if (!why && (!sol || !gparent || !node || !loc || !dirty || !unproven || !core))
         why = "out of memory";
@@ -960,8 +977,9 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
                 free_ilp(&m);
                 unproven[c] = rc != 0;
                 if (rc < 0) {
-                    /* No solution in time: the greedy clusters of these
-                     * nodes (greedy never joins nodes of two components). */
+                    /* No solution within the limit: the greedy clusters of
+                     * these nodes (greedy never joins nodes of two
+                     * components). */
                     reason = cwhy;
                     if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
                         FuseResult gres;
@@ -1039,7 +1057,7 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
         if (w.comp[c] == c && unproven[c])
             proven = 0;
     if (!why && !proven && !keep_unproven) {
-        /* The issue's rule: a timeout falls back to the greedy schedule. */
+        /* The rule: past the work limit, the greedy schedule. */
         why = reason;
     } else if (!why && !proven) {
         /* Not proven optimal: keep it only if it beats greedy. */
@@ -1068,6 +1086,7 @@ static const char *solve_ilp(const FuseGraph *g, double timeout, FILE *trace, in
     free(core);
     free_whole(&w);
     fuse_rel_free(&r);
+    res->work = w.work.used;
     return why;
 }
 
@@ -1077,7 +1096,7 @@ void fuse_schedule(const FuseGraph *g, const FuseOptions *opt, int *cluster, Fus
     if (!res)
         res = &dummy;
     memset(res, 0, sizeof *res);
-    double timeout = opt && opt->timeout_s > 0 ? opt->timeout_s : 0.1;
+    long max_work = opt && opt->ilp_max_work > 0 ? opt->ilp_max_work : FUSE_ILP_MAX_WORK;
     int max_nodes = opt && opt->max_nodes > 0 ? opt->max_nodes : 60;
     FILE *trace = opt ? opt->trace : NULL;
     int n = g->nnodes;
@@ -1089,14 +1108,15 @@ void fuse_schedule(const FuseGraph *g, const FuseOptions *opt, int *cluster, Fus
         return;
     }
     const char *why;
-    if (n > max_nodes)
+    if (n > max_nodes || n > FUSE_WINDOW)
         why = "too many nodes for the ILP";
     else
-        why = solve_ilp(g, timeout, trace, cluster, res);
+        why = solve_ilp(g, max_work, trace, cluster, res);
     if (why) {
         FuseResult ilp = *res;
         fuse_greedy(g, cluster, res);
-        if (fuse_check(g, cluster) != 0) {
+        /* (fuse_greedy checks each window of a larger graph itself.) */
+        if (n <= FUSE_WINDOW && fuse_check(g, cluster) != 0) {
             /* Not expected: nothing fused is always valid. */
             for (int i = 0; i < n; i++)
                 cluster[i] = i;
@@ -1106,14 +1126,15 @@ void fuse_schedule(const FuseGraph *g, const FuseOptions *opt, int *cluster, Fus
         res->nvars = ilp.nvars;
         res->nconstraints = ilp.nconstraints;
         res->seconds = ilp.seconds;
+        res->work = ilp.work;
         res->objective = ilp.objective;
         res->fell_back = 1;
         res->why = why;
     }
     if (trace) {
-        fprintf(trace, "fusion: %d nodes -> %d clusters, %d arrays materialised%s%s:", n,
-                res->nclusters, res->materialised, res->fell_back ? ", greedy: " : " (ILP)",
-                res->fell_back ? res->why : "");
+        fprintf(trace, "fusion: %d nodes -> %d clusters, %d arrays materialised%s%s, lp_solve work %ld:",
+                n, res->nclusters, res->materialised, res->fell_back ? ", greedy: " : " (ILP)",
+                res->fell_back ? res->why : "", res->work);
         for (int i = 0; i < n; i++)
             fprintf(trace, " %d", cluster[i]);
         fputc('\n', trace);

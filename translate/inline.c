@@ -2,6 +2,7 @@
 #include "translate/inline.h"
 
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +166,11 @@ static void fix_branches(Instr *code, int n, int base)
 
 int inline_program(const Program *src, Program *dst, const InlineOptions *opt, InlineStats *st)
 {
+    return inline_program_map(src, dst, opt, st, NULL);
+}
+
+int inline_program_map(const Program *src, Program *dst, const InlineOptions *opt, InlineStats *st, int *pcmap)
+{
     InlineOptions def;
     if (!opt) {
         inline_default_options(&def);
@@ -172,6 +178,8 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
     }
     memset(st, 0, sizeof *st);
     memset(dst, 0, sizeof *dst);
+    for (int i = 0; pcmap && i < src->ncode; i++)
+        pcmap[i] = -1;
     int nf = src->nfuncs;
     int *rec = recursive_functions(src, &st->recursive_funcs);
     /* Inlined bodies (without RET), computed callees first by memoised
@@ -212,17 +220,40 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
     }
     free(fstack);
     free(pcs);
+    /* The program's size as inlined so far (bodies done, the others as
+     * they are), and its cap: bodies are built callees first, so without
+     * a cap a chain of n small functions each calling the next grows to
+     * about n * max_callee / 2. */
+    long size = src->ncode, growth = opt->max_growth > 0 ? opt->max_growth : 200000;
+    long cap = size + (size > growth ? size : growth);
     for (int k = 0; k < norder; k++) {
+        if (opt->cancel && atomic_load(opt->cancel)) { /* a tier worker told to stop */
+            for (int f = 0; f < nf; f++)
+                free(body[f].code);
+            free(body);
+            free(state);
+            free(order);
+            free(rec);
+            return -1;
+        }
         int f = order[k];
         const Func *fn = &src->funcs[f];
         Code *c = &body[f];
         for (int i = fn->start; i < fn->end - 1; i++) {
             const Instr *in = &src->code[i];
             int g = in->op == OP_CALL ? in->target : -1;
-            if (g >= 0 && !rec[g] && body[g].n <= opt->max_callee &&
-                c->n + body[g].n + (fn->end - 1 - i) <= opt->max_function) {
+            if (pcmap)
+                pcmap[i] = c->n; /* made absolute below */
+            int ok = g >= 0 && !rec[g] && body[g].n <= opt->max_callee &&
+                     c->n + body[g].n + (fn->end - 1 - i) <= opt->max_function;
+            if (ok && size + body[g].n - 1 > cap) {
+                ok = 0;
+                st->calls_over_budget++;
+            }
+            if (ok) {
                 for (int j = 0; j < body[g].n; j++)
                     code_push(c, &body[g].code[j]);
+                size += body[g].n - 1;
                 st->calls_inlined++;
             } else {
                 code_push(c, in);
@@ -252,6 +283,11 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
         dst->ncode += body[f].n;
         dst->code[dst->ncode++] = src->code[fn->end - 1]; /* RET */
         g->end = dst->ncode;
+        if (pcmap) {
+            for (int i = fn->start; i < fn->end - 1; i++)
+                pcmap[i] += g->start;
+            pcmap[fn->end - 1] = g->end - 1;
+        }
         fix_branches(dst->code + g->start, g->end - g->start, g->start);
     }
     for (int i = 0; i < dst->ncode; i++)
@@ -289,6 +325,8 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
 
 void inline_default_options(InlineOptions *o)
 {
+    memset(o, 0, sizeof *o);
     o->max_callee = 400;
     o->max_function = 20000;
+    o->max_growth = 200000;
 }

@@ -309,12 +309,13 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
                           low.steps[i].k->soacs[0]->lib == LL_RAND_STREAM;
             if (is_rand && last_rand >= 0)
                 reads[nr++] = low.steps[last_rand].k->soacs[0]->res[0];
+            int e0 = fg.nedges; /* this node's edges start here */
             for (int k = 0; k < nr; k++) {
                 int v = reads[k], pr = producer[v];
                 if (pr < 0 || pr >= i)
                     continue;
                 int dup = 0;
-                for (int e = 0; e < fg.nedges && !dup; e++)
+                for (int e = e0; e < fg.nedges && !dup; e++)
                     dup = fg.edges[e].producer == pr && fg.edges[e].consumer == i && fg.edges[e].array == v;
                 if (dup)
                     continue;
@@ -375,15 +376,29 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     int *shape_class = xcalloc((size_t)nv, sizeof *shape_class);
     for (int v = 0; v < nv; v++)
         shape_class[v] = shape_find(&out->shapes, SQ_LEN(v));
-    RewriteCtx cx = { nv, out->types, need, shape_class, &low.nlocals };
+    unsigned char *mark = xcalloc((size_t)nv, 1);
+    RewriteCtx cx = { nv, out->types, need, shape_class, &low.nlocals, mark };
     out->steps = xcalloc((size_t)n, sizeof *out->steps);
     LcuKernel **ks = xcalloc((size_t)n, sizeof *ks);
+    /* The steps of each cluster, in program order (a counting sort: a
+     * scan of all steps per cluster would be quadratic in the block). */
+    int *cl_first = xcalloc((size_t)ncl + 1, sizeof *cl_first), *by_cl = xcalloc((size_t)n, sizeof *by_cl);
+    for (int i = 0; i < n; i++)
+        cl_first[cluster[i] + 1]++;
+    for (int c = 0; c < ncl; c++)
+        cl_first[c + 1] += cl_first[c];
+    {
+        int *at = xcalloc((size_t)ncl + 1, sizeof *at);
+        memcpy(at, cl_first, ((size_t)ncl + 1) * sizeof *at);
+        for (int i = 0; i < n; i++)
+            by_cl[at[cluster[i]]++] = i;
+        free(at);
+    }
     int kid = 0;
     for (int c = 0; c < ncl; c++) {
         int nk = 0, first = -1;
-        for (int i = 0; i < n; i++) {
-            if (cluster[i] != c)
-                continue;
+        for (int t = cl_first[c]; t < cl_first[c + 1]; t++) {
+            int i = by_cl[t];
             if (low.steps[i].kind == STEP_HOST) {
                 PlanStep *ps = &out->steps[out->nsteps++];
                 ps->kind = STEP_HOST;
@@ -414,6 +429,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         out->arrays_fused += ps->k->nrets;
     }
     free(ks);
+    free(mark);
     free(shape_class);
     if (!out->fused)
         out->arrays_fused = out->arrays_unfused;
@@ -467,12 +483,8 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
             fprintf(opt->trace, "-- clusters:");
             for (int c = 0; c < ncl; c++) {
                 fprintf(opt->trace, " {");
-                int firstp = 1;
-                for (int i = 0; i < n; i++)
-                    if (cluster[i] == c) {
-                        fprintf(opt->trace, firstp ? "%d" : " %d", i);
-                        firstp = 0;
-                    }
+                for (int t = cl_first[c]; t < cl_first[c + 1]; t++)
+                    fprintf(opt->trace, t > cl_first[c] ? " %d" : "%d", by_cl[t]);
                 fprintf(opt->trace, "}");
             }
             fputc('\n', opt->trace);
@@ -486,6 +498,8 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         }
     }
 done:
+    free(cl_first);
+    free(by_cl);
     free(cluster);
     free(producer);
     free(reads);

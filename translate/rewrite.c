@@ -83,6 +83,40 @@ static int soac_reads_var(const LcuSoac *s, int var)
     return 0;
 }
 
+/* soac_reads_var for any variable with mark[v] set. */
+static int soac_reads_marked(const LcuSoac *s, const unsigned char *mark, int nvars)
+{
+#define MARKED(v) ((v) >= 0 && (v) < nvars && mark[(v)])
+    const LcuThunk *ths[3] = { s->pull, s->idx, s->pred };
+    for (int t = 0; t < 3; t++)
+        if (ths[t])
+            for (int k = 0; k < ths[t]->nusing; k++)
+                if (MARKED(ths[t]->using[k]))
+                    return 1;
+    if (s->shape.kind != LSH_ONE && MARKED(s->shape.var))
+        return 1;
+    if (s->kind == LS_SEG_PERMUTE) {
+        if (MARKED(s->dst_sd))
+            return 1;
+        for (int r = 0; r < s->nres; r++)
+            if (MARKED(s->dflt[r]))
+                return 1;
+    }
+    if (s->kind == LS_LIB)
+        for (int a = 0; a < s->nargs; a++)
+            if (MARKED(s->args[a]))
+                return 1;
+    return 0;
+#undef MARKED
+}
+
+static void mark_results(const LcuSoac *s, unsigned char *mark, int nvars, unsigned char on)
+{
+    for (int r = 0; r < s->nres; r++)
+        if (s->res[r] >= 0 && s->res[r] < nvars)
+            mark[s->res[r]] = on;
+}
+
 /* Replace every VAR[i] in E by the local T (of type TY). Returns E. */
 static LcuExpr *subst_elem(LcuExpr *e, int var, int t, LcuBase ty)
 {
@@ -418,31 +452,33 @@ static void append_items(LcuThunk **pa, LcuThunk *b)
 }
 
 /* Horizontal merge of same-kind SOACs over the same space, when the later
- * one does not depend on anything bound from the earlier one onwards. */
+ * one does not depend on anything bound from the earlier one onwards. The
+ * variables bound from a onwards are kept marked in cx->mark, so a merge
+ * test costs what b reads, not the SOACs in between (quadratic in the
+ * cluster, not cubic). */
 static void horizontal(SoacList *l, const RewriteCtx *cx)
 {
+    unsigned char *mark = cx->mark;
+    int nv = cx->nvars;
     for (int i = 0; i < l->n; i++) {
         LcuSoac *a = l->s[i];
         if (a->kind != LS_MAP && a->kind != LS_SEG_REDUCE && a->kind != LS_SEG_SCAN)
             continue;
+        mark_results(a, mark, nv, 1);
         for (int j = i + 1; j < l->n; j++) {
             LcuSoac *b = l->s[j];
-            if (b->kind != a->kind || !same_shape(a, b, cx))
+            if (b->kind != a->kind || !same_shape(a, b, cx) || a->nres + b->nres > LCU_MAXRES ||
+                soac_reads_marked(b, mark, nv)) {
+                mark_results(b, mark, nv, 1);
                 continue;
-            if (a->nres + b->nres > LCU_MAXRES)
-                continue;
-            int dep = 0;
-            for (int k = i; k < j && !dep; k++)
-                for (int r = 0; r < l->s[k]->nres && !dep; r++)
-                    dep = soac_reads_var(b, l->s[k]->res[r]);
-            if (dep)
-                continue;
+            }
             append_items(&a->pull, b->pull);
             for (int r = 0; r < b->nres; r++) {
                 a->res[a->nres] = b->res[r];
                 a->rops[a->nres] = b->rops[r];
                 a->nres++;
             }
+            mark_results(b, mark, nv, 1);
             lcu_thunk_free(b->pull);
             b->pull = NULL;
             b->nres = 0;
@@ -451,6 +487,8 @@ static void horizontal(SoacList *l, const RewriteCtx *cx)
             l->n--;
             j--;
         }
+        for (int j = i; j < l->n; j++)
+            mark_results(l->s[j], mark, nv, 0);
     }
 }
 

@@ -16,6 +16,7 @@ typedef struct {
     const unsigned char *need;  /* per variable: read outside the cluster or live out */
     const int *shape_class;     /* per variable: its length class (for horizontal merges) */
     int *nlocals;               /* fresh thunk locals are taken from here */
+    unsigned char *mark;        /* per variable, scratch: all 0 between calls */
 } RewriteCtx;
 
 /* Merge the SOACs of KERNELS[0..n) (each a kernel of one SOAC, in program

@@ -34,7 +34,7 @@ static void plan_all(const Program *p, int fusion)
         PlanOptions po;
         memset(&po, 0, sizeof po);
         po.fusion = fusion;
-        po.fuse.timeout_s = 0.05;
+        po.fuse.ilp_max_work = 2000000; /* about 0.05 s */
         po.fuse.max_nodes = 40;
         BlockPlan bp;
         char msg[400];

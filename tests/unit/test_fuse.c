@@ -1,7 +1,8 @@
 /* tests/unit/test_fuse.c — the fusion scheduler (translate/fuse.h): the
  * norm2 example of the λcu paper §5, small graphs whose right schedule is
- * written down here, fuse_check on bad schedules, and random graphs whose
- * ILP schedule is compared with the best one found by brute force. */
+ * written down here, fuse_check on bad schedules, random graphs whose
+ * ILP schedule is compared with the best one found by brute force, the
+ * work limit of the ILP and the windows of long blocks. */
 #include "check.h"
 #include "translate/fuse.h"
 
@@ -60,7 +61,9 @@ static int same(const int *a, const int *b, int n)
 
 static FuseOptions defaults(void)
 {
-    FuseOptions o = {0.1, 60, NULL};
+    FuseOptions o;
+    memset(&o, 0, sizeof o);
+    o.max_nodes = 60;
     return o;
 }
 
@@ -274,15 +277,16 @@ static void test_fallback(void)
     CHECK(res.why != NULL);
     CHECK(same(cl, gwant, 5));
     CHECK(res.nclusters == 3);
-    /* No time at all: every component times out, greedy is used. */
+    /* A work limit of one unit: lp_solve stops at once, greedy is used. */
     o = defaults();
-    o.timeout_s = 1e-9;
+    o.ilp_max_work = 1;
     fuse_schedule(&fg, &o, cl, &res);
     CHECK(res.fell_back);
-    CHECK(res.why != NULL && strstr(res.why, "timed out") != NULL);
+    CHECK(res.why != NULL && strstr(res.why, "work limit") != NULL);
     CHECK(same(cl, gwant, 5));
     /* Zeroed options mean the defaults. */
-    FuseOptions z = {0, 0, NULL};
+    FuseOptions z;
+    memset(&z, 0, sizeof z);
     fuse_schedule(&fg, &z, cl, &res);
     CHECK(!res.fell_back);
     fuse_schedule(&fg, NULL, cl, &res);
@@ -622,29 +626,182 @@ static void test_random(void)
            graphs, optimal, fell, better);
 }
 
-/* Larger blocks: the schedule is valid whether the ILP finishes in time or
- * not, and prints how long it took. */
+/* Layers of four: MAPs over two shapes, a REDUCE, a LIB. */
+static void layered(G *g, int n)
+{
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < n; i++) {
+        int l = i % 4;
+        node(g, l == 3 ? FK_LIB : l == 2 ? FK_REDUCE : FK_MAP, l == 1 ? 1 : 0, l == 2 ? 0 : -1, -1);
+    }
+    produce_all(g);
+    for (int i = 4; i < n; i++) {
+        edge(g, i - 4, i, FA_ELEM);
+        if (i % 4 == 0)
+            edge(g, i - 2, i, FA_OTHER);
+    }
+    for (int i = n - 4; i < n; i++)
+        g->live[i] = 1;
+}
+
+/* The ILP is bounded by lp_solve's work, not by time: the same graph gets
+ * the same schedule and spends the same work every time, solves with a
+ * limit of exactly that work and falls back to greedy with one unit
+ * less. */
+static void test_work_limit(void)
+{
+    static const int sizes[] = {20, 30};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        G g;
+        layered(&g, sizes[s]);
+        FuseGraph fg = graph(&g);
+        int n = g.nn, cl1[MAXN], cl2[MAXN], gcl[MAXN];
+        FuseResult r1, r2, gres;
+        FuseOptions o = defaults();
+        fuse_schedule(&fg, &o, cl1, &r1);
+        CHECK(!r1.fell_back && r1.work > 0);
+        for (int t = 0; t < 3; t++) {
+            fuse_schedule(&fg, &o, cl2, &r2);
+            CHECK(!r2.fell_back && r2.work == r1.work && same(cl1, cl2, n));
+        }
+        o.ilp_max_work = r1.work;
+        fuse_schedule(&fg, &o, cl2, &r2);
+        CHECK(!r2.fell_back && r2.work == r1.work && same(cl1, cl2, n));
+        o.ilp_max_work = r1.work - 1;
+        fuse_schedule(&fg, &o, cl2, &r2);
+        fuse_greedy(&fg, gcl, &gres);
+        CHECK(r2.fell_back && r2.why && strstr(r2.why, "work limit") != NULL);
+        CHECK(same(cl2, gcl, n));
+        printf("work limit: %d nodes: ILP work %ld\n", n, r1.work);
+    }
+}
+
+/* Graphs of more than FUSE_WINDOW nodes (heap-allocated: MAXN is small). */
+typedef struct {
+    FuseNode *nodes;
+    FuseEdge *edges;
+    int *live, *prod;
+    int nn, ne;
+    FuseGraph fg;
+} BigG;
+
+static void big_free(BigG *b)
+{
+    free(b->nodes);
+    free(b->edges);
+    free(b->live);
+    free(b->prod);
+}
+
+/* n nodes; node i reads nodes i-1 and (every third node) i-5 and i-17.
+ * kinds: 0 all MAPs of one shape; 1 a mix (MAPs over two shapes, REDUCEs,
+ * SCANs, LIBs, ONCEs, FILTERs feeding REDUCEs). */
+static int big_graph(BigG *b, int n, int kinds)
+{
+    memset(b, 0, sizeof *b);
+    b->nodes = calloc((size_t)n, sizeof *b->nodes);
+    b->edges = calloc((size_t)n * 3, sizeof *b->edges);
+    b->live = calloc((size_t)n, sizeof *b->live);
+    b->prod = calloc((size_t)n, sizeof *b->prod);
+    if (!b->nodes || !b->edges || !b->live || !b->prod)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        FuseNode *nd = &b->nodes[i];
+        *nd = (FuseNode){FK_MAP, 0, -1, -1};
+        if (kinds) {
+            static const FuseKind ks[] = {FK_MAP, FK_MAP, FK_REDUCE, FK_MAP, FK_SCAN, FK_LIB, FK_MAP,
+                                          FK_ONCE, FK_FILTER, FK_REDUCE};
+            nd->kind = ks[(i * 7 + i / 13) % 10];
+            nd->shape = (i / 5) % 2;
+            if (nd->kind == FK_REDUCE || nd->kind == FK_SCAN)
+                nd->seg = 0;
+            if (nd->kind == FK_ONCE)
+                nd->shape = 2;
+            if (nd->kind == FK_REDUCE && i > 0 && b->nodes[i - 1].kind == FK_FILTER)
+                nd->via_filter = i - 1;
+        }
+        b->prod[i] = i;
+        static const int back[] = {1, 5, 17};
+        for (int t = 0; t < 3; t++) {
+            int p = i - back[t];
+            if (p < 0 || (t > 0 && i % 3 != 0))
+                continue;
+            FuseAccess acc = kinds && (t == 2 || i % 11 == 0) ? FA_OTHER : FA_ELEM;
+            b->edges[b->ne++] = (FuseEdge){p, i, p, acc};
+        }
+    }
+    b->nn = n;
+    for (int i = n - 3; i < n; i++)
+        if (i >= 0)
+            b->live[i] = 1;
+    b->fg = (FuseGraph){n, b->nodes, b->ne, b->edges, n, b->live, b->prod};
+    return 0;
+}
+
+/* Long blocks: windows of at most FUSE_WINDOW consecutive nodes, each
+ * scheduled alone; the whole schedule is valid. No timing here: a
+ * schedule of the whole graph at once would need its bit matrices (n^2
+ * bits each), which the largest graph below cannot afford. */
+static void test_windows(void)
+{
+    static const int sizes[] = {FUSE_WINDOW, FUSE_WINDOW + 1, 3 * FUSE_WINDOW + 7, 5000};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int kinds = 0; kinds < 2; kinds++) {
+            BigG b;
+            int n = sizes[s];
+            int *cl = calloc((size_t)n, sizeof *cl);
+            CHECK(cl != NULL && big_graph(&b, n, kinds) == 0);
+            if (!cl) {
+                big_free(&b);
+                continue;
+            }
+            FuseResult res;
+            FuseOptions o = defaults();
+            fuse_schedule(&b.fg, &o, cl, &res);
+            CHECK(res.fell_back && res.why && strstr(res.why, "too many nodes") != NULL);
+            CHECK(fuse_check(&b.fg, cl) == 0);
+            int nw = (n + FUSE_WINDOW - 1) / FUSE_WINDOW, size = (n + nw - 1) / nw;
+            int ok = 1, maxc = -1;
+            for (int i = 0; i < n; i++) {
+                /* clusters never span windows, and are numbered in order */
+                if (i % size == 0 && cl[i] <= maxc)
+                    ok = 0;
+                if (cl[i] > maxc)
+                    maxc = cl[i];
+            }
+            CHECK(ok);
+            CHECK(res.nclusters == maxc + 1);
+            if (!kinds)
+                CHECK(res.nclusters == nw); /* one chain of MAPs per window */
+            free(cl);
+            big_free(&b);
+        }
+    /* A graph far too large for whole-graph bit matrices (3 x 40 GB). */
+    BigG b;
+    int n = 1000000, *cl = calloc((size_t)n, sizeof *cl);
+    CHECK(cl != NULL && big_graph(&b, n, 1) == 0);
+    if (cl) {
+        FuseResult res;
+        fuse_greedy(&b.fg, cl, &res);
+        CHECK(res.why == NULL && res.nclusters < n);
+        int ok = 1;
+        for (int e = 0; e < b.ne; e++)
+            ok &= cl[b.edges[e].producer] <= cl[b.edges[e].consumer];
+        CHECK(ok);
+    }
+    free(cl);
+    big_free(&b);
+}
+
+/* Larger blocks: the schedule is valid whether the ILP finishes within its
+ * work limit or not, and prints how long it took. */
 static void test_sizes(void)
 {
     static const int sizes[] = {10, 20, 30, 60};
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         G g;
         int n = sizes[s];
-        memset(&g, 0, sizeof g);
-        /* Layers of four: MAPs over two shapes, a REDUCE, a LIB. */
-        for (int i = 0; i < n; i++) {
-            int l = i % 4;
-            node(&g, l == 3 ? FK_LIB : l == 2 ? FK_REDUCE : FK_MAP, l == 1 ? 1 : 0,
-                 l == 2 ? 0 : -1, -1);
-        }
-        produce_all(&g);
-        for (int i = 4; i < n; i++) {
-            edge(&g, i - 4, i, FA_ELEM);
-            if (i % 4 == 0)
-                edge(&g, i - 2, i, FA_OTHER);
-        }
-        for (int i = n - 4; i < n; i++)
-            g.live[i] = 1;
+        layered(&g, n);
         FuseGraph fg = graph(&g);
         int cl[MAXN], gcl[MAXN];
         FuseResult res, gres;
@@ -677,6 +834,8 @@ int main(void)
     test_check();
     test_trace();
     test_random();
+    test_work_limit();
+    test_windows();
     test_sizes();
     printf("largest solve time of the fixed tests: %.4f s\n", max_seconds);
     return check_report("fuse");

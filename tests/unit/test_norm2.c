@@ -83,7 +83,6 @@ int main(void)
     PlanOptions po;
     memset(&po, 0, sizeof po);
     po.fusion = 1;
-    po.fuse.timeout_s = 1.0;
     po.fuse.max_nodes = 60;
     BlockPlan bp;
     char msg[300];

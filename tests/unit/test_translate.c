@@ -75,7 +75,6 @@ static int plan_g(const char *main_body, const char *g_body, int fusion, Case *c
     PlanOptions opt;
     memset(&opt, 0, sizeof opt);
     opt.fusion = fusion;
-    opt.fuse.timeout_s = 1;
     opt.fuse.max_nodes = 60;
     opt.fuse.trace = NULL;
     opt.trace = NULL;
