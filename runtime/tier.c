@@ -89,6 +89,8 @@ struct TierWorker {
     int qhead, qlen, qcap;
     atomic_int stop;
     atomic_int done;    /* the thread has returned */
+    int busy;           /* a job is running (under mu) */
+    pthread_cond_t idle;    /* signalled when the queue is empty and no job runs */
     TierJob job;
     void *arg;
     double delay;       /* seconds to wait before the first job */
@@ -125,9 +127,13 @@ static void *worker_main(void *p)
         int k = w->q[w->qhead];
         w->qhead = (w->qhead + 1) % w->qcap;
         w->qlen--;
+        w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         w->job(w->arg, k);
         pthread_mutex_lock(&w->mu);
+        w->busy = 0;
+        if (!w->qlen)
+            pthread_cond_broadcast(&w->idle);
     }
     pthread_mutex_unlock(&w->mu);
     atomic_store(&w->done, 1);
@@ -180,9 +186,11 @@ TierWorker *tier_worker_start(TierJob job, void *arg, double delay)
     w->delay = delay;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->idle, NULL);
     if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
         pthread_mutex_destroy(&w->mu);
         pthread_cond_destroy(&w->cv);
+        pthread_cond_destroy(&w->idle);
         free(w);
         return NULL;
     }
@@ -229,6 +237,24 @@ int tier_worker_stopping(const TierWorker *w) { return w && atomic_load(&w->stop
 
 const _Atomic int *tier_worker_stop_flag(const TierWorker *w) { return &w->stop; }
 
+int tier_worker_drain(TierWorker *w, double seconds)
+{
+    if (!w || seconds <= 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + (long)(seconds * 1e9);
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&w->mu);
+    int rc = 0;
+    while ((w->qlen || w->busy) && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&w->idle, &w->mu, &ts);
+    int drained = !w->qlen && !w->busy;
+    pthread_mutex_unlock(&w->mu);
+    return drained;
+}
+
 int tier_worker_stop(TierWorker *w)
 {
     if (!w)
@@ -252,6 +278,7 @@ int tier_worker_stop(TierWorker *w)
     }
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->idle);
     free(w->q);
     free(w);
     return dropped;

@@ -54,6 +54,10 @@ void tier_worker_push(TierWorker *w, int k);
  * -1 when the job in progress did not end in time: then the worker still
  * runs, and what its job reads must not be freed. */
 int tier_worker_stop(TierWorker *w);
+/* Wait up to SECONDS for W to finish what it has queued (the end of a
+ * run: what the worker completes now the next run finds in the cache).
+ * 1 when it did. */
+int tier_worker_drain(TierWorker *w, double seconds);
 /* 1 when called on W's thread. */
 int tier_worker_is_self(const TierWorker *w);
 /* Abandon: set by tier_worker_stop; jobs poll it between phases. */

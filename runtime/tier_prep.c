@@ -105,10 +105,12 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     return tp;
 }
 
-void tier_prep_end(TierPrep *tp)
+void tier_prep_end(TierPrep *tp, double grace)
 {
     if (!tp || !tp->w)
         return;
+    if (atomic_load(&tp->ready))
+        tier_worker_drain(tp->w, grace);
     int r = tier_worker_stop(tp->w);
     tp->w = NULL;
     Backend *b = atomic_load(&tp->b);
@@ -152,7 +154,7 @@ void tier_prep_free(TierPrep *tp)
 {
     if (!tp || tp->stuck)
         return; /* the worker still reads it: left to the exit */
-    tier_prep_end(tp);
+    tier_prep_end(tp, 0.0);
     backend_free(atomic_load(&tp->b));
     if (tp->x)
         tp->x->free(tp->x);

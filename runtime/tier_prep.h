@@ -17,8 +17,10 @@ typedef struct TierPrep TierPrep;
  * yet; O and X as for backend_new (X is owned from here on). NULL when no
  * thread can be started (X freed: the caller goes on without tiers). */
 TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor *x, Interp *it);
-/* The run is over: stop the worker (bounded), and the backend's run. */
-void tier_prep_end(TierPrep *tp);
+/* The run is over: give the worker up to GRACE seconds to finish the
+ * compiles it has queued (they warm the cache for the next run), then
+ * stop it (what is left is abandoned). */
+void tier_prep_end(TierPrep *tp, double grace);
 /* -d stats: inlining and when the switch came, then the backend's report. */
 void tier_prep_report(TierPrep *tp, FILE *f);
 /* --profile's kernel table, when the backend ran. */
