@@ -35,7 +35,7 @@ typedef struct {
     int nin;            /* stack inputs; -1 not known yet */
     int demoted;
     int64_t entries, big_runs, work, elements;
-    int64_t interp_work, fused_work, fused_timed, short_runs;
+    int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     double interp_secs, fused_secs;
     int64_t promoted_entry;     /* entries when promoted */
     double promoted_t, ready_t, installed_t;  /* seconds since the start; < 0: never */
@@ -640,6 +640,7 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     double dt = now() - t0;
     e->interp_secs += dt;
     e->interp_work += w;
+    e->interp_timed++;
     b->interp_secs += dt;
     b->interp_work += w;
     return b->blocks[k].end;
@@ -718,6 +719,23 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             return -1;
         }
         t_run = now();
+        /* A block promoted before the interpreter was timed on it (its
+         * code came from the cache at its first run) is interpreted at
+         * its 2nd and 3rd entries, timed, so that tier_judge has both
+         * tiers' speeds on runs of this program. */
+        if (e->runs >= 1 && e->interp_timed < 2 && !it->opt.max_steps && !it->opt.progress) {
+            int64_t w = len * b->blocks[k].nvector;
+            interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+            double dt = now() - t_run;
+            e->entries++;
+            e->elements += len;
+            e->big_runs++;
+            e->work += w;
+            e->interp_secs += dt;
+            e->interp_work += w;
+            e->interp_timed++;
+            return b->blocks[k].end;
+        }
     }
     /* Inputs: the types the plan assumed, and consistent lengths. */
     for (int j = 0; j < g->nin; j++) {

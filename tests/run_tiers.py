@@ -91,6 +91,18 @@ try:
     check("--tier=eager: one unit of every block before the run",
           rc == 0 and out == ref and "1 units of" in err and "stats: tiers" not in err, err)
 
+    # ---- cuda on the emulated device: per-block units, built then loaded -----
+    if shutil.which("c++"):
+        emu = {"VINTERP_CUDA_EMULATE": "1"}
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", c, "-d", "stats", loop, env=emu,
+                              timeout=300)
+        check("cuda (emulated), tiered: blocks built and loaded one by one, every kernel on the device",
+              rc == 0 and out == ref and "4 promoted, 4 installed" in err and "4 units of" in err
+              and re.search(r"elementwise kernels: [1-9]\d* runs on the device, 0 on the host", err) is not None, err)
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", c, "-d", "stats", loop, env=emu)
+        check("cuda (emulated), tiered, second run: both units from the cache",
+              rc == 0 and out == ref and "0 units compiled, 4 cache hits" in err, err)
+
     # ---- a compile still running at the end is abandoned ----------------------
     slow = os.path.join(cache, "slow-cc.sh")
     with open(slow, "w") as f:
