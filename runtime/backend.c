@@ -558,7 +558,7 @@ static void tier_promote(Backend *b, int k, int64_t w)
         }
         return;
     }
-    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0))) {
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0, 0.01 * (double)b->opt.tier.share_pct))) {
         atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
         return;
     }

@@ -143,6 +143,37 @@ int jit_have(JitLang lang)
     return known[lang];
 }
 
+/* A compiler runs in a process group of its own (see run_cc), so a signal
+ * that ends us from the terminal does not reach it: these handlers kill
+ * its group, then end us as the signal would have. Installed once, over
+ * default dispositions only. */
+static void on_fatal_signal(int sig)
+{
+    int pid = atomic_load(&child_pid);
+    if (pid > 0)
+        kill(-(pid_t)pid, SIGKILL);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void hook_fatal_signals(void)
+{
+    static atomic_int hooked;
+    if (atomic_exchange(&hooked, 1))
+        return;
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = on_fatal_signal;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sigs[i], &sa, NULL);
+        }
+    }
+}
+
 /* Run the compiler: SRC -> OUT, its messages into LOG. 0 on success. */
 static int run_cc(const char *src, const char *out, const char *log)
 {
@@ -162,24 +193,37 @@ static int run_cc(const char *src, const char *out, const char *log)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    /* The driver in a process group of its own, so that an abandoned
+     * compile kills its assembler and linker too (killed alone, the driver
+     * leaves them running, and the linker writes its output after we have
+     * cleaned up). */
+    hook_fatal_signals();
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
     pid_t pid;
     if (atomic_load(&abandoned)) {
         posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
         return -1;
     }
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
     if (rc != 0)
         return -1;
     atomic_store(&child_pid, (int)pid);
     if (atomic_load(&abandoned)) /* jit_abandon ran between the spawn and the store */
-        kill(pid, SIGKILL);
+        kill(-pid, SIGKILL);
     int status, ok = 1;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
             ok = 0;
             break;
         }
+    if (atomic_load(&abandoned))
+        kill(-pid, SIGKILL); /* what is left of the group */
     atomic_store(&child_pid, 0);
     return ok && !atomic_load(&abandoned) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
@@ -324,7 +368,7 @@ void jit_abandon(void)
     atomic_store(&abandoned, 1);
     int pid = atomic_load(&child_pid);
     if (pid > 0)
-        kill((pid_t)pid, SIGKILL);
+        kill(-(pid_t)pid, SIGKILL); /* the driver's group: cc1, as, ld */
 }
 
 int jit_dir(const JitOptions *o, char *out, size_t len)

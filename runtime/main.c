@@ -445,10 +445,6 @@ int main(int argc, char **argv)
     double t1 = wall();
     if (backend)
         backend_end_run(backend);
-    /* The worker may finish what it is compiling in 2% of the run's time
-     * (at most 0.5 s): the next run of the program finds it in the cache. */
-    double grace = 0.02 * (t1 - t0);
-    tier_prep_end(prep, grace < 0.5 ? grace : 0.5);
     if (opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
     prof_report(stderr);
@@ -462,6 +458,11 @@ int main(int argc, char **argv)
         print_value(stdout, it.stk[i]);
     }
     fflush(stdout);
+    /* The answer is out. The worker may finish what it is compiling in 2%
+     * of the run's time (at most 0.5 s): the next run of the program finds
+     * it in the cache. */
+    double grace = 0.02 * (t1 - t0);
+    tier_prep_end(prep, grace < 0.5 ? grace : 0.5);
     if (backend && bopt.stats)
         backend_report(backend, stderr);
     if (prep && bopt.stats)

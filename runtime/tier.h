@@ -29,6 +29,7 @@ typedef struct {
     int64_t work;       /* promote at this much work (elements x vector instructions) */
     int64_t min_len;    /* runs with a shorter largest input are interpreted */
     int64_t delay_ms;   /* background: the worker starts inlining this long after the run starts */
+    int64_t share_pct;  /* background: the worker's jobs take at most this % of the run's wall time */
     FILE *trace;        /* -d tier: promotions, installs, demotions */
 } TierOptions;
 
@@ -43,10 +44,18 @@ int tier_defaults(TierOptions *o, const char *backend);
 
 /* The worker: one thread running JOB(ARG, k) for each block k pushed, in
  * order, the first no sooner than DELAY seconds after the start (sooner
- * when told to stop: then none). */
+ * when told to stop: then none). Its jobs together take at most SHARE of
+ * the wall time since the start (0 < SHARE <= 1; 1: no limit): a job waits
+ * until the busy time so far is within that share. A compiler on the
+ * other core slows the interpreter (shared cache and memory bandwidth:
+ * about 5% on the developers' machines), so the share bounds what
+ * background work costs a run that never uses its results. */
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
-TierWorker *tier_worker_start(TierJob job, void *arg, double delay);
+TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share);
+/* Seconds W's jobs have run, and seconds jobs waited for the share. */
+double tier_worker_busy(const TierWorker *w);
+double tier_worker_throttled(const TierWorker *w);
 void tier_worker_push(TierWorker *w, int k);
 /* Drop what is queued, kill a compiler still running (jit_abandon), and
  * wait (bounded) for the job in progress; then free W. Also run at exit()

@@ -26,6 +26,7 @@ struct TierPrep {
     int stuck;          /* the worker did not stop in time: leave everything */
     atomic_int ready;   /* the switch was published */
     double t0, ready_t;
+    double busy, throttled;     /* the worker's, when it stopped */
     char why[200];      /* why there is no switch */
 };
 
@@ -96,7 +97,7 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     tp->it = it;
     tp->t0 = now();
     tp->ready_t = -1.0;
-    if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms))) {
+    if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms, 0.01 * (double)o->tier.share_pct))) {
         x->free(x);
         free(tp);
         return NULL;
@@ -111,6 +112,8 @@ void tier_prep_end(TierPrep *tp, double grace)
         return;
     if (atomic_load(&tp->ready))
         tier_worker_drain(tp->w, grace);
+    tp->busy = tier_worker_busy(tp->w);
+    tp->throttled = tier_worker_throttled(tp->w);
     int r = tier_worker_stop(tp->w);
     tp->w = NULL;
     Backend *b = atomic_load(&tp->b);
@@ -136,6 +139,8 @@ void tier_prep_report(TierPrep *tp, FILE *f)
                 tp->why[0] ? tp->why : "not ready before the end");
         return;
     }
+    fprintf(f, "stats: tiers: the worker ran %.6f s (%lld%% of the run at most), waited %.6f s for its share\n",
+            tp->busy, (long long)tp->opt.tier.share_pct, tp->throttled);
     fprintf(f, "stats: tiers: the inlined program ready after %.6f s; %s\n", tp->ready_t,
             tp->sw.taken == 1 ? "the interpreter switched to it" : tp->sw.taken < 0 ? "the switch was refused"
                                                                                   : "the run ended before the switch");

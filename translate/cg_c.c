@@ -69,9 +69,30 @@ static void private_table(CgBuf *b, const char *indent)
               table_n > 0 ? table_n : 1, indent, table_n, indent);
 }
 
+/* Calls made while FAST_ON go to the fast variants of the thunks that
+ * have one (FAST_ROLES, as CgIndexLoads.roles): the skeleton has checked
+ * that the loop's range of i lies within every array they read at i. */
+static _Thread_local int fast_on, fast_roles;
+
 static void call(CgBuf *b, const char *name, int j, const char *role, const char *seg)
 {
-    cg_printf(b, "%s_s%d_%s(%s, er, i, %s, hint", name, j, role, table, seg);
+    int bit = !strcmp(role, "pull") ? 1 : !strcmp(role, "idx") ? 2 : 4;
+    cg_printf(b, "%s_s%d_%s%s(%s, er, i, %s, hint", name, j, role, fast_on && (fast_roles & bit) ? "f" : "", table,
+              seg);
+}
+
+/* "int64_t lim = the shortest of the arrays read at i;" and, for the
+ * arrays read at i's segment of descriptor SV, "int segok = SV has no
+ * more segments than each has elements;" (INDENT first). */
+static void emit_lim(CgBuf *b, const CgIndexLoads *l, int sv, const char *indent)
+{
+    cg_printf(b, "%sint64_t lim = INT64_MAX;\n", indent);
+    for (int k = 0; k < l->n; k++)
+        cg_printf(b, "%sif (V[%d].len < lim) lim = V[%d].len;\n", indent, l->var[k], l->var[k]);
+    cg_printf(b, "%sint segok = 1;\n", indent);
+    for (int k = 0; k < l->nseg; k++)
+        cg_printf(b, "%sif (V[%d].len < V[%d].len) segok = 0;\n", indent, l->segvars[k], sv);
+    cg_printf(b, "%s(void)lim; (void)segok;\n", indent);
 }
 
 /* A MAP whose pull asks seg_of(X, i) of its own index (DIST, INDEX,
@@ -99,33 +120,57 @@ static void emit_map_segwalk(CgBuf *b, const char *name, int j, const LcuSoac *s
     cg_printf(b, "                    int64_t i = c * %d, end = n - i < %d ? n : i + %d, k0 = 0;\n", MAP_CHUNK,
               MAP_CHUNK, MAP_CHUNK);
     cg_printf(b, "                    int64_t k = vk_seg_of(er, sd, %d, i, &k0), e = O[k] + L[k];\n", sv);
-    cg_puts(b, "                    for (; i < end; i++) {\n");
-    cg_puts(b, "                        while (i >= e) { k++; e = O[k] + L[k]; }\n                        ");
-    call(b, name, j, "pull", "k");
-    out_args(b, 0, s->nres, "i");
-    cg_puts(b, ");\n                    }\n                }\n            }\n        } else {\n");
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "                    if (end <= lim && segok) {\n" : "                    } else {\n");
+        cg_puts(b, "                    for (; i < end; i++) {\n");
+        cg_puts(b, "                        while (i >= e) { k++; e = O[k] + L[k]; }\n                        ");
+        call(b, name, j, "pull", "k");
+        out_args(b, 0, s->nres, "i");
+        cg_puts(b, ");\n                    }\n");
+    }
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "                    }\n");
+    cg_puts(b, "                }\n            }\n        } else {\n");
 }
 
 static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
-                     int sv, int nvars)
+                     int sv, int nvars, const CgIndexLoads *loads)
 {
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
     decl_outs(b, s, types, 0, s->nres, "n", 0, 0);
+    if (fast_roles)
+        emit_lim(b, loads, sv, "        ");
     table = "Vp";
     table_n = nvars;
     if (sv >= 0)
         emit_map_segwalk(b, name, j, s, hints, sv);
-    cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
-    cg_puts(b, "        {\n");
-    cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
-    private_table(b, "            ");
-    cg_puts(b, "#pragma omp for schedule(static)\n");
-    cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
-    call(b, name, j, "pull", sv >= 0 ? "-1" : "0");
-    out_args(b, 0, s->nres, "i");
-    cg_puts(b, ");\n        }\n");
+    /* the plain loop passes seg = -1: no fast variant when it reads at seg */
+    int keep_roles = fast_roles;
+    if (loads->nseg)
+        fast_roles = 0;
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "        if (n <= lim) {\n" : "        } else {\n");
+        cg_printf(b, "#pragma omp parallel if (n >= %d)\n", MAP_PAR_MIN);
+        cg_puts(b, "        {\n");
+        cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
+        private_table(b, "            ");
+        cg_puts(b, "#pragma omp for schedule(static)\n");
+        cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
+        call(b, name, j, "pull", sv >= 0 ? "-1" : "0");
+        out_args(b, 0, s->nres, "i");
+        cg_puts(b, ");\n        }\n");
+    }
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "        }\n");
+    fast_roles = keep_roles;
     if (sv >= 0)
         cg_puts(b, "        }\n");
     table = "V";
@@ -170,7 +215,7 @@ static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, co
 }
 
 static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                             int hints)
+                             int hints, const CgIndexLoads *loads)
 {
     int scan = s->kind == LS_SCAN, nr = s->nres;
     cg_puts(b, "        int64_t n = ");
@@ -184,22 +229,32 @@ static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s
         cg_rop_identity(b, s->rops[r]);
         cg_printf(b, ", x%d;\n", r);
     }
-    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            ");
-    call(b, name, j, "pull", "0");
-    for (int r = 0; r < nr; r++)
-        cg_printf(b, ", &x%d", r);
-    cg_puts(b, ");\n");
-    char acc[16], x[16];
-    for (int r = 0; r < nr; r++) {
-        if (scan)
-            cg_printf(b, "            o%d[i] = a%d;\n", r, r);
-        snprintf(acc, sizeof acc, "a%d", r);
-        snprintf(x, sizeof x, "x%d", r);
-        cg_puts(b, "            ");
-        cg_rop_combine(b, s->rops[r], acc, x);
-        cg_puts(b, "\n");
+    if (fast_roles)
+        emit_lim(b, loads, -1, "        ");
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "        if (n <= lim) {\n" : "        } else {\n");
+        cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            ");
+        call(b, name, j, "pull", "0");
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, ", &x%d", r);
+        cg_puts(b, ");\n");
+        char acc[16], x[16];
+        for (int r = 0; r < nr; r++) {
+            if (scan)
+                cg_printf(b, "            o%d[i] = a%d;\n", r, r);
+            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(x, sizeof x, "x%d", r);
+            cg_puts(b, "            ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+        cg_puts(b, "        }\n");
     }
-    cg_puts(b, "        }\n");
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "        }\n");
     if (!scan) {
         decl_outs(b, s, types, 0, nr, "1", 0, 0);
         for (int r = 0; r < nr; r++)
@@ -207,7 +262,8 @@ static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s
     }
 }
 
-static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
+static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
+                        const CgIndexLoads *loads)
 {
     int part = s->kind == LS_PARTITION;
     int ar = part ? s->nres / 2 : s->nres;
@@ -216,25 +272,44 @@ static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, con
     cg_puts(b, ";\n");
     cg_printf(b, "        int64_t hint[%d] = {0}, kept = 0, wk = 0, wd = 0;\n", hints);
     cg_puts(b, "        uint8_t *keep = (uint8_t *)cx->scratch(cx, n);\n");
-    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            int32_t f;\n            ");
-    call(b, name, j, "pred", "0");
-    cg_puts(b, ", &f);\n            keep[i] = f != 0;\n            kept += keep[i];\n        }\n");
+    if (fast_roles)
+        emit_lim(b, loads, -1, "        ");
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "        if (n <= lim) {\n" : "        } else {\n");
+        cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n            int32_t f;\n            ");
+        call(b, name, j, "pred", "0");
+        cg_puts(b, ", &f);\n            keep[i] = f != 0;\n            kept += keep[i];\n        }\n");
+    }
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "        }\n");
 
     decl_outs(b, s, types, 0, ar, "kept", 0, 0);
     if (part)
         decl_outs(b, s, types, ar, ar, "n - kept", 0, ar);
-    cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n");
-    cg_puts(b, "            if (keep[i]) {\n                ");
-    call(b, name, j, "pull", "0");
-    out_args(b, 0, ar, "wk");
-    cg_puts(b, ");\n                wk++;\n            }");
-    if (part) {
-        cg_puts(b, " else {\n                ");
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "        if (n <= lim) {\n" : "        } else {\n");
+        cg_puts(b, "        for (int64_t i = 0; i < n; i++) {\n");
+        cg_puts(b, "            if (keep[i]) {\n                ");
         call(b, name, j, "pull", "0");
-        out_args(b, ar, ar, "wd");
-        cg_puts(b, ");\n                wd++;\n            }");
+        out_args(b, 0, ar, "wk");
+        cg_puts(b, ");\n                wk++;\n            }");
+        if (part) {
+            cg_puts(b, " else {\n                ");
+            call(b, name, j, "pull", "0");
+            out_args(b, ar, ar, "wd");
+            cg_puts(b, ");\n                wd++;\n            }");
+        }
+        cg_puts(b, "\n        }\n");
     }
-    cg_puts(b, "\n        }\n        (void)wd;\n");
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "        }\n");
+    cg_puts(b, "        (void)wd;\n");
 }
 
 /* The loop over the segments of descriptor SV and their elements; `seg`
@@ -248,7 +323,7 @@ static void seg_loop_open(CgBuf *b, int sv)
 }
 
 static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                                 int hints)
+                                 int hints, const CgIndexLoads *loads)
 {
     int scan = s->kind == LS_SEG_SCAN, nr = s->nres, sv = s->shape.var;
     char len[32];
@@ -257,29 +332,42 @@ static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoa
     cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
     for (int r = 0; r < nr; r++)
         cg_printf(b, "        %s a%d, x%d;\n", cg_ctype(types[s->res[r]].base), r, r);
+    if (fast_roles)
+        emit_lim(b, loads, sv, "        ");
     seg_loop_open(b, sv);
     for (int r = 0; r < nr; r++) {
         cg_printf(b, "            a%d = ", r);
         cg_rop_identity(b, s->rops[r]);
         cg_puts(b, ";\n");
     }
-    cg_puts(b, "            for (int64_t i = lo; i < hi; i++) {\n");
-    cg_puts(b, "                int64_t sg = sd->segid ? sd->segid[i] : k;\n                ");
-    call(b, name, j, "pull", "sg");
-    for (int r = 0; r < nr; r++)
-        cg_printf(b, ", &x%d", r);
-    cg_puts(b, ");\n");
-    char acc[16], x[16];
-    for (int r = 0; r < nr; r++) {
-        if (scan)
-            cg_printf(b, "                o%d[i] = a%d;\n", r, r);
-        snprintf(acc, sizeof acc, "a%d", r);
-        snprintf(x, sizeof x, "x%d", r);
-        cg_puts(b, "                ");
-        cg_rop_combine(b, s->rops[r], acc, x);
-        cg_puts(b, "\n");
+    /* fast: a descriptor without a segid table (every element's segment
+     * is k) and the segment within every array read at i */
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "            if (!sd->segid && lo >= 0 && hi <= lim && segok) {\n" : "            } else {\n");
+        cg_puts(b, "            for (int64_t i = lo; i < hi; i++) {\n");
+        cg_puts(b, f ? "                int64_t sg = k;\n                "
+                     : "                int64_t sg = sd->segid ? sd->segid[i] : k;\n                ");
+        call(b, name, j, "pull", "sg");
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, ", &x%d", r);
+        cg_puts(b, ");\n");
+        char acc[16], x[16];
+        for (int r = 0; r < nr; r++) {
+            if (scan)
+                cg_printf(b, "                o%d[i] = a%d;\n", r, r);
+            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(x, sizeof x, "x%d", r);
+            cg_puts(b, "                ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+        cg_puts(b, "            }\n");
     }
-    cg_puts(b, "            }\n");
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "            }\n");
     if (!scan)
         for (int r = 0; r < nr; r++)
             cg_printf(b, "            o%d[k] = a%d;\n", r, r);
@@ -350,15 +438,25 @@ static void emit_seg_filter(CgBuf *b, const char *name, int j, const LcuSoac *s,
     cg_puts(b, ");\n                    w++;\n                }\n        }\n");
 }
 
+/* The skeletons whose loops know their range of i: those get fast
+ * thunk variants (cg_emit_soac_fast_thunks). */
+static int fast_kind(LcuSoacKind k)
+{
+    return k == LS_MAP || k == LS_REDUCE || k == LS_SCAN || k == LS_FILTER || k == LS_PARTITION ||
+           k == LS_SEG_REDUCE || k == LS_SEG_SCAN;
+}
+
 int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars, char *msg,
                      size_t msglen)
 {
     (void)nvars;
     int *hints = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *hints);
     int *mapseg = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *mapseg);
-    if (!hints || !mapseg) {
+    CgIndexLoads *loads = calloc((size_t)(k->nsoacs ? k->nsoacs : 1), sizeof *loads);
+    if (!hints || !mapseg || !loads) {
         free(hints);
         free(mapseg);
+        free(loads);
         snprintf(msg, msglen, "out of memory");
         return -1;
     }
@@ -372,10 +470,13 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
                          : -1;
         if (s->kind == LS_MAP)
             segvar = mapseg[j] = cg_map_segvar(s, types);
-        if (cg_emit_soac_thunks(b, CG_C, name, j, s, types, segvar, s->kind == LS_MAP, &hints[j]) < 0) {
+        if (cg_emit_soac_thunks(b, CG_C, name, j, s, types, segvar, s->kind == LS_MAP, &hints[j]) < 0 ||
+            (fast_kind(s->kind) &&
+             cg_emit_soac_fast_thunks(b, name, j, s, types, segvar, s->kind == LS_MAP, &loads[j]) < 0)) {
             snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
             free(hints);
             free(mapseg);
+            free(loads);
             return -1;
         }
     }
@@ -384,26 +485,31 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
     for (int j = 0; j < k->nsoacs; j++) {
         const LcuSoac *s = k->soacs[j];
         cg_printf(b, "    { /* %s */\n", lcu_soac_name(s->kind));
+        fast_roles = loads[j].roles;
         switch (s->kind) {
-        case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j], nvars); break;
+        case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j], nvars, &loads[j]); break;
         case LS_ONCE: emit_once(b, name, j, s, types, hints[j]); break;
         case LS_PERMUTE: emit_permute(b, name, j, s, types, hints[j]); break;
-        case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j]); break;
-        case LS_FILTER: case LS_PARTITION: emit_filter(b, name, j, s, types, hints[j]); break;
-        case LS_SEG_REDUCE: case LS_SEG_SCAN: emit_seg_reduce_scan(b, name, j, s, types, hints[j]); break;
+        case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j], &loads[j]); break;
+        case LS_FILTER: case LS_PARTITION: emit_filter(b, name, j, s, types, hints[j], &loads[j]); break;
+        case LS_SEG_REDUCE: case LS_SEG_SCAN: emit_seg_reduce_scan(b, name, j, s, types, hints[j], &loads[j]); break;
         case LS_SEG_PERMUTE: emit_seg_permute(b, name, j, s, types, hints[j]); break;
         case LS_SEG_FILTER: emit_seg_filter(b, name, j, s, types, hints[j]); break;
         case LS_LIB: cg_printf(b, "        cx->lib(cx, %d);\n", j); break;
         default:
             snprintf(msg, msglen, "SOAC kind %d", (int)s->kind);
+            fast_roles = 0;
             free(hints);
             free(mapseg);
+            free(loads);
             return -1;
         }
+        fast_roles = 0;
         cg_puts(b, "    }\n");
     }
     cg_puts(b, "}\n");
     free(hints);
     free(mapseg);
+    free(loads);
     return 0;
 }

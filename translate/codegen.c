@@ -336,6 +336,9 @@ typedef struct {
     int nhints;
     int hintvar[64];
     int overflow;       /* too many locals or hint slots */
+    int fast;           /* x[i] (i the thunk's own index) and x[seg_of(segvar,
+                           i)] read without a check: the caller has checked
+                           i < len(x), resp. 0 <= seg < len(x) */
 } Ex;
 
 static void note_local(Ex *x, int local, LcuBase t)
@@ -535,6 +538,14 @@ static void ex(Ex *x, const LcuExpr *e)
     case LE_INDEX: cg_puts(b, "((int32_t)i)"); return;
     case LE_LOCAL: local_name(b, e->local, e->type); return;
     case LE_SUB:
+        if (x->fast && e->kids[0]->kind == LE_INDEX) {
+            cg_printf(b, "((const %s *)V[%d].d)[i]", cg_ctype(e->type), e->var);
+            return;
+        }
+        if (x->fast && e->kids[0]->kind == LE_SEG_OF && seg_is_iter(x, e->kids[0])) {
+            cg_printf(b, "((const %s *)V[%d].d)[seg]", cg_ctype(e->type), e->var);
+            return;
+        }
         cg_printf(b, "%s(er, &V[%d], ", e->type == LB_FLOAT ? "vk_ldf" : "vk_ldi", e->var);
         if (e->kids[0]->kind == LE_INDEX)
             cg_puts(b, "i");
@@ -641,10 +652,9 @@ static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
     }
 }
 
-int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
-                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
+static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const LcuThunk *th, const LcuBase *out,
+                      int segvar, int segopt, const LcuVarType *types, int *nhints, int fast)
 {
-    (void)t;
     Ex *x = calloc(1, sizeof *x);
     if (!x) {
         fputs("vinterp: out of memory (codegen)\n", stderr);
@@ -654,9 +664,10 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
     x->types = types;
     x->segvar = segvar;
     x->segopt = segopt;
+    x->fast = fast;
     collect(x, th->body);
-    cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
-              j, role);
+    cg_printf(b, "VK_FN void %s_s%d_%s%s(const vk_arr *V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
+              j, role, fast ? "f" : "");
     for (int k = 0; k < th->arity; k++)
         cg_printf(b, ", %s *r%d", cg_ctype(out[k]), k);
     cg_puts(b, ")\n{\n    (void)V; (void)er; (void)i; (void)seg; (void)hint;\n");
@@ -671,6 +682,70 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
     int bad = x->overflow;
     free(x);
     return bad ? -1 : 0;
+}
+
+int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
+                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
+{
+    (void)t;
+    return emit_thunk(b, name, j, role, th, out, segvar, segopt, types, nhints, 0);
+}
+
+static void add_load(int *n, int *var, int v, int *overflow)
+{
+    for (int k = 0; k < *n; k++)
+        if (var[k] == v)
+            return;
+    if (*n == CG_MAX_INDEX_LOADS)
+        *overflow = 1;
+    else
+        var[(*n)++] = v;
+}
+
+/* The arrays E reads at the thunk's own index, x[i], and at its segment
+ * of SEGVAR, x[seg_of(SEGVAR, i)], into L. */
+static void index_loads(const LcuExpr *e, int segvar, CgIndexLoads *l)
+{
+    if (e->kind == LE_SUB && e->kids[0]->kind == LE_INDEX)
+        add_load(&l->n, l->var, e->var, &l->overflow);
+    if (e->kind == LE_SUB && segvar >= 0 && e->kids[0]->kind == LE_SEG_OF && e->kids[0]->var == segvar &&
+        e->kids[0]->kids[0]->kind == LE_INDEX)
+        add_load(&l->nseg, l->segvars, e->var, &l->overflow);
+    for (int k = 0; k < e->nkids; k++)
+        index_loads(e->kids[k], segvar, l);
+}
+
+int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                             int segvar, int segopt, CgIndexLoads *loads)
+{
+    memset(loads, 0, sizeof *loads);
+    const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
+    static const char *const role[3] = { "pull", "idx", "pred" };
+    for (int r = 0; r < 3; r++) {
+        if (!th[r])
+            continue;
+        int before = loads->n + loads->nseg;
+        index_loads(th[r]->body, segvar, loads);
+        if (loads->n + loads->nseg > before || loads->overflow)
+            loads->roles |= 1 << r;
+    }
+    if (loads->overflow || !loads->roles) {
+        memset(loads, 0, sizeof *loads);
+        return 0;
+    }
+    int rc = 0, h;
+    for (int r = 0; r < 3; r++) {
+        if (!(loads->roles & (1 << r)))
+            continue;
+        LcuBase out[LCU_MAXRES], one = r == 2 ? LB_BOOL : LB_INT;
+        if (r == 0) {
+            if (th[0]->arity > LCU_MAXRES)
+                return -1;
+            cg_result_bases(s, types, 0, th[0]->arity, out);
+        }
+        rc |= emit_thunk(b, name, j, role[r], th[r], r == 0 ? out : &one, segvar, segopt, types, &h, 1);
+    }
+    return rc;
 }
 
 static void count_seg_of(const LcuExpr *e, const LcuVarType *types, int *var, int *cnt, int *nv)

@@ -148,6 +148,27 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
 int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                         int segvar, int segopt, int *hints);
 
+/* The arrays a SOAC's thunks read at the thunk's own index, x[i] (VAR),
+ * and at the segment of i in the descriptor the SOAC iterates over,
+ * x[seg_of(segvar, i)] (SEGVARS): a skeleton that knows its range of i
+ * lies within [0, len(x)) for each of the first, and that `seg` is i's
+ * segment (no segid table) and the descriptor has no more segments than
+ * each of the second have elements, calls the thunks' fast variants
+ * NAME_s<J>_<ROLE>f, which read them without a check (the checked loads
+ * stop gcc from vectorising a loop). ROLES: bit 0 pull, 1 idx, 2 pred: the
+ * thunks that have such loads (the others have no fast variant). */
+#define CG_MAX_INDEX_LOADS 16
+typedef struct {
+    int n, nseg, roles, overflow;
+    int var[CG_MAX_INDEX_LOADS];
+    int segvars[CG_MAX_INDEX_LOADS];
+} CgIndexLoads;
+
+/* Emit the fast variants of SOAC J's thunks (C target) and fill LOADS
+ * (n = 0: none, the checked thunks are all there is). 0 or -1. */
+int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                             int segvar, int segopt, CgIndexLoads *loads);
+
 /* For a MAP: the descriptor X its pull most often asks seg_of(X, i) of, i
  * the MAP's own index (ties: the lowest number), or -1 when none. */
 int cg_map_segvar(const LcuSoac *s, const LcuVarType *types);

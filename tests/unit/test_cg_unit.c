@@ -83,7 +83,8 @@ static void test_map_segwalk(LcuVarType *types)
     const char *t = b.s ? b.s : "";
     CHECK(text_count(t, "if (n > 0 && sd->n == n && !sd->segid) {") == 1);
     CHECK(text_count(t, "(seg >= 0 ? (int32_t)seg : vk_seg_of(er, &V[0], 0, ((int32_t)i), &hint[0]))") == 2);
-    CHECK(text_count(t, "vk_seg_of(er, &V[3], 3, ((int32_t)i)") == 1 && text_count(t, "(seg >= 0") == 2);
+    /* x2[seg_of(x3, i)] is searched in both variants of the pull */
+    CHECK(text_count(t, "vk_seg_of(er, &V[3], 3, ((int32_t)i)") == 2 && text_count(t, "(seg >= 0") == 2);
     /* the loops read each thread's private copy of the table (Vp) */
     CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, k, hint, &o0[i])") == 1);
     CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, -1, hint, &o0[i])") == 1);
@@ -93,6 +94,67 @@ static void test_map_segwalk(LcuVarType *types)
     CHECK(cg_emit_kernel(&g, CG_CUDA, "vk_t", k, types, NV, msg, sizeof msg) == 0);
     CHECK(g.s && text_count(g.s, "seg >= 0") == 0 && text_count(g.s, "vk_seg_of(er, &V[0]") == 2);
     cg_buf_free(&g);
+    lcu_kernel_free(k);
+    lcu_kernel_free(r);
+}
+
+/* Fast variants: a loop whose range of i lies within the arrays its
+ * thunks read at i (and whose `seg` is i's segment, within the arrays read
+ * there) calls a variant that reads them without checks. */
+static void test_fast_loads(LcuVarType *types)
+{
+    char msg[300];
+    LcuKernel *r = map_reduce(8, 1, 2, 6, 7);
+    CgBuf b = { 0 };
+    CHECK(cg_emit_kernel(&b, CG_C, "vk_t", r, types, NV, msg, sizeof msg) == 0);
+    const char *t = b.s ? b.s : "";
+    /* MAP: x1[i] + x2[i], unchecked in the fast variant, checked in the other */
+    CHECK(text_count(t, "VK_FN void vk_t_s0_pullf(") == 1 && text_count(t, "VK_FN void vk_t_s0_pull(") == 1);
+    CHECK(text_count(t, "((const int32_t *)V[1].d)[i]") == 1 && text_count(t, "((const int32_t *)V[2].d)[i]") == 1);
+    CHECK(text_count(t, "vk_ldi(er, &V[1], i)") == 1 && text_count(t, "vk_ldi(er, &V[2], i)") == 1);
+    CHECK(text_count(t, "if (V[1].len < lim) lim = V[1].len;") == 1 && text_count(t, "if (V[2].len < lim)") == 1);
+    CHECK(text_count(t, "if (n <= lim) {") == 2); /* the MAP and the REDUCE */
+    CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, 0, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, 0, hint, &o0[i])") == 1);
+    /* REDUCE over x6[i] */
+    CHECK(text_count(t, "if (V[6].len < lim) lim = V[6].len;") == 1);
+    CHECK(text_count(t, "vk_t_s1_pullf(V, er, i, 0, hint, &x0)") == 1 && text_count(t, "vk_t_s1_pull(V, er, i, 0") == 1);
+    cg_buf_free(&b);
+
+    /* The seg_of MAP: x1[seg_of(x0, i)] fast (x0 is the walked descriptor),
+     * x2[seg_of(x3, i)] searched; only the segment walk uses the fast
+     * variant (the plain loop passes seg = -1) */
+    LcuKernel *k = map_seg_of();
+    CHECK(cg_emit_kernel(&b, CG_C, "vk_t", k, types, NV, msg, sizeof msg) == 0);
+    t = b.s ? b.s : "";
+    CHECK(text_count(t, "((const int32_t *)V[1].d)[seg]") == 2);
+    CHECK(text_count(t, "if (V[1].len < V[0].len) segok = 0;") == 1);
+    CHECK(text_count(t, "if (end <= lim && segok) {") == 1);
+    CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, k, hint") == 1);
+    CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, -1") == 0 && text_count(t, "vk_t_s0_pull(Vp, er, i, -1") == 1);
+    cg_buf_free(&b);
+
+    /* No fast variants in the CUDA text */
+    CHECK(cg_emit_kernel(&b, CG_CUDA, "vk_t", r, types, NV, msg, sizeof msg) == 0);
+    CHECK(b.s && text_count(b.s, "pullf") == 0 && text_count(b.s, "lim") == 0);
+    cg_buf_free(&b);
+
+    /* A thunk that reads nothing at i has no fast variant */
+    LcuKernel *c = lcu_kernel_new(3);
+    LcuSoac *m = lcu_soac_new(LS_MAP);
+    m->nres = 1;
+    m->res[0] = 5;
+    m->pull = lcu_thunk(lcu_sub(4, LB_INT, lcu_int(0)), 1);
+    m->shape.kind = LSH_LEN;
+    m->shape.var = 1;
+    lcu_kernel_add(c, m);
+    unsigned char need[NV] = { 0 };
+    need[5] = 1;
+    lcu_kernel_finish(c, need, NV);
+    CHECK(cg_emit_kernel(&b, CG_C, "vk_t", c, types, NV, msg, sizeof msg) == 0);
+    CHECK(b.s && text_count(b.s, "pullf") == 0 && text_count(b.s, "lim") == 0);
+    cg_buf_free(&b);
+    lcu_kernel_free(c);
     lcu_kernel_free(k);
     lcu_kernel_free(r);
 }
@@ -223,5 +285,6 @@ int main(void)
     types[0].kind = LV_SEGDES;
     types[3].kind = LV_SEGDES;
     test_map_segwalk(types);
+    test_fast_loads(types);
     return check_report("test_cg_unit");
 }
