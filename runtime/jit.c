@@ -174,6 +174,16 @@ static void hook_fatal_signals(void)
     }
 }
 
+/* The pacer of compiles started on this thread (jit_set_pacer). */
+static _Thread_local JitPacer pacer;
+static _Thread_local void *pacer_arg;
+
+void jit_set_pacer(JitPacer fn, void *arg)
+{
+    pacer = fn;
+    pacer_arg = arg;
+}
+
 /* Run the compiler: SRC -> OUT, its messages into LOG. 0 on success. */
 static int run_cc(const char *src, const char *out, const char *log)
 {
@@ -217,11 +227,33 @@ static int run_cc(const char *src, const char *out, const char *log)
     if (atomic_load(&abandoned)) /* jit_abandon ran between the spawn and the store */
         kill(-pid, SIGKILL);
     int status, ok = 1;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            ok = 0;
-            break;
+    if (!pacer) {
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) {
+                ok = 0;
+                break;
+            }
+    } else {
+        /* Paced: every 5 ms the pacer says whether the compiler may run;
+         * it is stopped (its whole group) while it may not. */
+        int stopped = 0;
+        for (;;) {
+            pid_t r = waitpid(pid, &status, WNOHANG);
+            if (r == pid)
+                break;
+            if (r < 0 && errno != EINTR) {
+                ok = 0;
+                break;
+            }
+            int pause = pacer(pacer_arg) && !atomic_load(&abandoned);
+            if (pause != stopped) {
+                kill(-pid, pause ? SIGSTOP : SIGCONT);
+                stopped = pause;
+            }
+            struct timespec ts = { 0, 5000000L };
+            nanosleep(&ts, NULL);
         }
+    }
     if (atomic_load(&abandoned))
         kill(-pid, SIGKILL); /* what is left of the group */
     atomic_store(&child_pid, 0);

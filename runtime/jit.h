@@ -71,6 +71,13 @@ int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
 /* The run is ending: kill a compiler still running and start none. */
 void jit_abandon(void);
 
+/* Compiles started on the calling thread from now on ask FN(ARG) every
+ * 5 ms whether the compiler may run (0) or is to be stopped (1: its
+ * process group gets SIGSTOP until FN says 0 again). FN NULL: no pacing.
+ * The tier worker paces its compiles to its share of the run. */
+typedef int (*JitPacer)(void *arg);
+void jit_set_pacer(JitPacer fn, void *arg);
+
 /* The cache directory (created): 0 with its path in OUT, 1 when the cache
  * is off, -1 when it cannot be used. For other kinds of cached code
  * (cubins), which keep the same rules: temporary name, rename, validate. */

@@ -70,8 +70,10 @@ int tier_defaults(TierOptions *o, const char *backend)
     o->delay_ms = 20;
     /* A compiler running all the time on the other core cost the
      * interpreter 5-7% (bench programs, 2 cores); at a 30% share that is
-     * under 2% of any run. */
-    o->share_pct = 30;
+     * about 2% of any run. With more cores the compiler has one of its
+     * own: no share. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    o->share_pct = ncpu > 0 && ncpu <= 2 ? 30 : 100;
     const char *e = getenv("VINTERP_TIER");
     if (e && *e && tier_parse_mode(e, &o->mode) < 0) {
         fprintf(stderr, "vinterp: VINTERP_TIER takes background, sync, eager or off, not '%s'\n", e);
@@ -108,6 +110,11 @@ struct TierWorker {
     double busy_s;      /* seconds the jobs have run (under mu) */
     double throttled;   /* seconds jobs waited for the share (under mu) */
     int draining;       /* the run has ended: no share to keep (under mu) */
+    /* the job in progress, for the pacer (worker thread only) */
+    double job_t0;      /* when it started */
+    double job_paused;  /* seconds its compiler was stopped */
+    double pause_t0;    /* when the compiler was stopped (paused) */
+    int paused;
 };
 
 static double mono(void)
@@ -137,9 +144,35 @@ static TierWorker *live[4];
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static int hooked;
 
+/* The pacer of the worker's compiles (jit_set_pacer): stop the compiler
+ * while the worker's busy time (its finished jobs and this one, less the
+ * time this one was stopped) exceeds its share of the run so far; a
+ * compile longer than the share allows is then spread over the run
+ * instead of overshooting it. 20 ms either way against flapping. */
+static int worker_pacer(void *arg)
+{
+    TierWorker *w = arg;
+    double t = mono();
+    pthread_mutex_lock(&w->mu);
+    double allowed = w->share * (t - w->t0);
+    double running = t - w->job_t0 - w->job_paused - (w->paused ? t - w->pause_t0 : 0.0);
+    if (!w->paused && !w->draining && w->busy_s + running > allowed + 0.02) {
+        w->paused = 1;
+        w->pause_t0 = t;
+    } else if (w->paused && (w->draining || w->busy_s + running < allowed - 0.02)) {
+        w->paused = 0;
+        w->job_paused += t - w->pause_t0;
+    }
+    int paused = w->paused;
+    pthread_mutex_unlock(&w->mu);
+    return paused;
+}
+
 static void *worker_main(void *p)
 {
     TierWorker *w = p;
+    if (w->share < 1.0)
+        jit_set_pacer(worker_pacer, w);
     /* The program comes first: this thread, and the compilers it starts
      * (they inherit it), yield the CPU to it (Linux: per thread). */
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
@@ -164,13 +197,19 @@ static void *worker_main(void *p)
         w->qhead = (w->qhead + 1) % w->qcap;
         w->qlen--;
         w->busy = 1;
+        w->job_t0 = mono();
+        w->job_paused = 0.0;
+        w->paused = 0;
         pthread_mutex_unlock(&w->mu);
-        double t = mono();
         w->job(w->arg, k);
-        t = mono() - t;
         pthread_mutex_lock(&w->mu);
+        double t = mono() - w->job_t0;
+        if (w->paused) /* ended while stopped: killed at the end of the run */
+            w->job_paused += mono() - w->pause_t0;
+        w->paused = 0;
         w->busy = 0;
-        w->busy_s += t;
+        w->busy_s += t - w->job_paused;
+        w->throttled += w->job_paused;
         if (!w->qlen)
             pthread_cond_broadcast(&w->idle);
     }
@@ -275,7 +314,9 @@ void tier_worker_push(TierWorker *w, int k)
 double tier_worker_busy(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->busy_s;
+    double t = w->busy_s, now = mono();
+    if (w->busy) /* the job in progress, so far */
+        t += now - w->job_t0 - w->job_paused - (w->paused ? now - w->pause_t0 : 0.0);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
@@ -283,7 +324,9 @@ double tier_worker_busy(const TierWorker *w)
 double tier_worker_throttled(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->throttled;
+    double t = w->throttled, now = mono();
+    if (w->busy)
+        t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
