@@ -456,7 +456,12 @@ static void tier_job(void *arg, int k)
     e->compiled = st.compiled;
     e->hits = st.hits;
     if (rc != 0)
-        snprintf(e->why, sizeof e->why, "%s: %.100s", tier_worker_stopping(b->worker) ? "abandoned at the end" : "build failed", msg);
+    {
+        if (tier_worker_stopping(b->worker))
+            snprintf(e->why, sizeof e->why, "abandoned at the end of the run");
+        else
+            snprintf(e->why, sizeof e->why, "build failed: %.130s", msg);
+    }
     e->ready_t = now() - b->t_start;
     atomic_store_explicit(&e->state, rc == 0 ? BS_READY : BS_FAILED, memory_order_release);
 }
@@ -880,12 +885,14 @@ static int plan_readable(const Backend *b, const BlockEntry *e)
 static void tier_report(const Backend *b, FILE *f)
 {
     const TierOptions *t = &b->opt.tier;
-    int64_t queued = 0, fused = 0, never = 0;
+    int64_t queued = 0, fused = 0, never = 0, abandoned = b->abandoned;
     double compile = 0.0;
     for (int k = 0; k < b->nblocks; k++) {
         const BlockEntry *e = &b->entries[k];
         int st = atomic_load(&e->state);
-        queued += st == BS_QUEUED || st == BS_READY;
+        int killed = st == BS_FAILED && !strcmp(e->why, "abandoned at the end of the run");
+        queued += st == BS_QUEUED || st == BS_READY || killed;
+        abandoned += killed;
         fused += st == BS_FUSED;
         never += e->promoted_t < 0 && e->entries > 0;
         if (plan_readable(b, e))
@@ -896,7 +903,7 @@ static void tier_report(const Backend *b, FILE *f)
                "run only interpreted; background compile %.6f s\n",
             tier_mode_name(t->mode), (long long)t->work, (long long)t->min_len, (long long)b->promotions,
             (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
-            (long long)b->abandoned, (long long)never, compile);
+            (long long)abandoned, (long long)never, compile);
     (void)fused;
     /* Per block: the promoted ones, then the busiest of the others. */
     int top[8], ntop = 0;

@@ -514,14 +514,34 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
             rmdir(dir);
         return NULL;
     }
+    /* A compile abandoned at the end of an earlier run left KEY.abandoned:
+     * this one runs unpaced, so that a run as long as that one completes
+     * it (paced, every run would abandon it again at the same point). The
+     * marker is metadata, never a cache entry. */
+    char mark[1300];
+    snprintf(mark, sizeof mark, "%s/%s.abandoned", dir, key);
+    int retry = !off && access(mark, F_OK) == 0;
+    JitPacer keep = pacer;
+    if (retry)
+        pacer = NULL;
     double c0 = now();
     int rc = run_cc(tmp_c, tmp_so, log);
     st->compile_seconds += now() - c0;
+    pacer = keep;
     void *hd = NULL;
-    if (rc < 0) {
+    if (rc < 0 && atomic_load(&abandoned)) {
+        snprintf(msg, msglen, "the compile was abandoned at the end of the run");
+        if (!off) {
+            int fd = open(mark, O_WRONLY | O_CREAT, 0644);
+            if (fd >= 0)
+                close(fd);
+        }
+    } else if (rc < 0) {
         log_excerpt(log, msg, msglen,
                     lang == JIT_CXX ? "compiling the generated CUDA as host C++ failed" : "compiling the generated C failed");
     } else {
+        if (retry)
+            unlink(mark);
         st->compiled++;
         if (off) {
             hd = load_checked(tmp_so, key);

@@ -105,8 +105,10 @@ try:
 
     # ---- a compile still running at the end is abandoned ----------------------
     slow = os.path.join(cache, "slow-cc.sh")
-    with open(slow, "w") as f:
-        f.write("#!/bin/sh\nsleep 30\nexec cc \"$@\"\n")
+    slow_flag = os.path.join(cache, "slow-cc.on")
+    open(slow_flag, "w").close()
+    with open(slow, "w") as f: # slow while the flag file is there
+        f.write("#!/bin/sh\n[ -e '%s' ] && sleep 30\nexec cc \"$@\"\n" % slow_flag)
     os.chmod(slow, 0o755)
     abandon = tempfile.mkdtemp(prefix="vinterp-abandon-")
     rc, out, err, secs = run("--backend=cpu", "--cache-dir=" + abandon, "--tier-work=0", "-d", "stats", loop,
@@ -114,9 +116,40 @@ try:
     left = os.listdir(abandon)
     check("a compile running at the end is abandoned: the run ends at once", rc == 0 and out == ref and secs < 10,
           "%.1f s; %s" % (secs, err))
-    check("... and leaves nothing in the cache (no partial entry, no temporary file)", left == [], str(left))
-    check("... and -d stats says so", "abandoned" in err, err)
+    check("... and leaves nothing in the cache (no partial entry, no temporary file), only its marker",
+          len(left) == 1 and left[0].endswith(".abandoned"), str(left))
+    check("... and -d stats says so", "abandoned at the end of the run" in err
+          and re.search(r"\([1-9]\d* abandoned\)", err) is not None, err)
+    # the next compile of that unit (the same compiler: the key names it)
+    # runs unpaced and clears the marker
+    os.unlink(slow_flag)
+    marker = left[0] if left else ""
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--cache-dir=" + abandon, "--tier-work=0", "-d", "stats",
+                          loop, env={"VINTERP_CC": slow})
+    left = os.listdir(abandon)
+    check("... the next run compiles it and removes the marker",
+          rc == 0 and out == ref and marker not in left and marker[:-len(".abandoned")] + ".so" in left,
+          str(left) + err)
     shutil.rmtree(abandon, ignore_errors=True)
+
+    # ---- the worker's share: a compile past it is stopped ----------------------
+    with open(loop) as f:
+        long_src = f.read().replace("CONST INT 300 ", "CONST INT 20000 ", 1)
+    long_loop = os.path.join(cache, "loop_long.vcode")
+    with open(long_loop, "w") as f:
+        f.write(long_src)
+    paced = tempfile.mkdtemp(prefix="vinterp-paced-")
+    rc, out, err, _ = run("--cache-dir=" + paced, "-d", "stats", long_loop,
+                          env={"VINTERP_TIER_SHARE": "1", "VINTERP_TIER_DELAY_MS": "0"})
+    waited = stat(err, r"waited ([0-9.]+) s for its share")
+    check("share 1%: the right answer, and the worker waited for its share",
+          rc == 0 and out == "( 400020000 )\n" and "(1% of the run at most)" in err and waited is not None
+          and float(waited) > 0.05, out + err)
+    rc, out, err, _ = run("--cache-dir=" + paced, long_loop, env={"VINTERP_TIER_SHARE": "0"})
+    check("VINTERP_TIER_SHARE=0 is refused", rc == 1 and "VINTERP_TIER_SHARE takes a percentage" in err, err)
+    rc, out, err, _ = run("--cache-dir=" + paced, long_loop, env={"VINTERP_TIER_SHARE": "half"})
+    check("VINTERP_TIER_SHARE=half is refused", rc == 1 and "VINTERP_TIER_SHARE" in err, err)
+    shutil.rmtree(paced, ignore_errors=True)
 
     # ---- --no-cache: the tiers' builds go to a directory of the run's own -----
     tmp = tempfile.mkdtemp(prefix="vinterp-tmpdir-")
