@@ -315,6 +315,24 @@ def backend_cmd(interp, backend, classic):
     return [interp, "--backend=" + backend]
 
 
+_warm_dir = None
+
+
+def warm_env(args):
+    """The environment of the warm fused backends: one kernel cache for the
+    whole benchmark run (a new temporary directory, removed at exit)."""
+    global _warm_dir
+    if _warm_dir is None:
+        _warm_dir = tempfile.mkdtemp(prefix="vinterp-warm-cache-")
+        import atexit
+        atexit.register(shutil.rmtree, _warm_dir, True)
+    env = dict(os.environ)
+    env.pop("VINTERP_BACKEND", None)
+    env.pop("VINTERP_NO_CACHE", None)
+    env["VINTERP_CACHE_DIR"] = _warm_dir
+    return env
+
+
 class ColdCache:
     """A fresh, empty kernel-cache directory and the environment that uses it.
 
@@ -430,6 +448,8 @@ def bench_program(name, vcode, expected, backends, args):
         if res.backend == COLD:
             with ColdCache() as env:
                 r = run_once(cmd, args.timeout, env)
+        elif res.fused:
+            r = run_once(cmd, args.timeout, warm_env(args))
         else:
             r = run_once(cmd, args.timeout)
         why = failure(r, expected, name)
@@ -451,6 +471,14 @@ def bench_program(name, vcode, expected, backends, args):
             res.crashed = True     # it will not get better; do not wait on it again
         return r
 
+    # The warm columns (cpu, cuda): their cache is filled first by a run
+    # under --tier=sync, which promotes by the same model as the default
+    # and compiles each promoted block at once, into the same per-block
+    # units: the timed runs then find every unit the tiers ask for (a
+    # background warm-up compiles only its share before it ends).
+    for res in results:
+        if res.fused and res.backend in ("cpu", "cuda") and not res.crashed and args.warmup:
+            one(res, "warm-up, --tier=sync", ["--tier=sync"])
     for i in range(args.warmup):
         for res in results:
             if not res.crashed:
@@ -933,7 +961,9 @@ def main():
                       "row's timed-region median over this." % (args.floor_threads, "; ".join(parts)))
     header += [
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
-        "* Method: whole-process wall seconds, %d discarded warm-up run(s), then the median "
+        "* Method: whole-process wall seconds, %d discarded warm-up run(s) (cpu/cuda: one more "
+        "before them, under `--tier=sync`, into a kernel cache kept for the whole benchmark run, so "
+        "that their rows are the tiered default with every promoted block's unit in the cache), then the median "
         "of %d timed run(s), the backends taking turns run by run; peak RSS is the largest of the timed runs. Fused backends get "
         "one more run with `-d stats` for the kernel launches and host\u2194device bytes. "
         "Output is compared with NAME.expected apart from its last line (the program's "
