@@ -72,6 +72,7 @@ struct Backend {
     BlockPlan **bg_plans, **fg_plans;   /* one-block plan lists: the worker's, the main thread's */
     double t_start;
     int64_t promotions, installs, demotions, failures, abandoned;
+    int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
@@ -532,7 +533,10 @@ static void tier_promote(Backend *b, int k, int64_t w)
     if (b->opt.tier.mode == TIER_BACKGROUND) {
         double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
         double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
-        if ((double)b->blocks[k].nvector * tr_rate <= 0.02 * (double)w * interp_rate) {
+        /* After 3 misses and no hit the cache is taken to be cold for
+         * this program: no more translating here for a probe. */
+        int cold = b->probe_misses >= 3 && b->probe_hits == 0;
+        if (!cold && (double)b->blocks[k].nvector * tr_rate <= 0.02 * (double)w * interp_rate) {
             if (plan_block(b, k) < 0) {
                 b->failures++;
                 atomic_store(&e->state, BS_INTERP);
@@ -540,7 +544,10 @@ static void tier_promote(Backend *b, int k, int64_t w)
                     tier_trace(b, k, "stays interpreted");
                 return;
             }
-            if (tier_cached(b, k)) {
+            int hit = tier_cached(b, k);
+            b->probe_hits += hit;
+            b->probe_misses += !hit;
+            if (hit) {
                 e->hits = 1;
                 e->ready_t = now() - b->t_start;
                 if (b->opt.tier.trace)

@@ -458,11 +458,10 @@ int main(int argc, char **argv)
         print_value(stdout, it.stk[i]);
     }
     fflush(stdout);
-    /* The answer is out. The worker may finish what it is compiling in 2%
-     * of the run's time (at most 0.5 s): the next run of the program finds
-     * it in the cache. */
-    double grace = 0.02 * (t1 - t0);
-    tier_prep_end(prep, grace < 0.5 ? grace : 0.5);
+    /* The answer is out. The worker stops: a compile in progress is
+     * abandoned (its unit's next compile, in a later run, is unpaced:
+     * jit.c's KEY.abandoned). VINTERP_TIER_GRACE_MS lets it finish first. */
+    tier_prep_end(prep, 1e-3 * (double)bopt.tier.grace_ms);
     if (backend && bopt.stats)
         backend_report(backend, stderr);
     if (prep && bopt.stats)

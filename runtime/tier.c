@@ -68,19 +68,20 @@ int tier_defaults(TierOptions *o, const char *backend)
      * before the worker starts inlining (which costs the interpreter some
      * memory bandwidth and page-table work, and a SPAWN's fork more). */
     o->delay_ms = 20;
-    /* A compiler running all the time on the other core cost the
-     * interpreter 5-7% (bench programs, 2 cores); at a 30% share that is
-     * about 2% of any run. With more cores the compiler has one of its
-     * own: no share. */
+    /* A compiler on the other core slows the interpreter (shared cache,
+     * memory bandwidth): by 0.3-0.5 s per second of compiling on the bench
+     * programs (2 cores; black_scholes_8m: +12% at a 30% share, about +4%
+     * at 10%). With more cores the compiler has one of its own: no share. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    o->share_pct = ncpu > 0 && ncpu <= 2 ? 30 : 100;
+    o->share_pct = ncpu > 0 && ncpu <= 2 ? 10 : 100;
     const char *e = getenv("VINTERP_TIER");
     if (e && *e && tier_parse_mode(e, &o->mode) < 0) {
         fprintf(stderr, "vinterp: VINTERP_TIER takes background, sync, eager or off, not '%s'\n", e);
         return -1;
     }
     if (env_count("VINTERP_TIER_WORK", &o->work) < 0 || env_count("VINTERP_TIER_MIN_LEN", &o->min_len) < 0 ||
-        env_count("VINTERP_TIER_DELAY_MS", &o->delay_ms) < 0 || env_count("VINTERP_TIER_SHARE", &o->share_pct) < 0)
+        env_count("VINTERP_TIER_DELAY_MS", &o->delay_ms) < 0 || env_count("VINTERP_TIER_SHARE", &o->share_pct) < 0 ||
+        env_count("VINTERP_TIER_GRACE_MS", &o->grace_ms) < 0)
         return -1;
     if (o->share_pct < 1 || o->share_pct > 100) {
         fprintf(stderr, "vinterp: VINTERP_TIER_SHARE takes a percentage from 1 to 100, not %lld\n",

@@ -30,6 +30,7 @@ typedef struct {
     int64_t min_len;    /* runs with a shorter largest input are interpreted */
     int64_t delay_ms;   /* background: the worker starts inlining this long after the run starts */
     int64_t share_pct;  /* background: the worker's jobs take at most this % of the run's wall time */
+    int64_t grace_ms;   /* background: at the end, the worker may finish its jobs for this long */
     FILE *trace;        /* -d tier: promotions, installs, demotions */
 } TierOptions;
 
