@@ -9,6 +9,7 @@
 #include "runtime/errors.h"
 #include "runtime/rand.h"
 #include "runtime/replace_step.h"
+#include "runtime/tier_verdict.h"
 #include "translate/plan.h"
 #include "vcode/optable.h"
 
@@ -37,6 +38,11 @@ typedef struct {
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     double interp_secs, fused_secs;
+    /* after the install: every 8th run is interpreted, timed (late_*) */
+    int64_t since_install, late_n, late_work;
+    double late_secs;
+    TierSpeeds prior;   /* earlier runs' (tier_verdict.h) */
+    char *vpath;        /* where they are kept; NULL: nowhere */
     int64_t promoted_entry;     /* entries when promoted */
     double promoted_t, ready_t, installed_t;  /* seconds since the start; < 0: never */
     /* the worker's figures (read after READY/FAILED) */
@@ -499,9 +505,48 @@ static void tier_install(Backend *b, int k)
         return;
     }
     b->installs++;
+    char unit[1200], vpath[1300];
+    if (b->x->unit_file && b->x->unit_file(b->x, k, unit, sizeof unit) &&
+        tier_verdict_path(unit, vpath, sizeof vpath) == 0 && (e->vpath = strdup(vpath)) != NULL &&
+        tier_verdict_read(vpath, &e->prior) && tier_verdict_slower(&e->prior) == 1) {
+        /* earlier runs of the program found its fused runs the slower */
+        e->demoted = 1;
+        b->demotions++;
+        snprintf(e->why, sizeof e->why, "its fused runs were the slower in earlier runs");
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "demoted");
+        return;
+    }
     atomic_store(&e->state, BS_FUSED);
     if (b->opt.tier.trace)
         tier_trace(b, k, "fused code installed");
+}
+
+/* This run's speeds of block K added to the earlier runs'. */
+static TierSpeeds tier_speeds(const BlockEntry *e)
+{
+    TierSpeeds t = e->prior;
+    t.late_n += e->late_n;
+    t.late_secs += e->late_secs;
+    t.late_work += e->late_work;
+    t.fused_n += e->fused_timed;
+    t.fused_secs += e->fused_secs;
+    t.fused_work += e->fused_work;
+    return t;
+}
+
+/* At the end: every block's speeds, earlier runs' included, kept beside
+ * its unit for the next run. */
+static void tier_save_speeds(Backend *b)
+{
+    for (int k = 0; k < b->nblocks; k++) {
+        BlockEntry *e = &b->entries[k];
+        if (e->vpath && (e->late_n || e->fused_timed)) {
+            TierSpeeds t = tier_speeds(e);
+            tier_verdict_write(e->vpath, &t);
+        }
+    }
 }
 
 /* Is block K's code already in the kernel cache? (Its plan is built.) */
@@ -659,9 +704,17 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
 }
 
 /* After a fused run of W work in DT seconds: back to the interpreter for
- * good when the fused runs are the slower per unit of work (the first
- * fused run, which pays for page faults and thread start-up, is not
- * counted). Checked at the 3rd, 4th, 8th, 16th, ... timed run. */
+ * good when the fused runs are the slower per unit of work. The fused
+ * runs are compared with the interpreted runs sampled after the install,
+ * every 8th run of the block (see backend_run_block), so that both sides
+ * cover the same phases of the program: the cost of a block's run is not
+ * proportional to its work measure in every phase (batcher_1m: stages of
+ * one size but other segment counts), and a block's first runs pay for
+ * page faults on fresh vectors, so the interpreted runs before the
+ * promotion misjudged it (they kept a 2x slower fused block in use). The
+ * first fused run is not counted. Checked from the 5th timed fused run
+ * on, once two interpreted runs are sampled, or sooner with the speeds
+ * of earlier runs of the program (tier_verdict.h). */
 static void tier_judge(Backend *b, int k, int64_t w, double dt)
 {
     BlockEntry *e = &b->entries[k];
@@ -670,10 +723,11 @@ static void tier_judge(Backend *b, int k, int64_t w, double dt)
     e->fused_work += w;
     e->fused_secs += dt;
     e->fused_timed++;
-    int64_t n = e->fused_timed;
-    if (n < 3 || (n > 4 && (n & (n - 1))) || e->interp_work == 0 || e->fused_work == 0)
-        return;
-    if (e->fused_secs / (double)e->fused_work > e->interp_secs / (double)e->interp_work) {
+    /* this run alone from its 5th fused run, or with the earlier runs'
+     * speeds once they are enough together */
+    TierSpeeds t = tier_speeds(e);
+    int slower = e->fused_timed >= 5 || e->prior.late_n || e->prior.fused_n ? tier_verdict_slower(&t) : -1;
+    if (slower == 1) {
         e->demoted = 1;
         b->demotions++;
         atomic_store(&e->state, BS_INTERP);
@@ -731,11 +785,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             return -1;
         }
         t_run = now();
-        /* A block promoted before the interpreter was timed on it (its
-         * code came from the cache at its first run) is interpreted at
-         * its 2nd and 3rd entries, timed, so that tier_judge has both
-         * tiers' speeds on runs of this program. */
-        if (e->runs >= 1 && e->interp_timed < 2 && !it->opt.max_steps && !it->opt.progress) {
+        /* The 3rd and 6th run after the install, then every 8th (the
+         * 11th, 19th, ...), is interpreted, timed: tier_judge's sample of
+         * the other tier. */
+        int64_t si = e->since_install++;
+        if ((si == 2 || si == 5 || si % 8 == 2) && !it->opt.max_steps && !it->opt.progress) {
             int64_t w = len * b->blocks[k].nvector;
             interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
             double dt = now() - t_run;
@@ -746,6 +800,9 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             e->interp_secs += dt;
             e->interp_work += w;
             e->interp_timed++;
+            e->late_n++;
+            e->late_secs += dt;
+            e->late_work += w;
             return b->blocks[k].end;
         }
     }
@@ -952,9 +1009,14 @@ static void tier_report(const Backend *b, FILE *f)
                 else
                     fprintf(f, ", code not ready in time");
             }
-            if (e->interp_work && e->fused_work)
-                fprintf(f, "; ns per element-instruction: interpreted %.3f, fused %.3f",
-                        1e9 * e->interp_secs / (double)e->interp_work, 1e9 * e->fused_secs / (double)e->fused_work);
+            if (e->late_work && e->fused_work)
+                fprintf(f, "; ns per element-instruction: interpreted %.3f (%lld runs sampled after the install), "
+                           "fused %.3f",
+                        1e9 * e->late_secs / (double)e->late_work, (long long)e->late_n,
+                        1e9 * e->fused_secs / (double)e->fused_work);
+            if (e->interp_timed || e->fused_timed)
+                fprintf(f, "; seconds: interpreted %.6f (%lld timed runs), fused %.6f (%lld timed runs)",
+                        e->interp_secs, (long long)e->interp_timed, e->fused_secs, (long long)e->fused_timed);
             if (e->why[0])
                 fprintf(f, "; %s", e->why);
             fputc('\n', f);
@@ -1107,9 +1169,12 @@ void backend_free(Backend *b)
     backend_end_run(b);
     if (b->worker_stuck)
         return; /* the worker still reads the backend: left to the exit */
+    if (b->tiered)
+        tier_save_speeds(b);
     for (int k = 0; k < b->nblocks; k++) {
         free(b->entries[k].launches);
         free(b->entries[k].seconds);
+        free(b->entries[k].vpath);
     }
     for (int k = 0; k < b->nblocks; k++)
         if (b->entries[k].planned)

@@ -399,6 +399,18 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
     return buf;
 }
 
+static const char *cpu_unit_file(Executor *x, int block, char *buf, size_t len)
+{
+    CpuExec *c = (CpuExec *)x;
+    if (block >= c->nblocks || !c->fns || !c->fns[block])
+        return NULL;
+    const char *path = c->paths[c->unit_of[block]];
+    if (!path[0])
+        return NULL;
+    snprintf(buf, len, "%s", path);
+    return buf;
+}
+
 static int by_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* The cache keys of the units loaded, sorted (the file names of their
@@ -475,6 +487,7 @@ Executor *exec_cpu_new(const JitOptions *o)
     c->base.build = cpu_build;
     c->base.run_kernel = cpu_run;
     c->base.where = cpu_where;
+    c->base.unit_file = cpu_unit_file;
     c->base.report = cpu_report;
     c->base.free = cpu_free;
     c->jo = *o;

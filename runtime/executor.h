@@ -43,6 +43,11 @@ struct Executor {
     /* Where the code of a kernel lives (a file and function), for --check
      * reports; NULL when nothing was generated. */
     const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);
+    /* The cached source file of block BLOCK's unit (tiered: the unit of
+     * that block alone), in BUF; NULL when it has none (not loaded, not
+     * cached, or an executor without units). The tiers keep the block's
+     * measured speeds beside it (runtime/tier_verdict.h). */
+    const char *(*unit_file)(Executor *x, int block, char *buf, size_t len);
     /* -d stats lines of its own. */
     void (*report)(Executor *x, FILE *f);
     void (*free)(Executor *x);
