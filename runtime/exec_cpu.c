@@ -376,7 +376,7 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
         if (!plans[k] || !c->code[k])
             continue;
         c->fns[k] = calloc((size_t)c->nsteps[k] + 1, sizeof **c->fns);
-        c->unit_of[k] = c->nhandles - 1;
+        c->unit_of[k] = nd > 0 ? c->nhandles - 1 : -1; /* no kernels: no unit */
         if (!c->fns[k])
             rt_fatal("out of host memory");
         for (int s = 0; s < c->nsteps[k]; s++)
@@ -402,7 +402,7 @@ static const char *cpu_where(Executor *x, int block, int step, char *buf, size_t
 static const char *cpu_unit_file(Executor *x, int block, char *buf, size_t len)
 {
     CpuExec *c = (CpuExec *)x;
-    if (block >= c->nblocks || !c->fns || !c->fns[block])
+    if (block >= c->nblocks || !c->fns || !c->fns[block] || c->unit_of[block] < 0)
         return NULL;
     const char *path = c->paths[c->unit_of[block]];
     if (!path[0])
