@@ -79,6 +79,7 @@ struct Backend {
     double t_start;
     int64_t promotions, installs, demotions, failures, abandoned;
     int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
+    uint64_t program_id;                /* tier_program_id: the speeds kept per program */
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
@@ -151,6 +152,8 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     b->t_start = now();
     b->profiling = o->profiling;
     b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
+    if (b->tiered)
+        b->program_id = tier_program_id(p);
     if (b->tiered) {
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
@@ -507,7 +510,7 @@ static void tier_install(Backend *b, int k)
     b->installs++;
     char unit[1200], vpath[1300];
     if (b->x->unit_file && b->x->unit_file(b->x, k, unit, sizeof unit) &&
-        tier_verdict_path(unit, vpath, sizeof vpath) == 0 && (e->vpath = strdup(vpath)) != NULL &&
+        tier_verdict_path(unit, b->program_id, vpath, sizeof vpath) == 0 && (e->vpath = strdup(vpath)) != NULL &&
         tier_verdict_read(vpath, &e->prior) && tier_verdict_slower(&e->prior) == 1) {
         /* earlier runs of the program found its fused runs the slower */
         e->demoted = 1;

@@ -6,16 +6,44 @@
 #include <string.h>
 #include <unistd.h>
 
-int tier_verdict_path(const char *unit_file, char *out, size_t len)
+int tier_verdict_path(const char *unit_file, uint64_t program, char *out, size_t len)
 {
     const char *slash = strrchr(unit_file, '/');
     const char *dot = strrchr(unit_file, '.');
-    size_t stem = dot && (!slash || dot > slash) ? (size_t)(dot - unit_file) : strlen(unit_file);
-    if (stem + sizeof ".tier" > len)
-        return -1;
-    memcpy(out, unit_file, stem);
-    memcpy(out + stem, ".tier", sizeof ".tier");
-    return 0;
+    int stem = (int)(dot && (!slash || dot > slash) ? (size_t)(dot - unit_file) : strlen(unit_file));
+    int n = snprintf(out, len, "%.*s.%016llx.tier", stem, unit_file, (unsigned long long)program);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* FNV-1a, 64 bits */
+static uint64_t mix(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+uint64_t tier_program_id(const Program *p)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (int i = 0; i < p->ncode; i++) {
+        const Instr *in = &p->code[i];
+        int64_t f[9] = { in->op, in->type, in->line, in->a, in->b, in->target, in->ckind, in->ival, in->cidx };
+        h = mix(h, f, sizeof f);
+        h = mix(h, &in->fval, sizeof in->fval);
+    }
+    for (int c = 0; c < p->nconsts; c++) {
+        const VcConst *k = &p->consts[c];
+        h = mix(h, &k->len, sizeof k->len);
+        if (k->ints && k->len > 0)
+            h = mix(h, k->ints, (size_t)k->len * sizeof *k->ints);
+        if (k->floats && k->len > 0)
+            h = mix(h, k->floats, (size_t)k->len * sizeof *k->floats);
+    }
+    return h;
 }
 
 int tier_verdict_read(const char *path, TierSpeeds *s)

@@ -1,6 +1,6 @@
 /* runtime/tier_verdict.h — a block's measured speeds in both tiers, kept
- * in the kernel cache beside its unit (UNIT.tier, UNIT the unit's source
- * file with its extension replaced), summed over the runs of a program.
+ * in the kernel cache beside its unit (UNIT.PROGRAM.tier, UNIT the unit's
+ * source file without its extension), summed over the runs of a program.
  *
  * Within one run a block that runs a few times cannot be judged before it
  * has done its damage (qs_5m: blocks run 2-9 times, fused 2-5x slower),
@@ -19,14 +19,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vcode/program.h"
+
 typedef struct {
     int64_t late_n, late_work, fused_n, fused_work;
     double late_secs, fused_secs;
 } TierSpeeds;
 
-/* The path of UNIT_FILE's verdict, in OUT (LEN bytes). 0, or -1 when it
- * does not fit. */
-int tier_verdict_path(const char *unit_file, char *out, size_t len);
+/* The path of UNIT_FILE's verdict for the program whose identity is
+ * PROGRAM (tier_program_id), in OUT (LEN bytes): UNIT.PROGRAM.tier. One
+ * unit serves the same block text in several programs, whose workloads
+ * differ, so each program keeps its own. 0, or -1 when it does not fit. */
+int tier_verdict_path(const char *unit_file, uint64_t program, char *out, size_t len);
+/* A program's identity: a hash of its instructions and constants. */
+uint64_t tier_program_id(const Program *p);
 /* Read PATH into S (zeros when missing or malformed). 1 when read. */
 int tier_verdict_read(const char *path, TierSpeeds *s);
 /* Write S to PATH (temporary name, rename). 0 or -1. */

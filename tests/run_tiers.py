@@ -110,22 +110,24 @@ try:
     rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", vc, "-d", "stats", loop)
     units = sorted(f for f in os.listdir(vcache) if f.endswith(".c"))
     tiers = [f for f in os.listdir(vcache) if f.endswith(".tier")]
-    check("a run with fused runs keeps the speeds beside the units",
+    check("a run with fused runs keeps the speeds beside the units (UNIT.PROGRAM.tier)",
           rc == 0 and out == ref and len(units) == 2 and len(tiers) >= 1
-          and all(f[:-5] + ".c" in units for f in tiers), str(os.listdir(vcache)) + err)
+          and all(re.match(r"[0-9a-f]{32}\.[0-9a-f]{16}\.tier$", f) and f[:32] + ".c" in units for f in tiers),
+          str(os.listdir(vcache)) + err)
+    prog = tiers[0][33:49] if tiers else "0" * 16
     with open(os.path.join(vcache, tiers[0]) if tiers else os.devnull) as f:
         line = f.read()
     check("... as one line 'vinterp-tier 1 ...' of 7 numbers", re.match(r"vinterp-tier 1( [0-9.e+-]+){6}\n$", line)
           is not None, line)
     for u in units: # earlier runs found every fused block 100000x slower
-        with open(os.path.join(vcache, u[:-2] + ".tier"), "w") as f:
+        with open(os.path.join(vcache, u[:-2] + "." + prog + ".tier"), "w") as f:
             f.write("vinterp-tier 1 10 0.001 1000000000 10 100.0 1000\n")
     rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", vc, "-d", "stats", loop)
     check("a unit whose fused runs were the slower in earlier runs is not run fused",
           rc == 0 and out == ref and "2 installed, 2 demoted" in err and "kernel launches 0," in err
           and "its fused runs were the slower in earlier runs" in err, err)
     for u in units: # ... and the other way round
-        with open(os.path.join(vcache, u[:-2] + ".tier"), "w") as f:
+        with open(os.path.join(vcache, u[:-2] + "." + prog + ".tier"), "w") as f:
             f.write("vinterp-tier 1 10 100.0 1000 10 0.001 1000000000\n")
     rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", vc, "-d", "stats", loop)
     check("... and one whose fused runs were the faster is run fused",

@@ -20,10 +20,30 @@ static void put(const char *path, const char *text)
 int main(void)
 {
     char p[64];
-    CHECK(tier_verdict_path("/c/0123abcd.c", p, sizeof p) == 0 && !strcmp(p, "/c/0123abcd.tier"));
-    CHECK(tier_verdict_path("/c/0123abcd.cpp", p, sizeof p) == 0 && !strcmp(p, "/c/0123abcd.tier"));
-    CHECK(tier_verdict_path("/c.d/unit", p, sizeof p) == 0 && !strcmp(p, "/c.d/unit.tier"));
-    CHECK(tier_verdict_path("/a/very/long/path/name/of/a/unit.c", p, 10) == -1);
+    CHECK(tier_verdict_path("/c/0123abcd.c", 0xabcULL, p, sizeof p) == 0 &&
+          !strcmp(p, "/c/0123abcd.0000000000000abc.tier"));
+    CHECK(tier_verdict_path("/c/0123abcd.cpp", 1, p, sizeof p) == 0 && !strcmp(p, "/c/0123abcd.0000000000000001.tier"));
+    CHECK(tier_verdict_path("/c.d/unit", 0xffffffffffffffffULL, p, sizeof p) == 0 &&
+          !strcmp(p, "/c.d/unit.ffffffffffffffff.tier"));
+    CHECK(tier_verdict_path("/a/very/long/path/name/of/a/unit.c", 1, p, 10) == -1);
+
+    /* programs: the same text, the same identity; one constant other, another */
+    Program a, b2;
+    memset(&a, 0, sizeof a);
+    Instr code[2];
+    memset(code, 0, sizeof code);
+    code[0].op = 1;
+    code[0].ival = 7;
+    code[1].op = 2;
+    a.code = code;
+    a.ncode = 2;
+    b2 = a;
+    CHECK(tier_program_id(&a) == tier_program_id(&b2));
+    Instr code2[2];
+    memcpy(code2, code, sizeof code);
+    code2[0].ival = 8;
+    b2.code = code2;
+    CHECK(tier_program_id(&a) != tier_program_id(&b2));
 
     char dir[] = "/tmp/vinterp-verdict-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
