@@ -132,6 +132,15 @@ static double now_seconds(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* STOP_TIMER's value: seconds and nanoseconds subtracted separately, as
+ * the classic does (a double of epoch seconds keeps only 2^-22 s). */
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_REALTIME, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
 static void trace_before(Interp *it, int pc)
 {
     const Instr *ins = &it->prog->code[pc];
@@ -343,7 +352,7 @@ int interp_run(Interp *it)
     int progress = it->opt.progress && isatty(2);
     int counting = max_steps > 0 || progress;
     double progress_last = now_seconds();
-    double timer_start = 0.0;
+    struct timespec timer_start = { 0, 0 };
     rstack[rsp++] = -1;
     if (it->opt.trace_runtime)
         trace_runtime("push", rsp, -1);
@@ -481,12 +490,12 @@ int interp_run(Interp *it)
             fflush(stderr);
             rt_exit_status(0);
         case OP_START_TIMER:
-            timer_start = now_seconds();
+            clock_gettime(CLOCK_REALTIME, &timer_start);
             pc++;
             break;
         case OP_STOP_TIMER: {
             Value *v = val_new(VT_FLOAT, 1);
-            VF(v)[0] = now_seconds() - timer_start;
+            VF(v)[0] = seconds_since(&timer_start);
             vs_push(it, v);
             pc++;
             break;

@@ -164,5 +164,15 @@ check("--backend=cuda without a usable device is a clear error",
 rc, out, err = run("--backend=ref", "--check", segsum)
 check("--check with the reference backend is refused", rc == 1 and "--check" in err)
 
+# STOP_TIMER: seconds and nanoseconds subtracted apart (a double of epoch
+# seconds would make every value a multiple of 2^-22 s, about 238 ns).
+timer = os.path.join(HERE, "cli", "timer_empty.vcode")
+for be in ("ref", "lcu", "cpu"):
+    rc, out, err = run("--backend=" + be, timer)
+    vals = [float(x) for x in re.findall(r"\( (\S+) \)", err)]
+    off_grid = [v for v in vals if v > 0 and abs(v * 2**22 - round(v * 2**22)) > 1e-6]
+    check("%s: an empty timed region reads below 1e-6 s, not on a 2^-22 s grid" % be,
+          rc == 0 and len(vals) == 20 and min(vals) >= 0 and min(vals) < 1e-6 and len(off_grid) > 0)
+
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
