@@ -24,7 +24,9 @@
 
 #include "runtime/version.h"
 
-static unsigned long mem_units = 1000000;
+static int64_t mem_units = 1000000;
+/* -m's largest value: 2^60 units of 8 bytes, every byte count an int64_t. */
+#define MEM_UNITS_MAX (INT64_C(1) << 60)
 
 static void usage(void)
 {
@@ -42,9 +44,9 @@ static void usage(void)
             "\t -d heap\t trace heap usage (* = free, # = scratch)\n"
             "\t -g\t\t notify on memory compaction\n"
             "\t -l <file>\t name of an optional library that implements fused operations\n"
-            "\t -m <num>\t vector stack size in number of doubles (default %lu)\n"
+            "\t -m <num>\t vector stack size in number of doubles (default %lld)\n"
             "\t -t\t\t time program execution\n",
-            mem_units);
+            (long long)mem_units);
 }
 
 static void help(void)
@@ -104,8 +106,12 @@ static int parse_count(const char *opt, const char *s, int64_t *out)
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < 0 || errno) {
+    if (!*s || *end || s[strspn(s, "0123456789")]) {
         fprintf(stderr, "vinterp: %s takes a count >= 0, not '%s'\n", opt, s);
+        return -1;
+    }
+    if (errno == ERANGE) {
+        fprintf(stderr, "vinterp: %s: '%s' is too large\n", opt, s);
         return -1;
     }
     *out = v;
@@ -182,12 +188,15 @@ int main(int argc, char **argv)
         case 'g': break;
         case 'l': break; /* accepted; FUSED is rejected when it is used */
         case 'm': {
-            char *end;
-            if (!optarg[0] || optarg[0] == '-' || (strtoul(optarg, &end, 10), *end)) {
-                usage();
+            int64_t units;
+            if (parse_count("-m", optarg, &units) < 0)
+                return 1;
+            if (units > MEM_UNITS_MAX) {
+                fprintf(stderr, "vinterp: -m takes at most %lld units of 8 bytes, not '%s'\n",
+                        (long long)MEM_UNITS_MAX, optarg);
                 return 1;
             }
-            mem_units = strtoul(optarg, NULL, 10);
+            mem_units = units;
             break;
         }
         case 'd':
@@ -204,6 +213,7 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "stats")) bopt.stats = 1;
             else if (!strcmp(optarg, "tier")) tier_trace = 1;
             else {
+                fprintf(stderr, "vinterp: -d: unknown debug switch '%s'\n", optarg);
                 usage();
                 return 1;
             }
@@ -257,8 +267,14 @@ int main(int argc, char **argv)
                 return 1;
             }
             break;
-        case LO_MAX_STEPS: opt.max_steps = strtoll(optarg, NULL, 10); break;
-        case LO_MAX_DEPTH: opt.max_depth = strtoll(optarg, NULL, 10); break;
+        case LO_MAX_STEPS:
+            if (parse_count("--max-steps", optarg, &opt.max_steps) < 0)
+                return 1;
+            break;
+        case LO_MAX_DEPTH:
+            if (parse_count("--max-depth", optarg, &opt.max_depth) < 0)
+                return 1;
+            break;
         case LO_NO_SPAWN: opt.no_spawn = 1; break;
         case LO_PROGRESS: opt.progress = 1; break;
         case LO_NO_FILES: opt.no_files = 1; break;
