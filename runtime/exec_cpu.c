@@ -56,6 +56,7 @@ typedef struct {
     int nvars;                  /* locals */
     void **scratch;
     int nscratch, scratchcap;
+    int64_t scratch_bytes;      /* charged for them, whole 8-byte units */
 } CpuExec;
 
 static double now(void)
@@ -72,18 +73,27 @@ static ValType vt_of(const LcuVarType *t)
     return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
 }
 
-static void *keep_scratch(CpuExec *c, void *p)
+/* Scratch memory of a kernel call (segment tables, the generated code's
+ * temporaries): charged against -m while the call holds it. */
+static void *scratch_alloc(CpuExec *c, int64_t bytes, const char *what)
 {
     if (c->nscratch == c->scratchcap) {
         int cap = c->scratchcap ? 2 * c->scratchcap : 16;
         void **s = realloc(c->scratch, (size_t)cap * sizeof *s);
-        if (!s) {
-            free(p);
+        if (!s)
             rt_fatal("out of host memory");
-        }
         c->scratch = s;
         c->scratchcap = cap;
     }
+    if (bytes < 1)
+        bytes = 1;
+    mem_charge_bytes(bytes, what);
+    void *p = malloc((size_t)bytes);
+    if (!p) {
+        mem_uncharge_bytes(bytes);
+        rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what);
+    }
+    c->scratch_bytes += mem_bytes_units(bytes) * 8;
     c->scratch[c->nscratch++] = p;
     return p;
 }
@@ -93,6 +103,8 @@ static void free_scratch(CpuExec *c)
     for (int i = 0; i < c->nscratch; i++)
         free(c->scratch[i]);
     c->nscratch = 0;
+    mem_uncharge_bytes(c->scratch_bytes);
+    c->scratch_bytes = 0;
 }
 
 /* ---- callbacks of the generated code --------------------------------------- */
@@ -120,9 +132,7 @@ static void fill_segdes(CpuExec *c, vk_arr *a, Value *sd, int var)
     a->segid = NULL;
     if (!sd->sane) {
         int64_t n = a->n, m = sd->len;
-        int32_t *t = keep_scratch(c, malloc((size_t)(n ? n : 1) * sizeof *t));
-        if (!t)
-            rt_fatal("out of host memory for the segments of x%d", var);
+        int32_t *t = scratch_alloc(c, n * (int64_t)sizeof *t, "the element -> segment table");
         const int32_t *L = VI(sd);
         for (int64_t j = 0; j < n; j++)
             t[j] = -1;
@@ -188,10 +198,7 @@ static void cb_lib(vk_ctx *cx, int soac)
 static void *cb_scratch(vk_ctx *cx, int64_t bytes)
 {
     CpuExec *c = cx->rt;
-    void *p = malloc((size_t)(bytes > 0 ? bytes : 1));
-    if (!p)
-        rt_fatal("out of host memory for %lld bytes of kernel scratch", (long long)bytes);
-    return keep_scratch(c, p);
+    return scratch_alloc(c, bytes, "kernel scratch");
 }
 
 static void cb_fail(vk_ctx *cx, int code, int64_t a, int64_t b, int64_t d)

@@ -110,6 +110,10 @@ typedef struct {
     const LcuVarType *types;    /* of the locals */
     const LcuKernel *k;         /* the canonical kernel */
     int nvars;                  /* locals */
+    /* the live device allocations and their sizes (the -m device ledger):
+     * open addressing, linear probing, NULL = empty */
+    struct DevAlloc { void *p; size_t bytes; } *allocs;
+    size_t acap, alive;
 } CudaExec;
 
 static CudaExec *current; /* the value hooks' executor (one per process) */
@@ -140,12 +144,95 @@ static void lib_fail(CudaExec *c, const char *what)
     rt_fatal("cuda: %s failed: %s", what, c->dev->lib.last_error());
 }
 
+/* ---- device memory, charged against -m (value.h's device ledger) ------------ */
+
+static size_t alloc_slot(const CudaExec *c, const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(h >> 20) & (c->acap - 1);
+}
+
+static void alloc_put(CudaExec *c, void *p, size_t bytes)
+{
+    if (2 * (c->alive + 1) > c->acap) {
+        size_t ocap = c->acap, ncap = ocap ? 2 * ocap : 256;
+        struct DevAlloc *old = c->allocs, *t = calloc(ncap, sizeof *t);
+        if (!t)
+            rt_fatal("out of host memory");
+        c->allocs = t;
+        c->acap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].p) {
+                size_t j = alloc_slot(c, old[i].p);
+                while (t[j].p)
+                    j = (j + 1) & (ncap - 1);
+                t[j] = old[i];
+            }
+        free(old);
+    }
+    size_t j = alloc_slot(c, p);
+    while (c->allocs[j].p)
+        j = (j + 1) & (c->acap - 1);
+    c->allocs[j].p = p;
+    c->allocs[j].bytes = bytes;
+    c->alive++;
+}
+
+/* Forget P; returns its size (0 when it was not recorded). */
+static size_t alloc_take(CudaExec *c, const void *p)
+{
+    if (!c->acap)
+        return 0;
+    size_t j = alloc_slot(c, p), mask = c->acap - 1;
+    while (c->allocs[j].p && c->allocs[j].p != p)
+        j = (j + 1) & mask;
+    if (!c->allocs[j].p)
+        return 0;
+    size_t bytes = c->allocs[j].bytes;
+    c->allocs[j].p = NULL;
+    c->alive--;
+    /* backward shift: move later entries of the run into the hole */
+    for (size_t k = (j + 1) & mask; c->allocs[k].p; k = (k + 1) & mask) {
+        size_t home = alloc_slot(c, c->allocs[k].p);
+        if (((k - home) & mask) >= ((k - j) & mask)) {
+            c->allocs[j] = c->allocs[k];
+            c->allocs[k].p = NULL;
+            j = k;
+        }
+    }
+    return bytes;
+}
+
 static void *dalloc(CudaExec *c, size_t bytes)
+{
+    if (!bytes)
+        bytes = 8;
+    mem_dev_charge_bytes((int64_t)bytes, NULL);
+    void *p = c->dev->alloc(c->dev, bytes);
+    if (!p) {
+        mem_dev_uncharge_bytes((int64_t)bytes);
+        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+    }
+    alloc_put(c, p, bytes);
+    return p;
+}
+
+/* The executor's own fixed records (the error record, the variable
+ * table): not vector memory, not charged. */
+static void *dalloc_fixed(CudaExec *c, size_t bytes)
 {
     void *p = c->dev->alloc(c->dev, bytes ? bytes : 8);
     if (!p)
         rt_fatal("cuda: out of device memory for %zu bytes", bytes);
     return p;
+}
+
+static void dfree(CudaExec *c, void *p)
+{
+    if (!p)
+        return;
+    mem_dev_uncharge_bytes((int64_t)alloc_take(c, p));
+    c->dev->free(c->dev, p);
 }
 
 static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
@@ -188,9 +275,9 @@ static void hook_release(Value *v)
     CudaExec *c = current;
     DevCopy *dc = v->dev;
     if (c && dc) {
-        c->dev->free(c->dev, dc->d);
+        dfree(c, dc->d);
         if (dc->off)
-            c->dev->free(c->dev, dc->off);
+            dfree(c, dc->off);
     }
     free(dc);
     v->dev = NULL;
@@ -227,8 +314,8 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
         d2h(c, buf, vd, (size_t)m * es);
     }
     c->lib_calls++;
-    c->dev->free(c->dev, pd);
-    c->dev->free(c->dev, vd);
+    dfree(c, pd);
+    dfree(c, vd);
 }
 
 static const ValDevice hooks = { hook_to_host, hook_release, hook_elems };
@@ -362,14 +449,14 @@ static void temps_free(CudaExec *c, Temps *t, int n)
 {
     for (int r = 0; r < n; r++)
         if (t->own[r])
-            c->dev->free(c->dev, t->p[r]);
+            dfree(c, t->p[r]);
     if (t->table)
-        c->dev->free(c->dev, t->table);
+        dfree(c, t->table);
 }
 
 static void temps_table(CudaExec *c, Temps *t, int n)
 {
-    t->table = dalloc(c, (size_t)n * sizeof(void *));
+    t->table = dalloc_fixed(c, (size_t)n * sizeof(void *));
     h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
 }
 
@@ -462,7 +549,7 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
         dev_fail(c, "clearing a permute's claims");
     launch(c, claim, n, 4, w, NULL);
     launch(c, perm, n, 4, w, NULL);
-    c->dev->free(c->dev, w);
+    dfree(c, w);
 }
 
 /* OUT = the exclusive scan of the N (> 0) counts IN (device); returns
@@ -515,8 +602,8 @@ static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
     upload_table(c);
     if (n > 0)
         launch_grid(c, e[EP_FPACK], grid, 1, n, 4, off, NULL);
-    c->dev->free(c->dev, cnt);
-    c->dev->free(c->dev, off);
+    dfree(c, cnt);
+    dfree(c, off);
 }
 
 static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
@@ -636,8 +723,8 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         }
         upload_table(c);
         launch(c, f2, n, 5, f, p);
-        c->dev->free(c->dev, f);
-        c->dev->free(c->dev, p);
+        dfree(c, f);
+        dfree(c, p);
         return;
     }
     case LS_SEG_PERMUTE: {
@@ -759,11 +846,11 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
     c->on_device[fam]++;
     if (c->vcap < kc->nlocal) {
         if (c->dv)
-            c->dev->free(c->dev, c->dv);
+            dfree(c, c->dv);
         free(c->hv);
         c->vcap = kc->nlocal * 2;
         c->hv = calloc((size_t)c->vcap, sizeof *c->hv);
-        c->dv = dalloc(c, (size_t)c->vcap * sizeof *c->hv);
+        c->dv = dalloc_fixed(c, (size_t)c->vcap * sizeof *c->hv);
         if (!c->hv)
             rt_fatal("out of host memory");
     }
@@ -1031,11 +1118,12 @@ static void cuda_free(Executor *x)
     free(c->hv);
     if (c->dev) {
         if (c->dv)
-            c->dev->free(c->dev, c->dv);
+            dfree(c, c->dv);
         if (c->er_d)
-            c->dev->free(c->dev, c->er_d);
+            dfree(c, c->er_d);
     }
     c->inner->free(c->inner);
+    free(c->allocs);
     /* Values freed after this (there should be none: the interpreter goes
      * first) drop only their DevCopy records: the device goes here. */
     current = NULL;
@@ -1106,7 +1194,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
         if (strcmp(st, st_name[i]) == 0)
             c->strategy = i;
     if (!compile_only_arch) {
-        c->er_d = dalloc(c, 4 * sizeof *c->er_d);
+        c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
         current = c;
         val_set_device(&hooks);
     }

@@ -289,48 +289,65 @@ static void io_op_fwrite(Interp *it, const Instr *ins)
 /* ------------------------------------------------------------------ */
 /* reading */
 
-/* A growable buffer of elements (int32 or double). */
+/* The vector being read, grown in place (val_resize): input is charged
+ * against -m as it arrives, and is never copied. Its capacity is v->len;
+ * N elements are filled. Growth: doubling up to a million elements, then
+ * by a quarter, so that a long input is charged at most 1.25 times its
+ * size while it is read. */
 typedef struct {
-    void *data;
-    size_t n, cap, esize;
-    int failed;     /* allocation failed */
+    Value *v;
+    int64_t n;
 } IoBuf;
 
-static int io_buf_room(IoBuf *b)
+static void io_buf_init(IoBuf *b, ValType t)
 {
-    if (b->failed)
-        return 0;
-    if (b->n < b->cap)
-        return 1;
-    size_t ncap = b->cap ? b->cap * 2 : 1000;
-    if (ncap < b->cap || ncap > SIZE_MAX / b->esize) {
-        b->failed = 1;
-        return 0;
-    }
-    void *p = realloc(b->data, ncap * b->esize);
-    if (!p) {
-        b->failed = 1;
-        return 0;
-    }
-    b->data = p;
-    b->cap = ncap;
-    return 1;
+    b->v = t == VT_SEGDES ? seg_new(0) : val_new(t, 0);
+    b->n = 0;
 }
 
-static int io_buf_int(IoBuf *b, int32_t x)
+static void io_buf_room(IoBuf *b)
 {
-    if (!io_buf_room(b))
-        return 0;
-    ((int32_t *)b->data)[b->n++] = x;
-    return 1;
+    if (b->n < b->v->len)
+        return;
+    int64_t cap = b->v->len;
+    int64_t ncap = cap < 1000 ? 1000 : cap < 1000000 ? 2 * cap : cap + cap / 4;
+    if (ncap > INT32_MAX)
+        ncap = INT32_MAX;
+    if (ncap <= cap)
+        rt_fatal("input vector longer than %lld elements", (long long)cap);
+    /* never ask for more than -m leaves: a vector that fits is read */
+    int64_t per_unit = b->v->type == VT_FLOAT ? 1 : 2;
+    int64_t room = (mem_limit() - mem_used()) * per_unit;
+    if (ncap - cap > room)
+        ncap = cap + (room > 0 ? room : 1);
+    b->v = val_resize(b->v, ncap);
 }
 
-static int io_buf_dbl(IoBuf *b, double x)
+static void io_buf_int(IoBuf *b, int32_t x)
 {
-    if (!io_buf_room(b))
-        return 0;
-    ((double *)b->data)[b->n++] = x;
-    return 1;
+    io_buf_room(b);
+    VI(b->v)[b->n++] = x;
+}
+
+static void io_buf_dbl(IoBuf *b, double x)
+{
+    io_buf_room(b);
+    VF(b->v)[b->n++] = x;
+}
+
+/* The vector read: exactly N elements. */
+static Value *io_buf_take(IoBuf *b)
+{
+    Value *v = val_resize(b->v, b->n);
+    b->v = NULL;
+    return v;
+}
+
+static void io_buf_drop(IoBuf *b)
+{
+    if (b->v)
+        val_release(b->v);
+    b->v = NULL;
 }
 
 /* F is NULL for the process's stdin after FCLOSE closed it: it reads as
@@ -364,7 +381,8 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
         fflush(stderr);
     }
 
-    IoBuf buf = { NULL, 0, 0, vt == VT_FLOAT ? sizeof(double) : sizeof(int32_t), 0 };
+    IoBuf buf;
+    io_buf_init(&buf, t == TY_SEGDES ? VT_SEGDES : vt);
     int c;
 
     while ((c = io_getc(f)) != EOF && isspace(c))
@@ -395,8 +413,7 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
                 c = io_getc(f);
             }
             /* c, the character that ended the number, is dropped */
-            if (!io_buf_int(&buf, (int32_t)(neg ? 0u - val : val)))
-                goto nomem;
+            io_buf_int(&buf, (int32_t)(neg ? 0u - val : val));
         }
         break;
     case TY_BOOL:
@@ -406,8 +423,7 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
                 continue;
             if (c != 'T' && c != 'F')
                 break;
-            if (!io_buf_int(&buf, c == 'T'))
-                goto nomem;
+            io_buf_int(&buf, c == 'T');
         }
         break;
     case TY_CHAR:
@@ -425,8 +441,7 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
                 c = io_getc(f);
                 break;
             }
-            if (!io_buf_dbl(&buf, d))
-                goto nomem;
+            io_buf_dbl(&buf, d);
         }
         break;
     default:
@@ -439,19 +454,9 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
     }
 
     {
-        int64_t n = (int64_t)buf.n;
-        Value *v;
-        if (t == TY_SEGDES) {
-            v = seg_new(n);
-            if (n)
-                memcpy(v->data, buf.data, (size_t)n * sizeof(int32_t));
+        Value *v = io_buf_take(&buf);
+        if (t == TY_SEGDES)
             seg_finish(v);
-        } else {
-            v = val_new(vt, n);
-            if (n)
-                memcpy(v->data, buf.data, (size_t)n * buf.esize);
-        }
-        free(buf.data);
         vs_push(it, v);
         io_push_status(it);
         return;
@@ -460,7 +465,7 @@ static void io_do_read(Interp *it, const Instr *ins, FILE *f)
 nomem:
     io_set_err("vinterp: could not reallocate read buffer.");
 fail:
-    free(buf.data);
+    io_buf_drop(&buf);
     vs_push(it, val_new(vt, 0));
     io_push_status(it);
 }
@@ -540,21 +545,16 @@ static void io_op_fread_char(Interp *it, const Instr *ins)
     }
     io_pop_release(it);
 
-    IoBuf buf = { NULL, 0, 0, sizeof(int32_t), 0 };
+    IoBuf buf;
+    io_buf_init(&buf, VT_INT);
     int c = EOF;
     int32_t n = 0;
     while (n < max && (c = getc(f)) != EOF && !mask[c]) {
-        if (!io_buf_int(&buf, (int32_t)c)) {
-            free(buf.data);
-            rt_fatal_raw("vinterp: could not reallocate read buffer.");
-        }
+        io_buf_int(&buf, (int32_t)c);
         n++;
     }
 
-    Value *str = val_new(VT_INT, n);
-    if (n)
-        memcpy(str->data, buf.data, (size_t)n * sizeof(int32_t));
-    free(buf.data);
+    Value *str = io_buf_take(&buf);
     int32_t stop = n == max ? -2 : (c == EOF ? -1 : (int32_t)c);
 
     vs_push(it, str);

@@ -82,16 +82,70 @@ void mem_uncharge(int64_t units)
     used_units -= units < used_units ? units : used_units;
 }
 
+static void out_of_memory(const char *side, const char *what, int64_t units, int64_t used)
+{
+    rt_fatal("ran out of vector memory.  Rerun using larger -m argument. "
+             "(%s%s%s%lld units needed, %lld of %lld in use)",
+             side, what ? what : "", what ? ": " : "", (long long)units, (long long)used, (long long)limit_units);
+}
+
 static void charge(int64_t units)
 {
     if (units > limit_units - used_units)
-        rt_fatal("ran out of vector memory.  Rerun using larger -m argument. "
-                 "(%lld units needed, %lld of %lld in use)",
-                 (long long)units, (long long)used_units, (long long)limit_units);
+        out_of_memory("", NULL, units, used_units);
     used_units += units;
     if (used_units > peak_units)
         peak_units = used_units;
 }
+
+int64_t mem_bytes_units(int64_t bytes) { return bytes > 0 ? (bytes + 7) / 8 : 0; }
+
+void mem_charge_bytes(int64_t bytes, const char *what)
+{
+    int64_t units = mem_bytes_units(bytes);
+    if (units > limit_units - used_units)
+        out_of_memory("", what, units, used_units);
+    used_units += units;
+    if (used_units > peak_units)
+        peak_units = used_units;
+}
+
+void mem_uncharge_bytes(int64_t bytes) { mem_uncharge(mem_bytes_units(bytes)); }
+
+int mem_try_charge_bytes(int64_t bytes)
+{
+    int64_t units = mem_bytes_units(bytes);
+    if (units > limit_units - used_units)
+        return -1;
+    used_units += units;
+    if (used_units > peak_units)
+        peak_units = used_units;
+    return 0;
+}
+
+void mem_out_of_memory(int64_t bytes, const char *what)
+{
+    out_of_memory("", what, mem_bytes_units(bytes), used_units);
+    abort(); /* not reached: rt_fatal does not return */
+}
+
+static int64_t dev_used_units;
+
+void mem_dev_charge_bytes(int64_t bytes, const char *what)
+{
+    int64_t units = mem_bytes_units(bytes);
+    if (units > limit_units - dev_used_units)
+        out_of_memory("device: ", what, units, dev_used_units);
+    dev_used_units += units;
+}
+
+void mem_dev_uncharge_bytes(int64_t bytes)
+{
+    int64_t units = mem_bytes_units(bytes);
+    dev_used_units -= units < dev_used_units ? units : dev_used_units;
+}
+
+int64_t mem_dev_used(void) { return dev_used_units; }
 
 /* Largest vector we accept: 2^31-1 elements, as the classic (int lengths). */
 #define MAX_LEN INT64_C(2147483647)
@@ -240,6 +294,7 @@ void val_reclaim_all(void)
         free(v);
     }
     used_units = 0;
+    dev_used_units = 0;
 }
 #else
 #define reg_link(v) ((void)0)
@@ -279,6 +334,53 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     if (zero && bytes)
         memset(v->data, 0, bytes);
     return v;
+}
+
+Value *val_resize(Value *v, int64_t len)
+{
+    if (len < 0 || len > MAX_LEN)
+        rt_fatal("vector length %lld is out of range", (long long)len);
+    ValType t = (ValType)v->type;
+    int64_t units = val_units(t, len);
+    if (units > v->units)
+        charge(units - v->units);
+    else
+        used_units -= v->units - units;
+    size_t bytes = (size_t)len * val_esize(t);
+    size_t keep = (size_t)(len < v->len ? len : v->len) * val_esize(t);
+    Value *nv;
+    reg_unlink(v);
+    if (v->cap >= CACHE_MIN) {
+        size_t total = (sizeof(Value) + bytes + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+        nv = total == v->cap + sizeof(Value) ? (void *)v
+                                               : mremap(v, v->cap + sizeof(Value), total, MREMAP_MAYMOVE);
+        if (nv == MAP_FAILED)
+            nv = NULL;
+        else
+            nv->cap = total - sizeof(Value);
+    } else if (bytes >= CACHE_MIN) {
+        size_t cap;
+        nv = big_map(bytes, &cap);
+        if (nv) {
+            memcpy(nv, v, sizeof(Value) + keep);
+            free(v);
+            nv->cap = cap;
+        }
+    } else {
+        nv = realloc(v, sizeof(Value) + bytes);
+        if (nv)
+            nv->cap = bytes;
+    }
+    if (!nv) {
+        reg_link(v);
+        used_units += v->units - units;
+        rt_fatal("out of host memory resizing a vector to %zu bytes", bytes);
+    }
+    reg_link(nv);
+    nv->len = len;
+    nv->units = units;
+    nv->data = len ? (void *)(nv + 1) : NULL;
+    return nv;
 }
 
 Value *val_new(ValType t, int64_t len) { return alloc_value(t, len, 0); }

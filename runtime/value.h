@@ -52,12 +52,35 @@ int64_t val_units(ValType t, int64_t len);
  * up its intermediates before the reference replays it (rt_set_replay), so
  * that the replay sees the memory the reference would. */
 void mem_uncharge(int64_t units);
+/* Host memory outside values that grows with the data — kernel scratch,
+ * the evaluator's tables, input buffers — is charged against the same
+ * limit, in 8-byte units rounded up (mem_bytes_units). Charging is fatal
+ * with the same message as a vector that does not fit; WHAT (may be NULL)
+ * names what was being allocated. */
+int64_t mem_bytes_units(int64_t bytes);
+void mem_charge_bytes(int64_t bytes, const char *what);
+void mem_uncharge_bytes(int64_t bytes);
+/* Charge BYTES when they fit (returns 0), else charge nothing (-1). */
+int mem_try_charge_bytes(int64_t bytes);
+/* The fatal error of a charge of BYTES that did not fit. */
+_Noreturn void mem_out_of_memory(int64_t bytes, const char *what);
+/* Device memory (a device executor's copies and temporaries) has a ledger
+ * of its own with the same limit: -m bounds the host and the device side
+ * each. */
+void mem_dev_charge_bytes(int64_t bytes, const char *what);
+void mem_dev_uncharge_bytes(int64_t bytes);
+int64_t mem_dev_used(void);
 
 /* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
  * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be
  * exceeded or LEN is negative or absurd. */
 Value *val_new(ValType t, int64_t len);
 Value *val_new_zero(ValType t, int64_t len);
+/* V (a fresh vector only the caller holds, no device copy) with LEN
+ * elements, the first min(LEN, old length) kept: input grows its vector in
+ * place instead of a buffer that is copied. Charges or gives back the
+ * difference (fatal past -m); V may move. */
+Value *val_resize(Value *v, int64_t len);
 /* New segment descriptor with M segments; lengths uninitialised; call
  * seg_finish after filling them. */
 Value *seg_new(int64_t m);

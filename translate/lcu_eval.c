@@ -51,6 +51,7 @@ typedef struct {
     const Value *sd;    /* NULL: free slot */
     int64_t last;       /* segment found by the previous seg_of */
     int32_t *segid;     /* only for descriptors that are not sane */
+    int64_t segid_bytes;        /* charged for it (-m) */
 } SegHint;
 
 /* The results of the SOAC being evaluated, as they are allocated. */
@@ -78,6 +79,7 @@ typedef struct {
     Outs out;           /* the current SOAC's results */
     Value *extra;       /* SEG_FILTER's descriptor before it joins out */
     void *scratch;      /* the current SOAC's host scratch array */
+    int64_t scratch_bytes;      /* charged for it (-m) */
 } Ctx;
 
 static Ctx cur;
@@ -87,6 +89,43 @@ static LcuEvalStats stats;
 const LcuEvalStats *lcu_eval_stats(void) { return &stats; }
 
 /* ---- helpers ----------------------------------------------------------- */
+
+/* Host tables that grow with the data are charged against -m while held. */
+static void *charged_alloc(int64_t bytes, const char *what)
+{
+    if (bytes < 1)
+        bytes = 1;
+    mem_charge_bytes(bytes, what);
+    void *p = malloc((size_t)bytes);
+    if (!p) {
+        mem_uncharge_bytes(bytes);
+        rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what);
+    }
+    return p;
+}
+
+static void seg_table_free(SegHint *h)
+{
+    free(h->segid);
+    mem_uncharge_bytes(h->segid_bytes);
+    h->segid = NULL;
+    h->segid_bytes = 0;
+}
+
+static void *scratch_new(Ctx *c, int64_t bytes, const char *what)
+{
+    c->scratch = charged_alloc(bytes, what);
+    c->scratch_bytes = bytes < 1 ? 1 : bytes;
+    return c->scratch;
+}
+
+static void scratch_free(Ctx *c)
+{
+    free(c->scratch);
+    mem_uncharge_bytes(c->scratch_bytes);
+    c->scratch = NULL;
+    c->scratch_bytes = 0;
+}
 
 static int64_t nonneg(int64_t x) { return x > 0 ? x : 0; }
 
@@ -153,10 +192,9 @@ static SegHint *hint_for(Ctx *c, const Value *sd)
             return &c->hints[h];
     SegHint *s = &c->hints[c->next_hint];
     c->next_hint = (c->next_hint + 1) % NHINTS;
-    free(s->segid);
+    seg_table_free(s);
     s->sd = sd;
     s->last = 0;
-    s->segid = NULL;
     return s;
 }
 
@@ -165,9 +203,8 @@ static void hint_drop(Ctx *c, const Value *sd)
 {
     for (int h = 0; h < NHINTS; h++)
         if (c->hints[h].sd == sd) {
-            free(c->hints[h].segid);
+            seg_table_free(&c->hints[h]);
             c->hints[h].sd = NULL;
-            c->hints[h].segid = NULL;
         }
 }
 
@@ -184,9 +221,8 @@ static int32_t seg_of(Ctx *c, Value *sd, int var, int64_t i)
         /* Offsets may go backwards: a table, the later segment winning an
          * element covered twice, as the reference's writes do. */
         if (!h->segid) {
-            h->segid = malloc((size_t)n * sizeof *h->segid);
-            if (!h->segid)
-                rt_fatal("out of host memory for the segments of x%d", var);
+            h->segid = charged_alloc(n * (int64_t)sizeof *h->segid, "the element -> segment table");
+            h->segid_bytes = n > 0 ? n * (int64_t)sizeof *h->segid : 1;
             for (int64_t j = 0; j < n; j++)
                 h->segid[j] = -1;
             for (int64_t k = 0; k < m; k++)
@@ -723,9 +759,7 @@ static void run_filter(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_
 {
     int part = s->kind == LS_PARTITION;
     int ar = part ? s->nres / 2 : s->nres;
-    uint8_t *keep = c->scratch = malloc((size_t)(n ? n : 1));
-    if (!keep)
-        rt_fatal("out of host memory for %s of %lld elements", lcu_soac_name(s->kind), (long long)n);
+    uint8_t *keep = scratch_new(c, n, "the kept flags");
     int64_t kept = 0;
     for (int64_t i = 0; i < n; i++) {
         keep[i] = call1(c, s->pred, i) != 0;
@@ -745,8 +779,8 @@ static void run_filter(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_
             outs_put(o, ar, ar, wd++, x);
         }
     }
-    free(keep);
-    c->scratch = NULL;
+    (void)keep;
+    scratch_free(c);
 }
 
 static void run_once(Ctx *c, const LcuSoac *s, const LcuVarType *types, Outs *o)
@@ -845,9 +879,7 @@ static void run_seg_filter(Ctx *c, const LcuSoac *s, const LcuVarType *types, Va
     int64_t m = sd->len, n = nonneg(sd->n);
     const int32_t *L = VI(sd);
     const int64_t *off = seg_offsets(sd);
-    uint8_t *keep = c->scratch = malloc((size_t)(n ? n : 1));
-    if (!keep)
-        rt_fatal("out of host memory for SEG_FILTER of %lld elements", (long long)n);
+    uint8_t *keep = scratch_new(c, n, "the kept flags");
     Value *nsd = c->extra = seg_new(m);
     int32_t *NL = VI(nsd);
     int64_t total = 0;
@@ -870,8 +902,8 @@ static void run_seg_filter(Ctx *c, const LcuSoac *s, const LcuVarType *types, Va
                 call(c, s->pull, i, x);
                 outs_put(o, 0, ar, w++, x);
             }
-    free(keep);
-    c->scratch = NULL;
+    (void)keep;
+    scratch_free(c);
     c->extra = NULL;
     o->v[o->n] = nsd;
     o->d[o->n] = NULL;
@@ -1029,10 +1061,9 @@ static void ctx_release(Ctx *c)
     if (c->extra)
         val_release(c->extra);
     c->extra = NULL;
-    free(c->scratch);
-    c->scratch = NULL;
+    scratch_free(c);
     for (int h = 0; h < NHINTS; h++)
-        free(c->hints[h].segid);
+        seg_table_free(&c->hints[h]);
     if (c->locals && c->locals != c->small)
         free(c->locals);
     c->locals = NULL;
