@@ -87,6 +87,111 @@ else
     bad "failing run (status $status)"
 fi
 
+# --backend=cuda where vinterp cannot use CUDA falls back to --backend=auto
+# with one warning line (see foreground-sh).  Stand-ins for vinterp make
+# every case testable on any machine; each logs its arguments to $log.
+log=$tmp/interp.log
+# fake_interp NAME CASE: CASE is what the stand-in does with --backend=cuda:
+#   nogpu  refuse it as vinterp does on a machine without a usable GPU
+#   gpu    accept it (runs the real vinterp with --backend=ref instead)
+#   old    refuse it the way an interpreter without --backend would
+fake_interp() {
+    cat > "$tmp/$1" <<EOF_FAKE
+#!/bin/sh
+echo "\$*" >> '$log'
+args=
+for a in "\$@"; do
+    if [ "\$a" = --backend=cuda ]; then
+        case $2 in
+        nogpu) echo "vinterp: --backend=cuda: no CUDA driver (selftest stand-in)" >&2; exit 1 ;;
+        old) echo "usage: vinterp [-m num] file" >&2; exit 1 ;;
+        esac
+        a=--backend=ref
+    fi
+    set -- "\$@" "\$a"
+    shift
+done
+exec '$vinterp' "\$@"
+EOF_FAKE
+    chmod +x "$tmp/$1"
+}
+fake_interp vinterp-nogpu nogpu
+fake_interp vinterp-gpu gpu
+fake_interp vinterp-old old
+
+# foreground_with INTERP NAME ARGS: foreground with another interpreter.
+foreground_with() {
+    saved=$vinterp
+    vinterp=$1
+    foreground "$2" "$3"
+    vinterp=$saved
+}
+warnings() { grep -c "running with --backend=auto instead" "$1"; }
+
+rm -f "$log"
+foreground_with "$tmp/vinterp-nogpu" bn_qs "--backend=cuda -t"
+if [ "$status" -eq 0 ] && cmp -s "$out" "$corpus/bn_qs.expected" \
+   && [ "$(warnings "$err")" -eq 1 ] && ! grep -q "^vinterp: --backend=cuda" "$err" \
+   && grep -q "elapsed time" "$err" \
+   && [ "$(sed -n 2p "$log")" = "-m 40000000 --backend=auto -t $tmp/${job}_code" ]; then
+    ok "foreground --backend=cuda without a GPU: one warning, runs --backend=auto -t"
+else
+    bad "foreground --backend=cuda without a GPU (status $status)"
+fi
+left=
+for f in "$tmp"/*probe*; do
+    [ -e "$f" ] && left="$left $f"
+done
+if [ -z "$left" ]; then
+    ok "the probe's files are removed"
+else
+    bad "the probe's files are removed:$left"
+fi
+
+rm -f "$log"
+foreground_with "$tmp/vinterp-gpu" bn_qs "--backend=cuda"
+if [ "$status" -eq 0 ] && cmp -s "$out" "$corpus/bn_qs.expected" \
+   && [ "$(warnings "$err")" -eq 0 ] && [ "$(wc -l < "$log")" -eq 2 ] \
+   && [ "$(sed -n 2p "$log")" = "-m 40000000 --backend=cuda $tmp/${job}_code" ]; then
+    ok "foreground --backend=cuda with a usable GPU: no warning, runs --backend=cuda"
+else
+    bad "foreground --backend=cuda with a usable GPU (status $status)"
+fi
+
+rm -f "$log"
+foreground_with "$tmp/vinterp-old" bn_qs "--backend=cuda"
+if [ "$status" -ne 0 ] && [ ! -s "$out" ] && [ "$(warnings "$err")" -eq 0 ] \
+   && [ "$(grep -c usage "$err")" -eq 1 ]; then
+    ok "foreground --backend=cuda refused for another reason: no fallback, one error"
+else
+    bad "foreground --backend=cuda refused for another reason (status $status)"
+fi
+
+rm -f "$log"
+foreground_with "$tmp/vinterp-nogpu" bn_qs "--backend=ref"
+if [ "$status" -eq 0 ] && cmp -s "$out" "$corpus/bn_qs.expected" \
+   && [ "$(wc -l < "$log")" -eq 1 ] && [ "$(warnings "$err")" -eq 0 ]; then
+    ok "foreground without --backend=cuda: no probe"
+else
+    bad "foreground without --backend=cuda: no probe (status $status)"
+fi
+
+# The real vinterp: the result is right either way; the warning comes
+# exactly when vinterp cannot use CUDA on this machine.
+printf 'FUNC MAIN1_1\nRET\n' > "$tmp/empty.vcode"
+if "$vinterp" --backend=cuda "$tmp/empty.vcode" > /dev/null 2>&1; then
+    want=0 machine="with a usable GPU"
+else
+    want=1 machine="without a usable GPU"
+fi
+foreground bn_qs "--backend=cuda"
+if [ "$status" -eq 0 ] && cmp -s "$out" "$corpus/bn_qs.expected" \
+   && [ "$(warnings "$err")" -eq "$want" ]; then
+    ok "foreground --backend=cuda, this machine ($machine): $want warning(s)"
+else
+    bad "foreground --backend=cuda, this machine ($machine) (status $status)"
+fi
+
 # Remote form: a non-empty rsh_command is put in front of the interpreter.
 n=$((n + 1))
 job=vcode_${user}_$n
@@ -113,6 +218,26 @@ if [ -f "$tmp/${job}_check" ] && cmp -s "$tmp/${job}_out" "$corpus/cu_print.expe
     ok "background cu_print"
 else
     bad "background cu_print"
+fi
+
+# Background with --backend=cuda and no GPU: the warning at submission, the
+# job runs with --backend=auto.
+rm -f "$log"
+n=$((n + 1))
+job=vcode_${user}_$n
+cp "$corpus/cu_print.vcode" "$tmp/${job}_code"
+/bin/sh -c "$here/background-sh \"\" $tmp/vinterp-nogpu 40000000 $tmp/ $job 60 \"--backend=cuda\"" 2> "$tmp/stderr"
+i=0
+while [ ! -f "$tmp/${job}_check" ] && [ "$i" -lt 100 ]; do
+    sleep 0.1 2> /dev/null || sleep 1
+    i=$((i + 1))
+done
+if [ -f "$tmp/${job}_check" ] && cmp -s "$tmp/${job}_out" "$corpus/cu_print.expected" \
+   && [ "$(warnings "$tmp/stderr")" -eq 1 ] && grep -q "hello, world" "$tmp/${job}_err" \
+   && [ "$(sed -n 2p "$log")" = "-m 40000000 --backend=auto $tmp/${job}_code" ]; then
+    ok "background --backend=cuda without a GPU: one warning, runs --backend=auto"
+else
+    bad "background --backend=cuda without a GPU"
 fi
 
 echo "$pass passed, $fail failed"
