@@ -85,6 +85,7 @@ struct Backend {
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
     int64_t interp_work, tr_instrs;
     int64_t replace_inplace, replace_copied;
+    int64_t donated, written_in_place;  /* results offered an argument's storage, and those that took it */
     double kernel_seconds, host_seconds;
 };
 
@@ -238,6 +239,41 @@ static int owned_dead(const Backend *b, const BlockPlan *bp, int s, int v)
         refs += 1 + (u < nin && it->stk[it->sp - 1 - u] == x);
     }
     return x->rc == refs + undo_log_refs(&b->undo, x);
+}
+
+/* Offer kernel step S's results the storage of the arguments it reads last
+ * and that nothing else holds (PlanStep.donor; as the reference writes an
+ * operation's result over an argument it holds alone). Returns how many. */
+static int offer_donors(Backend *b, const BlockPlan *bp, int s)
+{
+    const PlanStep *ps = &bp->steps[s];
+    if (!ps->donor)
+        return 0;
+    int n = 0;
+    for (int r = 0; r < ps->k->nrets; r++) {
+        int p = ps->donor[r], v = ps->k->rets[r];
+        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p))
+            continue;
+        b->env[v] = val_donate(b->env[p]);
+        n++;
+    }
+    b->donated += n;
+    return n;
+}
+
+/* After the step: which offers were taken; an offer not taken is
+ * withdrawn (the executor released or replaced the slot's reference). */
+static void settle_donors(Backend *b, const BlockPlan *bp, int s)
+{
+    const PlanStep *ps = &bp->steps[s];
+    for (int r = 0; r < ps->k->nrets; r++) {
+        int p = ps->donor[r], v = ps->k->rets[r];
+        if (p < 0 || !b->env[p])
+            continue;
+        if (b->env[v] == b->env[p])
+            b->written_in_place++;
+        b->env[p]->donated = 0;
+    }
 }
 
 static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNode *nd)
@@ -853,7 +889,10 @@ int backend_run_block(Backend *b, Interp *it, int pc)
                 rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
                          b->prog->code[bp->blk.end - 1].line);
         } else {
+            int nd = offer_donors(b, bp, s);
             b->x->run_kernel(b->x, k, bp, s, env);
+            if (nd)
+                settle_donors(b, bp, s);
             double dt = now() - t0;
             e->launches[s]++;
             e->seconds[s] += dt;
@@ -1060,6 +1099,8 @@ void backend_report(const Backend *b, FILE *f)
             planned, b->nblocks, kb, ka, ab, aa);
     fprintf(f, "stats: kernel launches %lld, host steps %lld, fallbacks to the interpreter %lld\n",
             (long long)b->launches, (long long)b->host_steps, (long long)fallbacks);
+    fprintf(f, "stats: kernel results written over an argument: %lld of %lld offered\n",
+            (long long)b->written_in_place, (long long)b->donated);
     fprintf(f, "stats: REPLACE host steps: %lld in place, %lld copied\n", (long long)b->replace_inplace,
             (long long)b->replace_copied);
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "

@@ -350,11 +350,22 @@ static DevCopy *on_device(CudaExec *c, Value *v)
 static Value *new_result(CudaExec *c, int var, int64_t len)
 {
     const LcuVarType *t = &c->types[var];
-    Value *v = t->kind == LV_SEGDES ? seg_new(len) : val_new(vt_of(t), len);
-    DevCopy *dc = new_copy(v);
-    dc->d = dalloc(c, (size_t)len * esize_of(v));
-    v->hstale = 1;
     Value **slot = &c->env[c->map[var]];
+    /* storage offered in the slot (val_donate): its device copy, when it
+     * has one, is written in place */
+    Value *v = t->kind == LV_SEGDES ? NULL : val_take_donation(*slot, vt_of(t), len);
+    DevCopy *dc;
+    if (v && v->dev && !((DevCopy *)v->dev)->off) {
+        dc = v->dev;
+    } else {
+        if (v)
+            val_drop_device(v);
+        else
+            v = t->kind == LV_SEGDES ? seg_new(len) : val_new(vt_of(t), len);
+        dc = new_copy(v);
+        dc->d = dalloc(c, (size_t)len * esize_of(v));
+    }
+    v->hstale = 1;
     if (*slot)
         val_release(*slot);
     *slot = v;

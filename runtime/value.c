@@ -383,6 +383,18 @@ Value *val_resize(Value *v, int64_t len)
     return nv;
 }
 
+Value *val_take_donation(Value *slot, ValType t, int64_t len)
+{
+    if (!slot || !slot->donated)
+        return NULL;
+    slot->donated = 0;
+    if (t == VT_SEGDES || t == VT_PAIR || slot->type == VT_SEGDES || slot->type == VT_PAIR || slot->len != len ||
+        val_esize((ValType)slot->type) != val_esize(t))
+        return NULL;
+    slot->type = (uint8_t)t;
+    return val_ref(slot);
+}
+
 Value *val_new(ValType t, int64_t len) { return alloc_value(t, len, 0); }
 Value *val_new_zero(ValType t, int64_t len) { return alloc_value(t, len, 1); }
 

@@ -18,6 +18,7 @@ struct Value {
     int32_t rc;         /* references: stack entries, pairs, constant table */
     uint8_t type;       /* ValType */
     uint8_t sane;       /* SEGDES: every length >= 0 */
+    uint8_t donated;    /* offered as a kernel's result storage (val_donate) */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 */
@@ -96,6 +97,16 @@ int seg_check_ranges(Value *sd);
 Value *val_pair(Value *a, Value *b);   /* takes both references */
 
 static inline Value *val_ref(Value *v) { v->rc++; return v; }
+
+/* In-place results. The backend offers the storage of an argument that
+ * nothing else holds to the kernel step that reads it last (val_donate:
+ * a flagged reference in the result's slot); the step's allocation takes
+ * it when it has LEN elements of T's size (val_take_donation: a new
+ * reference, retyped to T, the flag cleared), else returns NULL and the
+ * step allocates as usual. A host writer then drops any device copy
+ * (val_drop_device). */
+static inline Value *val_donate(Value *v) { v->donated = 1; return val_ref(v); }
+Value *val_take_donation(Value *slot, ValType t, int64_t len);
 void val_free(Value *v);
 /* Return the blocks kept for reuse to the system (at exit). */
 void mem_release_cache(void);

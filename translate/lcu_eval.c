@@ -693,7 +693,18 @@ static Value *need_sd(const LcuSoac *s, Value *sd)
 
 static void run_map(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_t n, Outs *o)
 {
-    outs_new(o, s, 0, s->nres, types, n, 0);
+    /* a single result may take the storage offered in its slot (the
+     * element i of the donor is read before element i is written) */
+    Value *d = s->nres == 1 ? val_take_donation(c->env[s->res[0]], vt_of_var(&types[s->res[0]]), n) : NULL;
+    if (d) {
+        val_drop_device(d);
+        o->v[0] = d;
+        o->d[0] = d->data;
+        o->f[0] = d->type == VT_FLOAT;
+        o->n = 1;
+    } else {
+        outs_new(o, s, 0, s->nres, types, n, 0);
+    }
     Scal x[LCU_MAXRES];
     for (int64_t i = 0; i < n; i++) {
         call(c, s->pull, i, x);

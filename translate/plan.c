@@ -199,6 +199,115 @@ static void print_steps(FILE *f, const Program *p, const Dfg *g, const LowStep *
     }
 }
 
+/* ---- storage donors ------------------------------------------------------ */
+
+/* How expression E reads variable V: 0 not at all (or only its length),
+ * 1 only as V[i] at the thunk's own index, 2 otherwise. */
+static int reads_of(const LcuExpr *e, int v)
+{
+    if (!e)
+        return 0;
+    int r = 0;
+    switch (e->kind) {
+    case LE_SUB:
+        if (e->var == v)
+            r = e->kids[0]->kind == LE_INDEX ? 1 : 2;
+        break;
+    case LE_SEG_OF: case LE_SEG_START: case LE_SEG_LEN: case LE_SEG_COUNT:
+        if (e->var == v)
+            r = 2;
+        break;
+    default:
+        break;
+    }
+    for (int k = 0; k < e->nkids && r < 2; k++) {
+        int q = reads_of(e->kids[k], v);
+        r = q > r ? q : r;
+    }
+    return r;
+}
+
+static int soac_reads(const LcuSoac *s, int v)
+{
+    const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
+    int r = 0;
+    for (int t = 0; t < 3; t++)
+        if (th[t]) {
+            int q = reads_of(th[t]->body, v);
+            r = q > r ? q : r;
+        }
+    if (s->dst_sd == v && s->kind == LS_SEG_PERMUTE)
+        r = 2;
+    for (int i = 0; i < s->nres; i++)
+        if (s->kind == LS_SEG_PERMUTE && s->dflt[i] == v)
+            r = 2;
+    for (int i = 0; s->kind == LS_LIB && i < s->nargs; i++)
+        if (s->args[i] == v)
+            r = 2;
+    return r;
+}
+
+static int same_storage(const LcuVarType *a, const LcuVarType *b)
+{
+    if (a->kind != LV_ARRAY || b->kind != LV_ARRAY)
+        return 0;
+    return (a->base == LB_FLOAT) == (b->base == LB_FLOAT);
+}
+
+/* The parameter whose storage result RET of kernel step PS may take: RET
+ * is the only result of an elementwise MAP, the parameter is released by
+ * this step, has RET's element size, and no SOAC of the kernel reads it
+ * but that MAP, at the MAP's own index (so each element is read before
+ * the same element is written). -1 when none. */
+static int donor_of(const BlockPlan *bp, const PlanStep *ps, int ret, const int *taken)
+{
+    const LcuKernel *k = ps->k;
+    const LcuSoac *map = NULL;
+    for (int i = 0; i < k->nsoacs && !map; i++)
+        for (int r = 0; r < k->soacs[i]->nres; r++)
+            if (k->soacs[i]->res[r] == ret)
+                map = k->soacs[i];
+    if (!map || map->kind != LS_MAP || map->nres != 1 || map->shape.kind != LSH_LEN)
+        return -1;
+    for (int r = 0; r < ps->nrelease; r++) {
+        int p = ps->release[r], ok = same_storage(&bp->types[p], &bp->types[ret]);
+        int is_param = 0;
+        for (int j = 0; j < k->nparams; j++)
+            is_param |= k->params[j] == p;
+        for (int j = 0; j < k->nrets; j++)
+            ok &= k->rets[j] != p && taken[j] != p;
+        if (!ok || !is_param)
+            continue;
+        for (int i = 0; i < k->nsoacs && ok; i++) {
+            int q = soac_reads(k->soacs[i], p);
+            ok = k->soacs[i] == map ? q <= 1 : q == 0;
+        }
+        if (ok)
+            return p;
+    }
+    return -1;
+}
+
+static void plan_donors(BlockPlan *bp)
+{
+    for (int s = 0; s < bp->nsteps; s++) {
+        PlanStep *ps = &bp->steps[s];
+        if (ps->kind != STEP_KERNEL || !ps->nrelease || !ps->k->nrets)
+            continue;
+        int *d = xcalloc((size_t)ps->k->nrets, sizeof *d), any = 0;
+        for (int r = 0; r < ps->k->nrets; r++)
+            d[r] = -1;
+        for (int r = 0; r < ps->k->nrets; r++) {
+            d[r] = donor_of(bp, ps, ps->k->rets[r], d);
+            any |= d[r] >= 0;
+        }
+        if (any)
+            ps->donor = d;
+        else
+            free(d);
+    }
+}
+
 int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
                char *msg, size_t msglen)
 {
@@ -473,6 +582,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         ps->release[ps->nrelease++] = v;
     }
     free(last);
+    plan_donors(out);
     if (opt->trace) {
         if (out->fused) {
             fprintf(opt->trace, "-- schedule: %d clusters%s%s%s; ILP %d variables, %d constraints, "
@@ -521,6 +631,7 @@ void plan_free(BlockPlan *bp)
         if (bp->steps[i].k)
             lcu_kernel_free(bp->steps[i].k);
         free(bp->steps[i].release);
+        free(bp->steps[i].donor);
     }
     free(bp->steps);
     free(bp->types);

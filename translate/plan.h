@@ -18,6 +18,11 @@ typedef struct {
     LcuKernel *k;
     int nrelease;       /* variables whose last use is this step */
     int *release;
+    /* STEP_KERNEL: per k->rets[r], a parameter released by this step whose
+     * storage the result may take (an elementwise MAP reading it only at
+     * its own index), or -1; NULL when there is none. The backend donates
+     * it when nothing else holds it (value.h val_result). */
+    int *donor;
 } PlanStep;
 
 typedef struct {
