@@ -314,7 +314,10 @@ int main(int argc, char **argv)
         return 1;
     }
     /* Under -c the run-time checks report with the classic messages, so
-     * the static checker's findings are not fatal then. */
+     * the static checker's findings are not fatal then, and its warnings
+     * (IF on an Int, IF arms of different depths) are not printed. */
+    if (opt.check)
+        prog.warn = NULL;
     if (vc_check(&prog, &err) < 0 && !opt.check) {
         report(file, &err);
         vc_free(&prog);

@@ -124,6 +124,22 @@ static int fail(Checker *c, const Instr *in, const char *fmt, ...)
     return -1;
 }
 
+/* Something legal that NESL never writes: one line on p->warn, naming the
+ * source line. Only in the recording pass (once per instruction), for code
+ * the entry reaches, and up to the first definite error. */
+static void warn(Checker *c, const Instr *in, const char *fmt, ...)
+{
+    FILE *w = c->p->warn;
+    if (!w || !c->record || !c->reporting || c->failed)
+        return;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(w, "vinterp: %s:%d: warning: %s\n", c->p->filename ? c->p->filename : "-", in->line, msg);
+}
+
 static AbsType from_vc(VcType t)
 {
     switch (t) {
@@ -275,7 +291,7 @@ static int walk(Checker *c, int fi, AStack *out)
     /* Per open IF: the state at the IF (for the else arm) and the state at
      * the end of the then arm. */
     AStack saved_if[64], saved_then[64];
-    int has_else[64];
+    int has_else[64], if_at[64];
     int depth = 0;
     memset(saved_if, 0, sizeof saved_if);
     memset(saved_then, 0, sizeof saved_then);
@@ -380,10 +396,14 @@ static int walk(Checker *c, int fi, AStack *out)
                  * Bool and Int are the sensible ones. */
                 if (concrete(t) && t != AT_BOOL && t != AT_INT)
                     rc = fail(c, in, "the condition is %s, expected Bool", at_name(t));
+                else if (t == AT_INT)
+                    warn(c, in, "IF on an Int, not a Bool: its first element is the flag (nonzero is true), "
+                                "as in the classic");
                 a.n--;
             }
             as_copy(&saved_if[depth], &a);
             has_else[depth] = 0;
+            if_at[depth] = i;
             depth++;
             break;
         case OP_ELSE:
@@ -391,10 +411,23 @@ static int walk(Checker *c, int fi, AStack *out)
             has_else[depth - 1] = 1;
             as_copy(&a, &saved_if[depth - 1]);
             break;
-        case OP_ENDIF:
+        case OP_ENDIF: {
             depth--;
-            rc = merge(c, in, &a, has_else[depth] ? &saved_then[depth] : &saved_if[depth]);
+            AStack *other = has_else[depth] ? &saved_then[depth] : &saved_if[depth];
+            /* Both arms end with a stack the checker knows (no EXIT, no
+             * undetermined call, no error before): their depths are facts. */
+            if (!a.bottom && !a.top && !other->bottom && !other->top &&
+                a.n - a.nin != other->n - other->nin) {
+                const AStack *yes = has_else[depth] ? other : &a, *no = has_else[depth] ? &a : other;
+                int d0 = saved_if[depth].n - saved_if[depth].nin;
+                warn(c, &p->code[if_at[depth]],
+                     "IF: its arms leave different stack depths at the ENDIF on line %d "
+                     "(true arm %+d, false arm %+d); accepted, as by the classic",
+                     in->line, yes->n - yes->nin - d0, no->n - no->nin - d0);
+            }
+            rc = merge(c, in, &a, other);
             break;
+        }
         case OP_EXIT:
             a.bottom = 1;
             break;

@@ -108,7 +108,10 @@ Token lex_next(Lexer *lx)
             return t;
         }
         unsigned char c = (unsigned char)s[lx->pos];
-        if (c == ' ' || c == '\t') {
+        /* '\r' is white space here, though not in the classic (which warns
+         * "Unexpected character" once per CRLF line): CRLF files run
+         * silently, with the LF file's lines and output. */
+        if (c == ' ' || c == '\t' || c == '\r') {
             lx->pos++;
             continue;
         }

@@ -38,8 +38,11 @@ typedef struct {
 } Lexer;
 
 void lex_init(Lexer *lx, const char *src, size_t len);
-/* Next token; comments and whitespace are skipped, unexpected characters
- * are reported on stderr (as the classic does) and skipped. */
+/* Next token; comments and whitespace (space, tab, newline, and '\r', which
+ * the classic does not take as white space) are skipped; any other
+ * unexpected byte, NUL included, is reported on stderr with the classic's
+ * text, one line per byte, and skipped (the token before it ends there, the
+ * text after it is lexed as usual). */
 Token lex_next(Lexer *lx);
 /* 1 when the token is the word W. */
 int tok_is(const Token *t, const char *w);

@@ -320,6 +320,10 @@ static const char *operand_expect(OperandKind k)
 
 #define MAX_IF_DEPTH 50
 
+/* The classic's label buffer: names of this many characters or more are
+ * truncated to one less. */
+#define CLASSIC_NAME_MAX 50
+
 static void add_func(Parser *ps, const Token *name, int line)
 {
     Program *p = ps->p;
@@ -353,6 +357,17 @@ static int parse_function(Parser *ps)
     }
     add_func(ps, &name, fline);
     ps->p->funcs[ps->p->nfuncs - 1].cline = fcline;
+    /* The classic keeps 49 characters of a longer name ("label NAME greater
+     * than 50 characters, truncating.", VCODE.md §1.6), so a CALL by the
+     * whole name does not resolve there; here the whole name is the name.
+     * One warning per FUNC (CALLs say nothing: any that resolve name a FUNC
+     * that has warned). */
+    if (name.len >= CLASSIC_NAME_MAX && ps->p->warn)
+        fprintf(ps->p->warn,
+                "vinterp: %s:%d: warning: function name '%.*s...' is %zu characters long; the classic "
+                "interpreter truncates names of %d or more characters to %d, this one uses the whole name\n",
+                ps->p->filename, name.line, CLASSIC_NAME_MAX - 1, name.text, name.len, CLASSIC_NAME_MAX,
+                CLASSIC_NAME_MAX - 1);
     advance(ps);
     if (ps->tok.kind == TK_IMARK) {
         advance(ps);
@@ -499,6 +514,7 @@ int vc_parse_string(const char *name, const char *text, size_t len, Program *p, 
     memset(err, 0, sizeof *err);
     p->filename = xstrndup(name, strlen(name));
     p->entry = -1;
+    p->warn = stderr;
     Parser ps;
     memset(&ps, 0, sizeof ps);
     lex_init(&ps.lx, text, len);

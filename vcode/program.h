@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Element types named in the program text. CHAR only appears as an operand
  * (CONST CHAR, READ/WRITE/FREAD/FWRITE CHAR); at run time it is INT. */
@@ -129,6 +130,12 @@ typedef struct {
     InstrState *state;  /* per instruction, filled by vc_check (NULL before) */
     const _Atomic int *cancel; /* when set and nonzero, vc_check gives up (a tier worker told to stop) */
     AbsType *slot_pool; /* storage behind state[].slots */
+    FILE *warn;         /* where the parser and vc_check print the project's own
+                           warnings (a function name of 50+ characters, IF on an
+                           Int, IF arms that leave different depths): stderr after
+                           vc_parse_*; NULL: none. Programs made from this one (the
+                           inliner's) start with NULL, so each warning is printed
+                           once, for the program as written. */
 } Program;
 
 /* Errors from the front end: a message, the line, and a status. */
@@ -145,8 +152,9 @@ typedef struct {
 } VcTrace;
 extern VcTrace vc_trace;
 
-/* Parse FILE into *p (zeroed by the call). Returns 0, or -1 with *err set.
- * Warnings (unexpected characters, redefinitions) go to stderr as they are found. */
+/* Parse FILE into *p (zeroed by the call, then p->warn = stderr). Returns 0,
+ * or -1 with *err set. Warnings (unexpected characters, redefinitions, long
+ * function names) go to stderr as they are found. */
 int vc_parse_file(const char *path, Program *p, VcError *err);
 int vc_parse_string(const char *name, const char *text, size_t len, Program *p, VcError *err);
 
@@ -155,7 +163,10 @@ int vc_link(Program *p, VcError *err);
 
 /* Static stack checker: fills p->state and each function's summary (always,
  * even when it finds errors). Returns 0, or -1 with *err describing the
- * first definite error in file order. */
+ * first definite error in file order. In functions reachable from the entry,
+ * what is legal but suspect (IF on an Int, IF arms that leave different
+ * stack depths) is reported on p->warn when set, one line each, in file
+ * order, up to the first definite error. */
 int vc_check(Program *p, VcError *err);
 
 void vc_free(Program *p);

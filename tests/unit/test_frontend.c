@@ -6,6 +6,48 @@
 #include "vcode/program.h"
 
 #include <string.h>
+#include <unistd.h>
+
+/* stderr, caught: the lexer's and the front end's warnings go there. */
+static char caught[8192];
+static int caught_fd = -1;
+static FILE *caught_file;
+
+static void catch_begin(void)
+{
+    fflush(stderr);
+    caught_file = tmpfile();
+    caught_fd = dup(2);
+    if (caught_file && caught_fd >= 0)
+        dup2(fileno(caught_file), 2);
+}
+
+static const char *catch_end(void)
+{
+    fflush(stderr);
+    caught[0] = 0;
+    if (caught_fd >= 0) {
+        dup2(caught_fd, 2);
+        close(caught_fd);
+        caught_fd = -1;
+    }
+    if (caught_file) {
+        rewind(caught_file);
+        size_t n = fread(caught, 1, sizeof caught - 1, caught_file);
+        caught[n] = 0;
+        fclose(caught_file);
+        caught_file = NULL;
+    }
+    return caught;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
 
 static Token lex1(const char *s)
 {
@@ -71,16 +113,23 @@ static void test_lexer(void)
     CHECK(t.kind == TK_EOF);
 }
 
-static int parse(const char *src, Program *p, VcError *e)
+/* Parse, link and check LEN bytes of SRC; what they print on stderr is
+ * left in caught[]. */
+static int parse_n(const char *src, size_t len, Program *p, VcError *e)
 {
-    if (vc_parse_string("t.vcode", src, strlen(src), p, e) < 0)
-        return -1;
-    if (vc_link(p, e) < 0)
-        return -2;
-    if (vc_check(p, e) < 0)
-        return -3;
-    return 0;
+    int rc = 0;
+    catch_begin();
+    if (vc_parse_string("t.vcode", src, len, p, e) < 0)
+        rc = -1;
+    else if (vc_link(p, e) < 0)
+        rc = -2;
+    else if (vc_check(p, e) < 0)
+        rc = -3;
+    catch_end();
+    return rc;
 }
+
+static int parse(const char *src, Program *p, VcError *e) { return parse_n(src, strlen(src), p, e); }
 
 static void test_parser(void)
 {
@@ -148,7 +197,6 @@ static void test_parser(void)
     CHECK(parse("FUNC A\nRET\nFUNC MAIN\nRET\n", &p, &e) == 0);
     CHECK(p.entry == 1);
     vc_free(&p);
-    fflush(stderr);
     CHECK(parse("FUNC A\nCALL B\nRET\nFUNC B\nCONST INT 1\nRET\nFUNC B\nCONST INT 2\nCONST INT 3\nRET\n", &p, &e) == 0);
     CHECK(p.code[0].target == 2 && !p.funcs[1].live && p.funcs[2].live);
     CHECK(p.funcs[0].sum.known && p.funcs[0].sum.nout == 2);
@@ -229,10 +277,104 @@ static void test_checker(void)
     vc_free(&p);
 }
 
+/* Accepted, as the classic accepts it, with one line on stderr each
+ * (CRLF: silently). */
+static void test_warnings(void)
+{
+    Program p, q;
+    VcError e;
+    /* '\r' is white space: a CRLF text is the LF text, with its lines. */
+    const char *lf = "FUNC MAIN\nCONST INT 1\n{ a\n b }\nCONST INT 2\n+ INT\nRET\n";
+    const char *crlf = "FUNC MAIN\r\nCONST INT 1\r\n{ a\r\n b }\r\nCONST INT 2\r\n+\rINT\r\nRET\r\n";
+    CHECK(parse(lf, &p, &e) == 0 && caught[0] == 0);
+    CHECK(parse(crlf, &q, &e) == 0 && caught[0] == 0);
+    CHECK(p.ncode == q.ncode && q.ncode == 4);
+    for (int i = 0; i < p.ncode && i < q.ncode; i++)
+        CHECK(p.code[i].op == q.code[i].op && p.code[i].line == q.code[i].line &&
+              p.code[i].cline == q.code[i].cline);
+    CHECK(q.code[2].line == 6);
+    vc_free(&p);
+    vc_free(&q);
+    Lexer lx;
+    catch_begin();
+    lex_init(&lx, "\r\r5\r", 4);
+    Token t = lex_next(&lx);
+    catch_end();
+    CHECK(t.kind == TK_INT && t.ival == 5 && caught[0] == 0);
+
+    /* A NUL byte: the classic's warning, once, and the rest of the line is read. */
+    static const char nul[] = "FUNC MAIN\nCONST INT 1\0CONST INT 2\n{ \0 }RET\n";
+    CHECK(parse_n(nul, sizeof nul - 1, &p, &e) == 0);
+    CHECK(strcmp(caught, "vinterp: lexer: Unexpected character in input at line 2\n") == 0);
+    CHECK(p.ncode == 3 && p.code[1].op == OP_CONST && p.code[1].ival == 2);
+    vc_free(&p);
+
+    /* IF on an Int the checker knows: one warning naming the line. */
+    CHECK(parse("FUNC MAIN\nCONST INT 1\nIF\nELSE\nENDIF\nRET\n", &p, &e) == 0);
+    CHECK(strstr(caught, "vinterp: t.vcode:3: warning: IF on an Int, not a Bool") == caught);
+    CHECK(count_lines(caught) == 1);
+    /* Programs made from this one (p->warn NULL) print nothing. */
+    p.warn = NULL;
+    catch_begin();
+    CHECK(vc_check(&p, &e) == 0);
+    catch_end();
+    CHECK(caught[0] == 0);
+    vc_free(&p);
+    /* A Bool, an input whose type is not known here, unreachable code: none. */
+    CHECK(parse("FUNC MAIN\nCONST BOOL T\nIF\nENDIF\nCONST INT 1\nCALL G\nRET\n"
+                "FUNC G\nIF\nELSE\nENDIF\nRET\nFUNC U\nCONST INT 0\nIF\nENDIF\nRET\n", &p, &e) == 0);
+    CHECK(caught[0] == 0);
+    vc_free(&p);
+
+    /* IF arms of different depths: one warning at the IF, with the ENDIF's line. */
+    CHECK(parse("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nCONST INT 1\nCONST INT 2\nENDIF\nRET\n",
+                &p, &e) == 0);
+    CHECK(strstr(caught, "vinterp: t.vcode:3: warning: IF: its arms leave different stack depths at the ENDIF on "
+                         "line 8 (true arm +1, false arm +2)") == caught);
+    CHECK(count_lines(caught) == 1);
+    CHECK(p.state[7].reached && !p.state[7].determined);
+    vc_free(&p);
+    /* An arm that pops one of the caller's values. */
+    CHECK(parse("FUNC MAIN\nCONST INT 5\nCALL G\nRET\nFUNC G\nCONST BOOL T\nIF\nPOP 1 0\nENDIF\nRET\n", &p, &e) == 0);
+    CHECK(strstr(caught, "vinterp: t.vcode:7: warning: IF: its arms leave different stack depths at the ENDIF on "
+                         "line 9 (true arm -1, false arm +0)") == caught && count_lines(caught) == 1);
+    vc_free(&p);
+    /* Balanced arms, an arm that EXITs, a warning of the kind in code the
+     * entry never calls: none. */
+    CHECK(parse("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nCONST INT 2\nENDIF\n"
+                "CONST BOOL T\nIF\nEXIT\nENDIF\nRET\nFUNC U\nCONST BOOL T\nIF\nCONST INT 1\nENDIF\nRET\n",
+                &p, &e) == 0);
+    CHECK(caught[0] == 0);
+    vc_free(&p);
+    /* Warnings stop at the first definite error (it is printed last). */
+    CHECK(parse("FUNC MAIN\nCONST FLOAT 1.0\nCONST INT 1\n+ INT\nCONST INT 1\nIF\nENDIF\nRET\n", &p, &e) == -3);
+    CHECK(caught[0] == 0);
+    vc_free(&p);
+
+    /* Function names of 50 or more characters: one warning per FUNC, at
+     * the name's line; the whole name links. 49 characters: none. */
+    char src[1024];
+    const char *n49 = "F123456789012345678901234567890123456789012345678";
+    const char *n50 = "F1234567890123456789012345678901234567890123456789";
+    CHECK(strlen(n49) == 49 && strlen(n50) == 50);
+    snprintf(src, sizeof src, "FUNC MAIN\nCALL %s\nCALL %s\nCALL %sX\nRET\nFUNC %s\nRET\nFUNC %s\nRET\nFUNC\n%sX\nRET\n",
+             n49, n50, n50, n49, n50, n50);
+    CHECK(parse(src, &p, &e) == 0);
+    CHECK(count_lines(caught) == 2);
+    CHECK(strstr(caught, "vinterp: t.vcode:8: warning: function name 'F123456789012345678901234567890123456789012345678...' "
+                         "is 50 characters long; the classic interpreter truncates names of 50 or more characters to "
+                         "49, this one uses the whole name\n") == caught);
+    CHECK(strstr(caught, "vinterp: t.vcode:11: warning: function name '") != NULL &&
+          strstr(caught, "' is 51 characters long;") != NULL);
+    CHECK(p.code[1].target == 2 && p.code[2].target == 3);
+    vc_free(&p);
+}
+
 int main(void)
 {
     test_lexer();
     test_parser();
     test_checker();
+    test_warnings();
     return check_report("frontend");
 }
