@@ -241,6 +241,17 @@ static int owned_dead(const Backend *b, const BlockPlan *bp, int s, int v)
     return x->rc == refs + undo_log_refs(&b->undo, x);
 }
 
+/* Is plan variable V's value one of the block's inputs? (Those are not
+ * overwritten but through the undo log: a replay reruns the block from
+ * them.) */
+static int holds_input(const Backend *b, const BlockPlan *bp, int v)
+{
+    for (int u = 0; u < bp->dfg.nin; u++)
+        if (b->env[u] == b->env[v])
+            return 1;
+    return 0;
+}
+
 /* Offer kernel step S's results the storage of the arguments it reads last
  * and that nothing else holds (PlanStep.donor; as the reference writes an
  * operation's result over an argument it holds alone). Returns how many. */
@@ -252,7 +263,7 @@ static int offer_donors(Backend *b, const BlockPlan *bp, int s)
     int n = 0;
     for (int r = 0; r < ps->k->nrets; r++) {
         int p = ps->donor[r], v = ps->k->rets[r];
-        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p))
+        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p) || holds_input(b, bp, p))
             continue;
         b->env[v] = val_donate(b->env[p]);
         n++;
@@ -319,9 +330,17 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
         Value *v = env[nd->args[0]];
         if (v->type != VT_INT)
             rt_fatal("argument 1 is %s, expected Int", val_type_name((ValType)v->type));
-        r = seg_new(v->len);
-        if (v->len)
-            memcpy(r->data, v->data, (size_t)v->len * 4);
+        if (owned_dead(b, bp, s, nd->args[0]) && !holds_input(b, bp, nd->args[0])) {
+            /* the lengths are held only here: retagged in place, as the
+             * reference does */
+            val_drop_device(v);
+            r = val_ref(v);
+            r->type = VT_SEGDES;
+        } else {
+            r = seg_new(v->len);
+            if (v->len)
+                memcpy(r->data, v->data, (size_t)v->len * 4);
+        }
         seg_finish(r);
         break;
     }
@@ -863,6 +882,21 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     Value **env = b->env;
     for (int j = 0; j < g->nin; j++)
         env[j] = val_ref(it->stk[it->sp - 1 - j]);
+    /* Inputs the block only pops go now, as the reference would pop them
+     * (an empty vector of their type keeps their stack slot for a replay,
+     * which only pops it too). Not under --check, which reruns the block
+     * from its inputs. */
+    for (int d = 0; d < bp->ndead_in && !b->opt.check; d++) {
+        int j = bp->dead_in[d];
+        Value **slot = &it->stk[it->sp - 1 - j];
+        if ((*slot)->rc != 2 || (*slot)->type == VT_PAIR || !(*slot)->units)
+            continue;
+        Value *gone = *slot;
+        *slot = (*slot)->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
+        val_release(gone);
+        val_release(env[j]);
+        env[j] = NULL;
+    }
     if (!e->launches) {
         e->launches = calloc((size_t)bp->nsteps + 1, sizeof *e->launches);
         e->seconds = calloc((size_t)bp->nsteps + 1, sizeof *e->seconds);

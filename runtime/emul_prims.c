@@ -123,7 +123,7 @@ static int em_seg_rank(int down, VkType ty, const void *keys, const int32_t *len
     sd.n = n;
     sd.data = (void *)len;
     rank_segments(&d, &sd, down, rank);
-    free(sd.offs); /* the offsets rank_segments may have cached */
+    seg_drop_offsets(&sd); /* the offsets rank_segments may have cached */
     return 0;
 }
 

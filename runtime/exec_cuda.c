@@ -340,7 +340,7 @@ static DevCopy *on_device(CudaExec *c, Value *v)
     h2d(c, dc->d, v->data, bytes);
     if (v->type == VT_SEGDES && v->len) {
         const int64_t *off = seg_offsets(v);
-        dc->off = dalloc(c, (size_t)v->len * sizeof *off);
+        dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off); /* as on the host (seg_offsets) */
         h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
     }
     return dc;
@@ -524,7 +524,7 @@ static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int6
     Temps t;
     memset(&t, 0, sizeof t);
     for (int r = 0; r < nr; r++) {
-        t.p[r] = dalloc(c, (size_t)grid * 8);
+        t.p[r] = dalloc_fixed(c, (size_t)grid * 8); /* per block, not per element */
         t.own[r] = 1;
     }
     temps_table(c, &t, nr);
@@ -585,7 +585,7 @@ static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
     int nkept = s->kind == LS_PARTITION ? nr / 2 : seg ? nr - 1 : nr;
     int64_t n = seg ? c->hv[s->shape.var].n : shape_n(c, &s->shape), count = 0;
     unsigned grid = grid_for(c, n, 1);
-    int32_t *cnt = dalloc(c, (size_t)grid * 4), *off = dalloc(c, (size_t)grid * 4);
+    int32_t *cnt = dalloc_fixed(c, (size_t)grid * 4), *off = dalloc_fixed(c, (size_t)grid * 4);
     upload_table(c);
     if (n > 0) {
         launch_grid(c, e[EP_FCOUNT], grid, 1, n, 4, cnt, NULL);
@@ -603,7 +603,7 @@ static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
         int32_t len1 = (int32_t)count;
         int64_t off1 = 0;
         h2d(c, dc->d, &len1, 4);
-        dc->off = dalloc(c, sizeof off1);
+        dc->off = dalloc_fixed(c, sizeof off1); /* one segment: not charged, as on the host */
         h2d(c, dc->off, &off1, sizeof off1);
         ns->n = count;
         ns->sane = 1;
@@ -716,7 +716,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             if (m > 0) {
                 if (c->dev->lib.seg_reduce(VK_ADD, VK_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
                     lib_fail(c, "counting a filter's segments");
-                dc->off = dalloc(c, (size_t)m * sizeof(int64_t));
+                dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
                 int64_t total = 0;
                 if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
                     lib_fail(c, "the offsets of a filter's segments");

@@ -147,6 +147,20 @@ void mem_dev_uncharge_bytes(int64_t bytes)
 
 int64_t mem_dev_used(void) { return dev_used_units; }
 
+/* The offsets of a one-segment descriptor: no allocation, no charge. */
+static int64_t one_segment_offs[1];
+
+static void drop_offsets(Value *sd)
+{
+    if (sd->offs && sd->offs != one_segment_offs) {
+        free(sd->offs);
+        mem_uncharge_bytes(sd->len * (int64_t)sizeof(int64_t));
+    }
+    sd->offs = NULL;
+}
+
+void seg_drop_offsets(Value *sd) { drop_offsets(sd); }
+
 /* Largest vector we accept: 2^31-1 elements, as the classic (int lengths). */
 #define MAX_LEN INT64_C(2147483647)
 
@@ -285,7 +299,7 @@ void val_reclaim_all(void)
         reg_unlink(v);
         /* A pair's components are on the list themselves. */
         if (v->type != VT_PAIR) {
-            free(v->offs);
+            drop_offsets(v);
             if (v->cap >= CACHE_MIN) {
                 cache_put(v, v->cap);
                 continue;
@@ -300,6 +314,7 @@ void val_reclaim_all(void)
 #define reg_link(v) ((void)0)
 #define reg_unlink(v) ((void)0)
 #endif
+
 
 static Value *alloc_value(ValType t, int64_t len, int zero)
 {
@@ -419,17 +434,22 @@ void seg_finish(Value *sd)
         rt_fatal("segment lengths sum to %lld, beyond the 32-bit range", (long long)n);
     sd->n = n;
     sd->sane = (uint8_t)sane;
-    free(sd->offs);
-    sd->offs = NULL;
+    drop_offsets(sd);
 }
 
 const int64_t *seg_offsets(Value *sd)
 {
-    if (!sd->offs) {
+    if (!sd->offs && sd->len <= 1) {
+        sd->offs = one_segment_offs;
+    } else if (!sd->offs) {
         int64_t m = sd->len;
+        /* charged while they exist, as the device's copy of them is */
+        mem_charge_bytes(m * (int64_t)sizeof(int64_t), "segment offsets");
         int64_t *o = malloc((size_t)(m ? m : 1) * sizeof *o);
-        if (!o)
+        if (!o) {
+            mem_uncharge_bytes(m * (int64_t)sizeof(int64_t));
             rt_fatal("out of host memory for segment offsets");
+        }
         const int32_t *l = VI(sd);
         int64_t s = 0;
         for (int64_t k = 0; k < m; k++) {
@@ -481,7 +501,7 @@ void val_free(Value *v)
                 next = v->snd;
         } else {
             used_units -= v->units;
-            free(v->offs);
+            drop_offsets(v);
             if (v->dev && device_ops.release)
                 device_ops.release(v);
             if (v->cap >= CACHE_MIN) {

@@ -88,8 +88,10 @@ Value *seg_new(int64_t m);
 /* Compute n and sanity after the lengths are written. Fatal when the total
  * overflows 32 bits. */
 void seg_finish(Value *sd);
-/* Exclusive offsets of the segments (cached). */
+/* Exclusive offsets of the segments (cached; charged against -m while
+ * cached, but for one segment). seg_drop_offsets forgets them. */
 const int64_t *seg_offsets(Value *sd);
+void seg_drop_offsets(Value *sd);
 /* Checks that every non-empty segment lies inside [0, n) — always true when
  * sd->sane. Returns 0 when fine. */
 int seg_check_ranges(Value *sd);

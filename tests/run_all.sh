@@ -99,6 +99,12 @@ grep -v ' passed, ' "$log" | head -n 20
 tail -n 1 "$log"
 count
 
+echo "== the -m limit under every backend"
+python3 "$here/run_mem_limits.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 20
+tail -n 1 "$log"
+count
+
 echo "== tiers"
 python3 "$here/run_tiers.py" "$interp" >"$log" 2>&1
 grep -v ' passed, ' "$log" | head -n 20

@@ -574,6 +574,11 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
             if (last[binds[k]] < i)
                 last[binds[k]] = i;
     }
+    for (int v = 0; v < g->nin && v < nv; v++)
+        if (!live[v] && last[v] < 0) {
+            out->dead_in = realloc(out->dead_in, (size_t)(out->ndead_in + 1) * sizeof *out->dead_in);
+            out->dead_in[out->ndead_in++] = v;
+        }
     for (int v = 0; v < nv; v++) {
         if (live[v] || last[v] < 0)
             continue;
@@ -634,6 +639,7 @@ void plan_free(BlockPlan *bp)
         free(bp->steps[i].donor);
     }
     free(bp->steps);
+    free(bp->dead_in);
     free(bp->types);
     free(bp->typed);
     shape_free(&bp->shapes);

@@ -41,6 +41,10 @@ typedef struct {
     int nsteps;
     PlanStep *steps;
     int fused;
+    /* block inputs that no step reads and that are not outputs (the
+     * block only pops them): the backend lets them go at the start */
+    int ndead_in;
+    int *dead_in;
     /* static figures, for -d stats */
     int kernels_unfused, kernels_fused;
     int arrays_unfused, arrays_fused;
