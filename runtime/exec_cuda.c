@@ -937,11 +937,22 @@ static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **co
     return u;
 }
 
+/* Is the host path's code compiled? Only when some kernel runs go to the
+ * host by size: with every threshold 0 (tiered, where the tiers keep short
+ * runs in the interpreter, or every kernel forced onto the device) the
+ * host path runs only what the device cannot (descriptors with negative
+ * lengths), by the evaluator, and its C unit is not worth compiling. */
+static int host_path_compiled(const CudaExec *c)
+{
+    return c->host_max[FAM_ELEM] > 0 || c->host_max[FAM_SCAN] > 0 || c->host_max[FAM_LIB] > 0;
+}
+
 /* The tier thread: the host path's unit and the CUDA unit into the cache. */
 static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, ExecBuildStats *st, char *msg, size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
-    int inner = c->inner->build ? c->inner->build(c->inner, nblocks, plans, st, msg, msglen) : 0;
+    int inner = c->inner->build && host_path_compiled(c) ? c->inner->build(c->inner, nblocks, plans, st, msg, msglen)
+                                                         : 0;
     if (inner < 0 || (inner > 0 && st->probe))
         return inner;
     int gen = 0, notgen = 0;
@@ -959,7 +970,8 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
                         size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
-    if (!c->compile_only && c->inner->prepare && c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
+    if (!c->compile_only && c->inner->prepare && host_path_compiled(c) &&
+        c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
         return -1;
     double t0 = now();
     if (!c->code) {
