@@ -33,9 +33,11 @@
 #include "translate/codegen_abi.h"
 #include "translate/lcu_eval.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct {
     void *d;            /* elements (a descriptor: its m lengths) */
@@ -909,13 +911,41 @@ static const char *phase2(LcuSoacKind s)
     }
 }
 
+/* --cuda-check over many programs (tests/cuda_check.sh):
+ * $VINTERP_CUDA_CHECK_DONE names a folder with a file per kernel compiled
+ * already (its text's hash); a unit leaves those out, and adds its own
+ * once it has compiled. */
+static int done_seen(void *dir, uint64_t h)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%016llx", (const char *)dir, (unsigned long long)h);
+    return access(path, F_OK) == 0;
+}
+
+static void done_record(const char *dir, const CgUnit *u)
+{
+    const uint64_t *h;
+    int n = cg_unit_emitted(u, &h);
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%016llx", dir, (unsigned long long)h[i]);
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
 /* The CUDA unit of the kernels of PLANS (NULL entries skipped); CODE per
- * block and step, or NULL (text only). */
-static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated)
+ * block and step, or NULL (text only); kernels DONE_DIR has are left out
+ * (NULL: none). */
+static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated,
+                         const char *done_dir)
 {
     CgUnit *u = cg_unit_new(CG_CUDA);
     if (!u)
         rt_fatal("out of host memory");
+    if (done_dir)
+        cg_unit_omit_seen(u, done_seen, (void *)done_dir);
     char why[300];
     for (int k = 0; k < nblocks; k++) {
         const BlockPlan *bp = plans[k];
@@ -956,7 +986,7 @@ static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, ExecBui
     if (inner < 0 || (inner > 0 && st->probe))
         return inner;
     int gen = 0, notgen = 0;
-    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen);
+    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen, NULL);
     size_t len = 0;
     const char *text = cg_unit_text(u, &len);
     int rc = gen > 0 ? c->dev->build(c->dev, text, len, st, msg, msglen) : 0;
@@ -996,7 +1026,12 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         for (int s = 0; s < bp->nsteps; s++)
             c->code[k][s].unique = -1;
     }
-    CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated);
+    const char *done = c->compile_only ? getenv("VINTERP_CUDA_CHECK_DONE") : NULL;
+    if (done && !*done)
+        done = NULL;
+    CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated, done);
+    const uint64_t *emitted;
+    int nemitted = cg_unit_emitted(u, &emitted);
     size_t len = 0;
     const char *text = cg_unit_text(u, &len);
     c->unit_bytes += len;
@@ -1005,12 +1040,14 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     c->generate_seconds += now() - t0;
     int rc = 0;
     void *mod = NULL;
-    if (nd > 0) {
+    if (nd > 0 && (!done || nemitted > 0)) {
         double l0 = now();
         mod = c->dev->load(c->dev, text, len, msg, msglen);
         c->load_seconds += now() - l0;
         if (!mod)
             rc = -1;
+        else if (done)
+            done_record(done, u);
     }
     cg_unit_free(u);
     if (c->compile_only || rc != 0)

@@ -20,7 +20,23 @@ struct CgUnit {
     CgBuf text;
     Entry *tab;             /* open addressing, cap a power of two */
     int cap, n;
+    int (*seen)(void *ctx, uint64_t hash);     /* cg_unit_omit_seen */
+    void *seen_ctx;
+    uint64_t *emitted;      /* hashes of the kernels in text */
+    int nemitted, emitcap;
 };
+
+void cg_unit_omit_seen(CgUnit *u, int (*seen)(void *ctx, uint64_t hash), void *ctx)
+{
+    u->seen = seen;
+    u->seen_ctx = ctx;
+}
+
+int cg_unit_emitted(const CgUnit *u, const uint64_t **hashes)
+{
+    *hashes = u->emitted;
+    return u->nemitted;
+}
 
 static void *xmalloc(size_t n)
 {
@@ -171,6 +187,8 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     kc->unique = u->n++;
     if (2 * u->n > u->cap)
         grow(u);
+    if (u->seen && u->seen(u->seen_ctx, h))
+        return 0;
     char name[32];
     cg_unique_name(name, sizeof name, kc->unique);
     CgBuf named = { NULL, 0, 0 };
@@ -182,6 +200,16 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     if (named.s)
         cg_puts(&u->text, named.s);
     cg_buf_free(&named);
+    if (u->nemitted == u->emitcap) {
+        u->emitcap = u->emitcap ? 2 * u->emitcap : 64;
+        uint64_t *e = realloc(u->emitted, (size_t)u->emitcap * sizeof *e);
+        if (!e) {
+            fprintf(stderr, "vinterp: out of host memory\n");
+            exit(1);
+        }
+        u->emitted = e;
+    }
+    u->emitted[u->nemitted++] = h;
     return 0;
 }
 
@@ -200,6 +228,7 @@ void cg_unit_free(CgUnit *u)
     for (int i = 0; i < u->cap; i++)
         free(u->tab[i].text);
     free(u->tab);
+    free(u->emitted);
     cg_buf_free(&u->text);
     free(u);
 }

@@ -13,6 +13,7 @@
 #ifndef TRANSLATE_CG_UNIT_H
 #define TRANSLATE_CG_UNIT_H
 
+#include <stdint.h>
 #include "translate/codegen.h"
 
 typedef struct {
@@ -31,6 +32,12 @@ CgUnit *cg_unit_new(CgTarget t);
  * cannot express it). Returns 0 or -1. */
 int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvars, CgKernelCode *kc, char *msg,
                 size_t msglen);
+/* Compile checks across many programs (vinterp --cuda-check under
+ * tests/cuda_check.sh): a distinct kernel whose text SEEN reports as
+ * compiled already (by its 64-bit hash) is numbered but not emitted. */
+void cg_unit_omit_seen(CgUnit *u, int (*seen)(void *ctx, uint64_t hash), void *ctx);
+/* The hashes of the distinct kernels emitted; their number. */
+int cg_unit_emitted(const CgUnit *u, const uint64_t **hashes);
 /* The text so far (prelude and every distinct kernel). */
 const char *cg_unit_text(const CgUnit *u, size_t *len);
 int cg_unit_distinct(const CgUnit *u);

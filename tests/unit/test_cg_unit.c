@@ -159,6 +159,51 @@ static void test_fast_loads(LcuVarType *types)
     lcu_kernel_free(r);
 }
 
+/* cg_unit_omit_seen: the hashes a first unit emitted are "seen" by a
+ * second one, which numbers those kernels but leaves their text out. */
+static uint64_t seen_hashes[16];
+static int nseen;
+
+static int seen_in_list(void *ctx, uint64_t h)
+{
+    (void)ctx;
+    for (int i = 0; i < nseen; i++)
+        if (seen_hashes[i] == h)
+            return 1;
+    return 0;
+}
+
+static void test_omit_seen(LcuVarType *types)
+{
+    char msg[300];
+    LcuKernel *ka = map_reduce(1, 7, 3, 12, 20), *kb = map_reduce(2, 4, 9, 5, 6);
+    kb->soacs[1]->rops[0] = LR_IMAX;
+    CgUnit *first = cg_unit_new(CG_C);
+    CgKernelCode c1, c2, c3;
+    CHECK(cg_unit_add(first, ka, types, NV, &c1, msg, sizeof msg) == 0);
+    const uint64_t *h;
+    CHECK(cg_unit_emitted(first, &h) == 1);
+    nseen = 1;
+    seen_hashes[0] = h[0];
+    CgUnit *second = cg_unit_new(CG_C);
+    cg_unit_omit_seen(second, seen_in_list, NULL);
+    CHECK(cg_unit_add(second, ka, types, NV, &c2, msg, sizeof msg) == 0);
+    CHECK(cg_unit_add(second, kb, types, NV, &c3, msg, sizeof msg) == 0);
+    /* both numbered, only the new one emitted */
+    CHECK(c2.unique == 0 && c3.unique == 1 && cg_unit_distinct(second) == 2);
+    CHECK(cg_unit_emitted(second, &h) == 1 && h[0] != seen_hashes[0]);
+    size_t len;
+    const char *text = cg_unit_text(second, &len);
+    CHECK(text_count(text, "vk_u0") == 0 && text_count(text, "vk_u1") > 0);
+    cg_kernel_code_free(&c1);
+    cg_kernel_code_free(&c2);
+    cg_kernel_code_free(&c3);
+    cg_unit_free(first);
+    cg_unit_free(second);
+    lcu_kernel_free(ka);
+    lcu_kernel_free(kb);
+}
+
 int main(void)
 {
     LcuVarType types[NV];
@@ -285,6 +330,7 @@ int main(void)
     types[0].kind = LV_SEGDES;
     types[3].kind = LV_SEGDES;
     test_map_segwalk(types);
+    test_omit_seen(types);
     test_fast_loads(types);
     return check_report("test_cg_unit");
 }
