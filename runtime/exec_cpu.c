@@ -151,12 +151,12 @@ static void *cb_alloc(vk_ctx *cx, int var, int64_t len, int zero)
         rt_fatal("cpu: internal error: generated code allocates x%d", var);
     const LcuVarType *t = &c->types[var];
     Value **slot = &c->env[c->map[var]];
-    Value *v = t->kind == LV_SEGDES ? NULL : val_take_donation(*slot, vt_of(t), len);
-    if (v) {
+    /* storage offered in the slot (val_donate) is the argument the
+     * elementwise loop reads: never zeroed first */
+    Value *v = t->kind == LV_SEGDES || zero ? NULL : val_take_donation(*slot, vt_of(t), len);
+    if (v)
         val_drop_device(v);
-        if (zero && len)
-            memset(v->data, 0, (size_t)len * val_esize(vt_of(t)));
-    } else if (t->kind == LV_SEGDES)
+    else if (t->kind == LV_SEGDES)
         v = seg_new(len);
     else
         v = zero ? val_new_zero(vt_of(t), len) : val_new(vt_of(t), len);

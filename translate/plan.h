@@ -21,7 +21,9 @@ typedef struct {
     /* STEP_KERNEL: per k->rets[r], a parameter released by this step whose
      * storage the result may take (an elementwise MAP reading it only at
      * its own index), or -1; NULL when there is none. The backend donates
-     * it when nothing else holds it (value.h val_result). */
+     * it when nothing else holds it (value.h val_donate): generated code
+     * must not assume that a MAP's result and arguments never alias (no
+     * restrict on them). */
     int *donor;
 } PlanStep;
 
