@@ -240,5 +240,15 @@ else
     bad "background --backend=cuda without a GPU"
 fi
 
+# Each script is self-contained (users copy one alone into NESL's bin/),
+# so cuda_fallback is written in both: the two copies must not drift.
+fallback_of() { sed -n '/^cuda_fallback() {$/,/^}$/p' "$1"; }
+if [ -n "$(fallback_of "$here/foreground-sh")" ] \
+   && [ "$(fallback_of "$here/foreground-sh")" = "$(fallback_of "$here/background-sh")" ]; then
+    ok "cuda_fallback is the same in foreground-sh and background-sh"
+else
+    bad "cuda_fallback differs between foreground-sh and background-sh"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

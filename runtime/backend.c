@@ -330,18 +330,8 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
         Value *v = env[nd->args[0]];
         if (v->type != VT_INT)
             rt_fatal("argument 1 is %s, expected Int", val_type_name((ValType)v->type));
-        if (owned_dead(b, bp, s, nd->args[0]) && !holds_input(b, bp, nd->args[0])) {
-            /* the lengths are held only here: retagged in place, as the
-             * reference does */
-            val_drop_device(v);
-            r = val_ref(v);
-            r->type = VT_SEGDES;
-        } else {
-            r = seg_new(v->len);
-            if (v->len)
-                memcpy(r->data, v->data, (size_t)v->len * 4);
-        }
-        seg_finish(r);
+        /* lengths held only here are retagged in place, as the reference does */
+        r = seg_of_lengths(v, owned_dead(b, bp, s, nd->args[0]) && !holds_input(b, bp, nd->args[0]));
         break;
     }
     case OP_REPLACE: { /* data idx vals sd */

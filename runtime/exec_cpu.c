@@ -56,7 +56,7 @@ typedef struct {
     int nvars;                  /* locals */
     void **scratch;
     int nscratch, scratchcap;
-    int64_t scratch_bytes;      /* charged for them, whole 8-byte units */
+    int64_t scratch_units;      /* charged for them (-m) */
 } CpuExec;
 
 static double now(void)
@@ -85,15 +85,8 @@ static void *scratch_alloc(CpuExec *c, int64_t bytes, const char *what)
         c->scratch = s;
         c->scratchcap = cap;
     }
-    if (bytes < 1)
-        bytes = 1;
-    mem_charge_bytes(bytes, what);
-    void *p = malloc((size_t)bytes);
-    if (!p) {
-        mem_uncharge_bytes(bytes);
-        rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what);
-    }
-    c->scratch_bytes += mem_bytes_units(bytes) * 8;
+    void *p = mem_alloc_charged(bytes, what);
+    c->scratch_units += mem_bytes_units(bytes < 1 ? 1 : bytes);
     c->scratch[c->nscratch++] = p;
     return p;
 }
@@ -103,8 +96,8 @@ static void free_scratch(CpuExec *c)
     for (int i = 0; i < c->nscratch; i++)
         free(c->scratch[i]);
     c->nscratch = 0;
-    mem_uncharge_bytes(c->scratch_bytes);
-    c->scratch_bytes = 0;
+    mem_uncharge(c->scratch_units);
+    c->scratch_units = 0;
 }
 
 /* ---- callbacks of the generated code --------------------------------------- */

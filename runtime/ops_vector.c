@@ -209,18 +209,7 @@ void op_make_segdes(Interp *it, const Instr *ins)
 {
     (void)ins;
     Value *l = vs_at(it, 0);
-    Value *sd;
-    if (val_unique(l)) {
-        /* Same storage (int32 lengths, same units): retag in place. */
-        sd = val_ref(l);
-        sd->type = VT_SEGDES;
-    } else {
-        sd = seg_new(l->len);
-        if (l->len)
-            memcpy(sd->data, l->data, (size_t)l->len * 4);
-    }
-    seg_finish(sd);
-    ops_finish(it, 1, sd);
+    ops_finish(it, 1, seg_of_lengths(l, val_unique(l)));
 }
 
 void op_lengths(Interp *it, const Instr *ins)

@@ -112,6 +112,25 @@ void mem_charge_bytes(int64_t bytes, const char *what)
 
 void mem_uncharge_bytes(int64_t bytes) { mem_uncharge(mem_bytes_units(bytes)); }
 
+void *mem_alloc_charged(int64_t bytes, const char *what)
+{
+    if (bytes < 1)
+        bytes = 1;
+    mem_charge_bytes(bytes, what);
+    void *p = malloc((size_t)bytes);
+    if (!p) {
+        mem_uncharge_bytes(bytes);
+        rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what ? what : "vector memory");
+    }
+    return p;
+}
+
+void mem_free_charged(void *p, int64_t bytes)
+{
+    free(p);
+    mem_uncharge_bytes(bytes < 1 ? 1 : bytes);
+}
+
 int mem_try_charge_bytes(int64_t bytes)
 {
     int64_t units = mem_bytes_units(bytes);
@@ -152,10 +171,8 @@ static int64_t one_segment_offs[1];
 
 static void drop_offsets(Value *sd)
 {
-    if (sd->offs && sd->offs != one_segment_offs) {
-        free(sd->offs);
-        mem_uncharge_bytes(sd->len * (int64_t)sizeof(int64_t));
-    }
+    if (sd->offs && sd->offs != one_segment_offs)
+        mem_free_charged(sd->offs, sd->len * (int64_t)sizeof(int64_t));
     sd->offs = NULL;
 }
 
@@ -437,6 +454,23 @@ void seg_finish(Value *sd)
     drop_offsets(sd);
 }
 
+Value *seg_of_lengths(Value *l, int reuse)
+{
+    Value *sd;
+    if (reuse) {
+        /* same storage (int32 lengths, same units): retag in place */
+        val_drop_device(l);
+        sd = val_ref(l);
+        sd->type = VT_SEGDES;
+    } else {
+        sd = seg_new(l->len);
+        if (l->len)
+            memcpy(sd->data, l->data, (size_t)l->len * 4);
+    }
+    seg_finish(sd);
+    return sd;
+}
+
 const int64_t *seg_offsets(Value *sd)
 {
     if (!sd->offs && sd->len <= 1) {
@@ -444,12 +478,7 @@ const int64_t *seg_offsets(Value *sd)
     } else if (!sd->offs) {
         int64_t m = sd->len;
         /* charged while they exist, as the device's copy of them is */
-        mem_charge_bytes(m * (int64_t)sizeof(int64_t), "segment offsets");
-        int64_t *o = malloc((size_t)(m ? m : 1) * sizeof *o);
-        if (!o) {
-            mem_uncharge_bytes(m * (int64_t)sizeof(int64_t));
-            rt_fatal("out of host memory for segment offsets");
-        }
+        int64_t *o = mem_alloc_charged(m * (int64_t)sizeof *o, "segment offsets");
         const int32_t *l = VI(sd);
         int64_t s = 0;
         for (int64_t k = 0; k < m; k++) {

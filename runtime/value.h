@@ -61,6 +61,11 @@ void mem_uncharge(int64_t units);
 int64_t mem_bytes_units(int64_t bytes);
 void mem_charge_bytes(int64_t bytes, const char *what);
 void mem_uncharge_bytes(int64_t bytes);
+/* BYTES (at least 1) of host memory charged while held: fatal, with the
+ * same message, when they do not fit. mem_free_charged(P, BYTES) with the
+ * same BYTES frees it and gives the charge back. */
+void *mem_alloc_charged(int64_t bytes, const char *what);
+void mem_free_charged(void *p, int64_t bytes);
 /* Charge BYTES when they fit (returns 0), else charge nothing (-1). */
 int mem_try_charge_bytes(int64_t bytes);
 /* The fatal error of a charge of BYTES that did not fit. */
@@ -85,6 +90,10 @@ Value *val_resize(Value *v, int64_t len);
 /* New segment descriptor with M segments; lengths uninitialised; call
  * seg_finish after filling them. */
 Value *seg_new(int64_t m);
+/* MAKE_SEGDES: the descriptor of the Int lengths L, made by retagging L in
+ * place when REUSE (the caller holds L alone; a new reference), else a
+ * copy. */
+Value *seg_of_lengths(Value *l, int reuse);
 /* Compute n and sanity after the lengths are written. Fatal when the total
  * overflows 32 bits. */
 void seg_finish(Value *sd);

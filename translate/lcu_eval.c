@@ -90,39 +90,27 @@ const LcuEvalStats *lcu_eval_stats(void) { return &stats; }
 
 /* ---- helpers ----------------------------------------------------------- */
 
-/* Host tables that grow with the data are charged against -m while held. */
-static void *charged_alloc(int64_t bytes, const char *what)
-{
-    if (bytes < 1)
-        bytes = 1;
-    mem_charge_bytes(bytes, what);
-    void *p = malloc((size_t)bytes);
-    if (!p) {
-        mem_uncharge_bytes(bytes);
-        rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what);
-    }
-    return p;
-}
-
+/* Host tables that grow with the data are charged against -m while held
+ * (value.h mem_alloc_charged). */
 static void seg_table_free(SegHint *h)
 {
-    free(h->segid);
-    mem_uncharge_bytes(h->segid_bytes);
+    if (h->segid)
+        mem_free_charged(h->segid, h->segid_bytes);
     h->segid = NULL;
     h->segid_bytes = 0;
 }
 
 static void *scratch_new(Ctx *c, int64_t bytes, const char *what)
 {
-    c->scratch = charged_alloc(bytes, what);
-    c->scratch_bytes = bytes < 1 ? 1 : bytes;
+    c->scratch = mem_alloc_charged(bytes, what);
+    c->scratch_bytes = bytes;
     return c->scratch;
 }
 
 static void scratch_free(Ctx *c)
 {
-    free(c->scratch);
-    mem_uncharge_bytes(c->scratch_bytes);
+    if (c->scratch)
+        mem_free_charged(c->scratch, c->scratch_bytes);
     c->scratch = NULL;
     c->scratch_bytes = 0;
 }
@@ -221,8 +209,8 @@ static int32_t seg_of(Ctx *c, Value *sd, int var, int64_t i)
         /* Offsets may go backwards: a table, the later segment winning an
          * element covered twice, as the reference's writes do. */
         if (!h->segid) {
-            h->segid = charged_alloc(n * (int64_t)sizeof *h->segid, "the element -> segment table");
-            h->segid_bytes = n > 0 ? n * (int64_t)sizeof *h->segid : 1;
+            h->segid_bytes = n * (int64_t)sizeof *h->segid;
+            h->segid = mem_alloc_charged(h->segid_bytes, "the element -> segment table");
             for (int64_t j = 0; j < n; j++)
                 h->segid[j] = -1;
             for (int64_t k = 0; k < m; k++)
