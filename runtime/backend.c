@@ -153,9 +153,8 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     b->t_start = now();
     b->profiling = o->profiling;
     b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
-    if (b->tiered)
-        b->program_id = tier_program_id(p);
     if (b->tiered) {
+        b->program_id = tier_program_id(p);
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
         if (!b->bg_plans || !b->fg_plans)
@@ -878,11 +877,10 @@ int backend_run_block(Backend *b, Interp *it, int pc)
      * from its inputs. */
     for (int d = 0; d < bp->ndead_in && !b->opt.check; d++) {
         int j = bp->dead_in[d];
-        Value **slot = &it->stk[it->sp - 1 - j];
-        if ((*slot)->rc != 2 || (*slot)->type == VT_PAIR || !(*slot)->units)
+        Value **slot = &it->stk[it->sp - 1 - j], *gone = *slot;
+        if (gone->rc != 2 || gone->type == VT_PAIR || !gone->units)
             continue;
-        Value *gone = *slot;
-        *slot = (*slot)->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
+        *slot = gone->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
         val_release(gone);
         val_release(env[j]);
         env[j] = NULL;

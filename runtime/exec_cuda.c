@@ -342,7 +342,8 @@ static DevCopy *on_device(CudaExec *c, Value *v)
     h2d(c, dc->d, v->data, bytes);
     if (v->type == VT_SEGDES && v->len) {
         const int64_t *off = seg_offsets(v);
-        dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off); /* as on the host (seg_offsets) */
+        /* one segment's offsets are not charged, as on the host (seg_offsets) */
+        dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off);
         h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
     }
     return dc;

@@ -292,8 +292,8 @@ static void io_op_fwrite(Interp *it, const Instr *ins)
 /* The vector being read, grown in place (val_resize): input is charged
  * against -m as it arrives, and is never copied. Its capacity is v->len;
  * N elements are filled. Growth: doubling up to a million elements, then
- * by a quarter, so that a long input is charged at most 1.25 times its
- * size while it is read. */
+ * by a quarter, never past what -m leaves, so that any vector that fits
+ * in -m can be read. */
 typedef struct {
     Value *v;
     int64_t n;

@@ -89,20 +89,9 @@ static void out_of_memory(const char *side, const char *what, int64_t units, int
              side, what ? what : "", what ? ": " : "", (long long)units, (long long)used, (long long)limit_units);
 }
 
-static void charge(int64_t units)
+/* Charge UNITS for WHAT (NULL: a vector). */
+static void charge_for(int64_t units, const char *what)
 {
-    if (units > limit_units - used_units)
-        out_of_memory("", NULL, units, used_units);
-    used_units += units;
-    if (used_units > peak_units)
-        peak_units = used_units;
-}
-
-int64_t mem_bytes_units(int64_t bytes) { return bytes > 0 ? (bytes + 7) / 8 : 0; }
-
-void mem_charge_bytes(int64_t bytes, const char *what)
-{
-    int64_t units = mem_bytes_units(bytes);
     if (units > limit_units - used_units)
         out_of_memory("", what, units, used_units);
     used_units += units;
@@ -110,16 +99,18 @@ void mem_charge_bytes(int64_t bytes, const char *what)
         peak_units = used_units;
 }
 
-void mem_uncharge_bytes(int64_t bytes) { mem_uncharge(mem_bytes_units(bytes)); }
+static void charge(int64_t units) { charge_for(units, NULL); }
+
+int64_t mem_bytes_units(int64_t bytes) { return bytes > 0 ? (bytes + 7) / 8 : 0; }
 
 void *mem_alloc_charged(int64_t bytes, const char *what)
 {
     if (bytes < 1)
         bytes = 1;
-    mem_charge_bytes(bytes, what);
+    charge_for(mem_bytes_units(bytes), what);
     void *p = malloc((size_t)bytes);
     if (!p) {
-        mem_uncharge_bytes(bytes);
+        mem_uncharge(mem_bytes_units(bytes));
         rt_fatal("out of host memory for %lld bytes of %s", (long long)bytes, what ? what : "vector memory");
     }
     return p;
@@ -128,24 +119,7 @@ void *mem_alloc_charged(int64_t bytes, const char *what)
 void mem_free_charged(void *p, int64_t bytes)
 {
     free(p);
-    mem_uncharge_bytes(bytes < 1 ? 1 : bytes);
-}
-
-int mem_try_charge_bytes(int64_t bytes)
-{
-    int64_t units = mem_bytes_units(bytes);
-    if (units > limit_units - used_units)
-        return -1;
-    used_units += units;
-    if (used_units > peak_units)
-        peak_units = used_units;
-    return 0;
-}
-
-void mem_out_of_memory(int64_t bytes, const char *what)
-{
-    out_of_memory("", what, mem_bytes_units(bytes), used_units);
-    abort(); /* not reached: rt_fatal does not return */
+    mem_uncharge(mem_bytes_units(bytes < 1 ? 1 : bytes));
 }
 
 static int64_t dev_used_units;
@@ -163,8 +137,6 @@ void mem_dev_uncharge_bytes(int64_t bytes)
     int64_t units = mem_bytes_units(bytes);
     dev_used_units -= units < dev_used_units ? units : dev_used_units;
 }
-
-int64_t mem_dev_used(void) { return dev_used_units; }
 
 /* The offsets of a one-segment descriptor: no allocation, no charge. */
 static int64_t one_segment_offs[1];
@@ -331,7 +303,6 @@ void val_reclaim_all(void)
 #define reg_link(v) ((void)0)
 #define reg_unlink(v) ((void)0)
 #endif
-
 
 static Value *alloc_value(ValType t, int64_t len, int zero)
 {

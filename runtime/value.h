@@ -53,29 +53,20 @@ int64_t val_units(ValType t, int64_t len);
  * up its intermediates before the reference replays it (rt_set_replay), so
  * that the replay sees the memory the reference would. */
 void mem_uncharge(int64_t units);
-/* Host memory outside values that grows with the data — kernel scratch,
- * the evaluator's tables, input buffers — is charged against the same
- * limit, in 8-byte units rounded up (mem_bytes_units). Charging is fatal
- * with the same message as a vector that does not fit; WHAT (may be NULL)
- * names what was being allocated. */
+/* Host memory outside values that grows with the data (kernel scratch,
+ * the evaluator's tables, descriptor offsets) is charged against the same
+ * limit, in 8-byte units rounded up (mem_bytes_units): mem_alloc_charged
+ * takes BYTES (at least 1), fatal with the same message as a vector that
+ * does not fit (WHAT, may be NULL, names it); mem_free_charged(P, BYTES)
+ * with the same BYTES frees it and gives the charge back. */
 int64_t mem_bytes_units(int64_t bytes);
-void mem_charge_bytes(int64_t bytes, const char *what);
-void mem_uncharge_bytes(int64_t bytes);
-/* BYTES (at least 1) of host memory charged while held: fatal, with the
- * same message, when they do not fit. mem_free_charged(P, BYTES) with the
- * same BYTES frees it and gives the charge back. */
 void *mem_alloc_charged(int64_t bytes, const char *what);
 void mem_free_charged(void *p, int64_t bytes);
-/* Charge BYTES when they fit (returns 0), else charge nothing (-1). */
-int mem_try_charge_bytes(int64_t bytes);
-/* The fatal error of a charge of BYTES that did not fit. */
-_Noreturn void mem_out_of_memory(int64_t bytes, const char *what);
 /* Device memory (a device executor's copies and temporaries) has a ledger
  * of its own with the same limit: -m bounds the host and the device side
  * each. */
 void mem_dev_charge_bytes(int64_t bytes, const char *what);
 void mem_dev_uncharge_bytes(int64_t bytes);
-int64_t mem_dev_used(void);
 
 /* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
  * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be
