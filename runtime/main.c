@@ -327,6 +327,7 @@ int main(int argc, char **argv)
         vc_print_program(stderr, &prog);
         fflush(stderr);
     }
+    mem_init();
     mem_set_limit((int64_t)mem_units);
     /* The fused backend runs the inlined program, block by block. */
     Program inl;
@@ -488,7 +489,6 @@ int main(int argc, char **argv)
     interp_free(&it);
     backend_free(backend);
     tier_prep_free(prep);
-    mem_release_cache();
     if (fused)
         vc_free(&inl);
     vc_free(&prog);

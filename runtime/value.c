@@ -5,7 +5,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <limits.h>
+#include <malloc.h>
 
 static int64_t limit_units = 1000000;
 static int64_t used_units;
@@ -153,105 +154,19 @@ void seg_drop_offsets(Value *sd) { drop_offsets(sd); }
 /* Largest vector we accept: 2^31-1 elements, as the classic (int lengths). */
 #define MAX_LEN INT64_C(2147483647)
 
-/* Large blocks are kept for reuse instead of being returned to the
- * system: a fresh mapping costs a page fault and a page clear per 4 KiB,
- * which dominated the big elementwise programs. A freed block of at least
- * CACHE_MIN bytes goes on a short list; an allocation takes the smallest
- * cached block that fits without wasting more than half of it. */
-#define CACHE_MIN ((size_t)1 << 20)
-#define CACHE_SLOTS 32
-#define CACHE_MAX_BYTES ((size_t)4 << 30)
-
-typedef struct {
-    void *block;
-    size_t cap;         /* payload bytes the block can hold */
-} CachedBlock;
-
-static CachedBlock cache[CACHE_SLOTS];
-
-/* Large blocks are mapped directly, in 2 MiB multiples. (Marking them for
- * transparent huge pages was measured slower here: black_scholes_8m 5.9 s
- * against 4.3 s with 4 KiB pages, dotp_50m 2.5 s against 1.7 s.) */
-#define HUGE_ALIGN ((size_t)2 << 20)
-
-static void *big_map(size_t payload, size_t *cap)
+/* Vector storage comes from the C library's heap, configured once
+ * (mem_init) the way the classic's fixed vector heap behaves: freed memory
+ * stays with the process for the next vector instead of going back to the
+ * system, so that a page is faulted in and cleared once per run, not once
+ * per vector (bh_16k: 182000 page faults -> 3000, as the classic). */
+void mem_init(void)
 {
-    size_t total = (sizeof(Value) + payload + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    *cap = total - sizeof(Value);
-    return p;
-}
-
-static void big_unmap(void *block, size_t cap)
-{
-    munmap(block, cap + sizeof(Value));
-}
-static int ncached;
-static size_t cached_bytes;
-
-static void *cache_take(size_t bytes, size_t *cap)
-{
-    int best = -1;
-    for (int i = 0; i < ncached; i++)
-        if (cache[i].cap >= bytes && cache[i].cap / 4 <= bytes &&
-            (best < 0 || cache[i].cap < cache[best].cap))
-            best = i;
-    if (best < 0) {
-        /* Nothing big enough: grow the largest cached block in place of a
-         * fresh mapping, so its pages (already faulted in) are reused. */
-        int big = -1;
-        for (int i = 0; i < ncached; i++)
-            if (big < 0 || cache[i].cap > cache[big].cap)
-                big = i;
-        if (big < 0)
-            return NULL;
-        size_t total = (sizeof(Value) + bytes + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
-        void *q = mremap(cache[big].block, cache[big].cap + sizeof(Value), total, MREMAP_MAYMOVE);
-        if (q == MAP_FAILED)
-            return NULL;
-        cached_bytes -= cache[big].cap;
-        cache[big] = cache[--ncached];
-        *cap = total - sizeof(Value);
-        return q;
-    }
-    void *b = cache[best].block;
-    *cap = cache[best].cap;
-    cached_bytes -= cache[best].cap;
-    cache[best] = cache[--ncached];
-    return b;
-}
-
-static void cache_put(void *block, size_t cap)
-{
-    while (ncached > 0 && (ncached == CACHE_SLOTS || cached_bytes + cap > CACHE_MAX_BYTES)) {
-        /* Drop the largest cached block to make room. */
-        int big = 0;
-        for (int i = 1; i < ncached; i++)
-            if (cache[i].cap > cache[big].cap)
-                big = i;
-        big_unmap(cache[big].block, cache[big].cap);
-        cached_bytes -= cache[big].cap;
-        cache[big] = cache[--ncached];
-    }
-    if (cap > CACHE_MAX_BYTES) {
-        big_unmap(block, cap);
+    static int done;
+    if (done)
         return;
-    }
-    cache[ncached].block = block;
-    cache[ncached].cap = cap;
-    ncached++;
-    cached_bytes += cap;
-}
-
-void mem_release_cache(void)
-{
-    while (ncached > 0) {
-        ncached--;
-        big_unmap(cache[ncached].block, cache[ncached].cap);
-    }
-    cached_bytes = 0;
+    done = 1;
+    mallopt(M_MMAP_MAX, 0);                 /* big vectors from the heap too */
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);     /* never give the top back */
 }
 
 #ifdef VINTERP_VALUE_REGISTRY
@@ -287,13 +202,8 @@ void val_reclaim_all(void)
         Value *v = reg_head;
         reg_unlink(v);
         /* A pair's components are on the list themselves. */
-        if (v->type != VT_PAIR) {
+        if (v->type != VT_PAIR)
             drop_offsets(v);
-            if (v->cap >= CACHE_MIN) {
-                cache_put(v, v->cap);
-                continue;
-            }
-        }
         free(v);
     }
     used_units = 0;
@@ -313,15 +223,7 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     int64_t units = val_units(t, len);
     charge(units);
     size_t bytes = (size_t)len * val_esize(t);
-    size_t cap = bytes;
-    Value *v;
-    if (bytes >= CACHE_MIN) {
-        v = cache_take(bytes, &cap);
-        if (!v)
-            v = big_map(bytes, &cap);
-    } else {
-        v = malloc(sizeof *v + bytes);
-    }
+    Value *v = malloc(sizeof *v + bytes);
     if (!v) {
         used_units -= units;
         rt_fatal("out of host memory allocating %zu bytes", bytes);
@@ -332,7 +234,6 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     v->type = (uint8_t)t;
     v->len = len;
     v->units = units;
-    v->cap = cap;
     v->data = len ? (void *)(v + 1) : NULL;
     if (zero && bytes)
         memset(v->data, 0, bytes);
@@ -350,30 +251,8 @@ Value *val_resize(Value *v, int64_t len)
     else
         used_units -= v->units - units;
     size_t bytes = (size_t)len * val_esize(t);
-    size_t keep = (size_t)(len < v->len ? len : v->len) * val_esize(t);
-    Value *nv;
     reg_unlink(v);
-    if (v->cap >= CACHE_MIN) {
-        size_t total = (sizeof(Value) + bytes + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
-        nv = total == v->cap + sizeof(Value) ? (void *)v
-                                               : mremap(v, v->cap + sizeof(Value), total, MREMAP_MAYMOVE);
-        if (nv == MAP_FAILED)
-            nv = NULL;
-        else
-            nv->cap = total - sizeof(Value);
-    } else if (bytes >= CACHE_MIN) {
-        size_t cap;
-        nv = big_map(bytes, &cap);
-        if (nv) {
-            memcpy(nv, v, sizeof(Value) + keep);
-            free(v);
-            nv->cap = cap;
-        }
-    } else {
-        nv = realloc(v, sizeof(Value) + bytes);
-        if (nv)
-            nv->cap = bytes;
-    }
+    Value *nv = realloc(v, sizeof(Value) + bytes);
     if (!nv) {
         reg_link(v);
         used_units += v->units - units;
@@ -504,11 +383,6 @@ void val_free(Value *v)
             drop_offsets(v);
             if (v->dev && device_ops.release)
                 device_ops.release(v);
-            if (v->cap >= CACHE_MIN) {
-                cache_put(v, v->cap);
-                v = next;
-                continue;
-            }
         }
         free(v);
         v = next;

@@ -22,7 +22,6 @@ struct Value {
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 */
-    size_t cap;         /* bytes the block behind data can hold */
     /* SEGDES only */
     int64_t n;          /* total element count, the sum of the lengths */
     int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
@@ -110,8 +109,9 @@ static inline Value *val_ref(Value *v) { v->rc++; return v; }
 static inline Value *val_donate(Value *v) { v->donated = 1; return val_ref(v); }
 Value *val_take_donation(Value *slot, ValType t, int64_t len);
 void val_free(Value *v);
-/* Return the blocks kept for reuse to the system (at exit). */
-void mem_release_cache(void);
+/* Configure the heap vectors live in (once, before the first vector):
+ * memory freed stays with the process, as the classic's vector heap. */
+void mem_init(void);
 static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
 
 /* Device copies. A device executor registers how to bring a stale host

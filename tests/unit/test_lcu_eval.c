@@ -1303,6 +1303,5 @@ int main(void)
     test_diff_rank_big();
     CHECK(mem_used() == 0);
     free(ref.stk);
-    mem_release_cache();
     return check_report("test_lcu_eval");
 }
