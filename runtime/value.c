@@ -7,6 +7,7 @@
 #include <string.h>
 #include <limits.h>
 #include <malloc.h>
+#include <sys/mman.h>
 
 static int64_t limit_units = 1000000;
 static int64_t used_units;
@@ -159,6 +160,42 @@ void seg_drop_offsets(Value *sd) { drop_offsets(sd); }
  * stays with the process for the next vector instead of going back to the
  * system, so that a page is faulted in and cleared once per run, not once
  * per vector (bh_16k: 182000 page faults -> 3000, as the classic). */
+/* A fresh stretch of the heap is faulted in by one madvise per vector
+ * (MADV_POPULATE_WRITE, Linux 5.14) rather than a page fault per 4 KiB
+ * page as the vector is first written: 2.5x less time for the same pages
+ * here (1 GiB: 0.45 s against 1.1-1.4 s), and black_scholes_8m faults in
+ * a gigabyte. Only memory past the highest address populated so far is
+ * asked for (below it the heap's pages are present: it is never trimmed);
+ * vectors under POPULATE_MIN bytes fault as usual. A kernel without it
+ * refuses the call and the pages fault in as before. */
+#define POPULATE_MIN ((size_t)256 << 10)
+static uintptr_t populated_to;
+static int populate_off;
+
+static void prefault(void *block, size_t bytes)
+{
+    if (bytes < POPULATE_MIN || populate_off)
+        return;
+    uintptr_t page = 4096, a = (uintptr_t)block, e = a + bytes;
+    if (e <= populated_to)
+        return;
+    if (a < populated_to)
+        a = populated_to;
+    a = (a + page - 1) & ~(page - 1);
+    e &= ~(page - 1);
+    if (e <= a)
+        return;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0) {
+        populate_off = 1;
+        return;
+    }
+#else
+    populate_off = 1;
+#endif
+    populated_to = e;
+}
+
 void mem_init(void)
 {
     static int done;
@@ -224,6 +261,8 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     charge(units);
     size_t bytes = (size_t)len * val_esize(t);
     Value *v = malloc(sizeof *v + bytes);
+    if (v)
+        prefault(v, sizeof *v + bytes);
     if (!v) {
         used_units -= units;
         rt_fatal("out of host memory allocating %zu bytes", bytes);
@@ -253,6 +292,8 @@ Value *val_resize(Value *v, int64_t len)
     size_t bytes = (size_t)len * val_esize(t);
     reg_unlink(v);
     Value *nv = realloc(v, sizeof(Value) + bytes);
+    if (nv)
+        prefault(nv, sizeof(Value) + bytes);
     if (!nv) {
         reg_link(v);
         used_units += v->units - units;
