@@ -47,6 +47,32 @@ void op_rank(Interp *it, const Instr *ins);
 /* The float MAX/MIN identity: 1.0e36 as a float, widened (VCODE.md §4.2). */
 #define VC_FLOAT_BIG ((double)1.0e36f)
 
+/* The common length of every segment of SD when it has at least one
+ * segment and all are the same length (a uniform descriptor: NESL's
+ * regular nested vectors, every level of batcher's and radix's), else -1. */
+static inline int64_t seg_uniform(const Value *sd)
+{
+    return sd->shaped && sd->len > 0 && sd->minl == sd->maxl && sd->minl >= 0 ? sd->minl : -1;
+}
+
+/* Uniform descriptors of a short length (a quarter of batcher_1m's DIST,
+ * INDEX and permute elements are in segments of 1 to 8) are walked with
+ * the length a constant: OPS_FIXED_SWITCH(U, F) runs F(L) for the literal
+ * L equal to U (1 to OPS_FIXED_MAX), so that F's inner loop becomes
+ * straight-line code with no loop to set up per segment. */
+#define OPS_FIXED_MAX 8
+#define OPS_FIXED_SWITCH(U, F)                                                \
+    switch (U) {                                                              \
+    case 1: F(1); break;                                                      \
+    case 2: F(2); break;                                                      \
+    case 3: F(3); break;                                                      \
+    case 4: F(4); break;                                                      \
+    case 5: F(5); break;                                                      \
+    case 6: F(6); break;                                                      \
+    case 7: F(7); break;                                                      \
+    default: F(8); break;                                                     \
+    }
+
 /* Segment descriptor that an op is about to use on data of length LEN:
  * fatal unless every non-empty segment lies inside the data. */
 void ops_check_segments(Value *sd);

@@ -198,7 +198,11 @@ void op_unary(Interp *it, const Instr *ins)
     case OP_TANH: LOOP1(double, double, tanh(p)); break;
     case OP_I_TO_F: LOOP1(int32_t, double, (double)p); break;
     case OP_I_TO_B: LOOP1(int32_t, int32_t, p != 0); break;
-    case OP_B_TO_I: LOOP1(int32_t, int32_t, p); break;
+    case OP_B_TO_I:
+        /* a Bool holds 0 or 1 as an int32: in place there is nothing to do */
+        if (r != a)
+            LOOP1(int32_t, int32_t, p);
+        break;
     default:
         rt_fatal("internal error: not a unary op");
     }

@@ -105,6 +105,45 @@ __attribute__((noreturn, cold)) static void gather_bad(Value *ssd, int64_t k, in
 DEF_GATHER_SEG(gather_seg_i, int32_t)
 DEF_GATHER_SEG(gather_seg_f, double)
 
+/* Uniform source segments of a short length LS (1 to OPS_FIXED_MAX) going
+ * to uniform destination segments of length LD: the source length a
+ * constant, so each segment is straight-line code. */
+#define SCATTER_FIXED(L)                                                      \
+    for (int64_t k = 0; k < m; k++, x += L, ix += L, o += ld)                 \
+        for (int i = 0; i < L; i++) {                                         \
+            uint32_t j = (uint32_t)ix[i];                                     \
+            if (j >= lim)                                                     \
+                bad_index(k * L + i, ix[i], ld);                              \
+            o[j] = x[i];                                                      \
+        }
+#define DEF_SCATTER_UNIFORM(NAME, T)                                          \
+    static void NAME(T *o, const T *x, const int32_t *ix, int64_t m, int64_t ls, int64_t ld) \
+    {                                                                         \
+        uint32_t lim = (uint32_t)ld;                                          \
+        OPS_FIXED_SWITCH(ls, SCATTER_FIXED)                                   \
+    }
+DEF_SCATTER_UNIFORM(scatter_uniform_i, int32_t)
+DEF_SCATTER_UNIFORM(scatter_uniform_f, double)
+
+/* The same for a gather into uniform destination segments of a short
+ * length LD from uniform source segments of length LS. */
+#define GATHER_FIXED(L)                                                       \
+    for (int64_t k = 0; k < m; k++, x += ls, ix += L, o += L)                 \
+        for (int i = 0; i < L; i++) {                                         \
+            uint32_t j = (uint32_t)ix[i];                                     \
+            if (j >= lim)                                                     \
+                bad_index(k * L + i, ix[i], ls);                              \
+            o[i] = x[j];                                                      \
+        }
+#define DEF_GATHER_UNIFORM(NAME, T)                                           \
+    static void NAME(T *o, const T *x, const int32_t *ix, int64_t m, int64_t ls, int64_t ld) \
+    {                                                                         \
+        uint32_t lim = (uint32_t)ls;                                          \
+        OPS_FIXED_SWITCH(ld, GATHER_FIXED)                                    \
+    }
+DEF_GATHER_UNIFORM(gather_uniform_i, int32_t)
+DEF_GATHER_UNIFORM(gather_uniform_f, double)
+
 /* Scatter DATA through IDX (source-shaped, FLAGS optional) into OUT, which
  * is shaped by DSD: source segment k goes to destination segment k. */
 static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd, Value *out)
@@ -115,6 +154,14 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
     const int32_t *SL = VI(ssd), *DL = VI(dsd);
     const int32_t *ix = VI(idx), *fl = flags ? VI(flags) : NULL;
     int isf = data->type == VT_FLOAT;
+    int64_t us = seg_uniform(ssd), ud = seg_uniform(dsd);
+    if (!fl && us >= 1 && us <= OPS_FIXED_MAX && ud >= 0 && sm <= dm) {
+        if (isf)
+            scatter_uniform_f(VF(out), VF(data), ix, sm, us, ud);
+        else
+            scatter_uniform_i(VI(out), VI(data), ix, sm, us, ud);
+        return;
+    }
     int64_t s0 = 0, d0 = 0;
     for (int64_t k = 0; k < sm; s0 += SL[k], d0 += k < dm ? DL[k] : 0, k++) {
         int64_t sl = SL[k];
@@ -140,6 +187,14 @@ static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd
     const int32_t *SL = VI(ssd), *DL = VI(dsd);
     const int32_t *ix = VI(idx), *fl = flags ? VI(flags) : NULL;
     int isf = data->type == VT_FLOAT;
+    int64_t us = seg_uniform(ssd), ud = seg_uniform(dsd);
+    if (!fl && ud >= 1 && ud <= OPS_FIXED_MAX && us >= 0 && dm <= sm) {
+        if (isf)
+            gather_uniform_f(VF(out), VF(data), ix, dm, us, ud);
+        else
+            gather_uniform_i(VI(out), VI(data), ix, dm, us, ud);
+        return;
+    }
     int64_t s0 = 0, d0 = 0;
     for (int64_t k = 0; k < dm; d0 += DL[k], s0 += k < sm ? SL[k] : 0, k++) {
         int64_t dl = DL[k];

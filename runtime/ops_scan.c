@@ -76,9 +76,10 @@ static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan)
         }
     } else {
         switch (kind) {
-        case K_AND: SEG_LOOP(int32_t, 1, acc && v); break;
-        case K_OR: SEG_LOOP(int32_t, 0, acc || v); break;
-        case K_XOR: SEG_LOOP(int32_t, 0, (acc != 0) != (v != 0)); break;
+        /* bitwise on 0/1 (no short circuit: the reductions vectorise) */
+        case K_AND: SEG_LOOP(int32_t, 1, acc & (v != 0)); break;
+        case K_OR: SEG_LOOP(int32_t, 0, acc | (v != 0)); break;
+        case K_XOR: SEG_LOOP(int32_t, 0, acc ^ (v != 0)); break;
         default: rt_fatal("internal error: bad bool scan");
         }
     }

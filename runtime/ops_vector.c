@@ -75,67 +75,103 @@ void op_replace(Interp *it, const Instr *ins)
     ops_finish(it, 4, r);
 }
 
-/* DIST: vals sd → each value repeated over its segment. */
+/* DIST: vals sd → each value repeated over its segment; uniform length 1
+ * is a copy, up to OPS_FIXED_MAX straight-line stores. */
+#define DIST_FIXED(L)                                                         \
+    for (int64_t k = 0; k < m; k++, o += L)                                   \
+        for (int i = 0; i < L; i++)                                           \
+            o[i] = v[k]
+#define DIST_LOOP(T)                                                          \
+    do {                                                                      \
+        T *out = (T *)r->data;                                                \
+        const T *v = (const T *)vals->data;                                   \
+        if (u == 1) {                                                         \
+            memcpy(out, v, (size_t)m * sizeof(T));                            \
+            break;                                                            \
+        }                                                                     \
+        if (u >= 2 && u <= OPS_FIXED_MAX) {                                   \
+            T *o = out;                                                       \
+            OPS_FIXED_SWITCH(u, DIST_FIXED)                                   \
+            break;                                                            \
+        }                                                                     \
+        int64_t pos = 0; /* an index: negative lengths move it back */        \
+        for (int64_t k = 0; k < m; k++) {                                     \
+            T x = v[k];                                                       \
+            int32_t l = L[k];                                                 \
+            if (l == 1) {                                                     \
+                out[pos++] = x;                                               \
+                continue;                                                     \
+            }                                                                 \
+            for (int32_t i = 0; i < l; i++)                                   \
+                out[pos + i] = x;                                             \
+            pos += l;                                                         \
+        }                                                                     \
+    } while (0)
+
 void op_dist(Interp *it, const Instr *ins)
 {
     (void)ins;
     Value *vals = vs_at(it, 1), *sd = vs_at(it, 0);
     ops_check_segments(sd);
-    int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0;
+    int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0, u = seg_uniform(sd);
     const int32_t *L = VI(sd);
     ValType t = (ValType)vals->type;
     Value *r = val_new(t, n);
-    if (t == VT_FLOAT) {
-        double *out = VF(r);
-        const double *v = VF(vals);
-        int64_t pos = 0; /* an index, not a pointer: negative lengths move it back */
-        for (int64_t k = 0; k < m; k++) {
-            double x = v[k];
-            int32_t l = L[k];
-            if (l == 1) {
-                out[pos++] = x;
-                continue;
-            }
-            for (int32_t i = 0; i < l; i++)
-                out[pos + i] = x;
-            pos += l;
-        }
-    } else {
-        int32_t *out = VI(r);
-        const int32_t *v = VI(vals);
-        int64_t pos = 0;
-        for (int64_t k = 0; k < m; k++) {
-            int32_t x = v[k], l = L[k];
-            if (l == 1) {
-                out[pos++] = x;
-                continue;
-            }
-            for (int32_t i = 0; i < l; i++)
-                out[pos + i] = x;
-            pos += l;
-        }
+    if (n > 0) {
+        if (t == VT_FLOAT)
+            DIST_LOOP(double);
+        else
+            DIST_LOOP(int32_t);
     }
     ops_finish(it, 2, r);
 }
 
-/* INDEX: init stride sd → arithmetic sequences, one per segment. */
+/* INDEX: init stride sd → arithmetic sequences, one per segment. One
+ * segment is a loop gcc vectorises; uniform length 1 is a copy of the
+ * starts, up to OPS_FIXED_MAX straight-line stores; otherwise a scalar
+ * walk per segment, whose setup stays small for the short segments NESL
+ * makes (a vectorised inner loop made batcher's INDEX 1.85x the
+ * classic's). Arithmetic wraps. */
+#define INDEX_FIXED(L)                                                        \
+    for (int64_t k = 0; k < m; k++, o += L) {                                 \
+        uint32_t c = (uint32_t)in0[k], s = (uint32_t)st[k];                   \
+        for (int i = 0; i < L; i++)                                           \
+            o[i] = (int32_t)(c + (uint32_t)i * s);                            \
+    }
+
 void op_index(Interp *it, const Instr *ins)
 {
     (void)ins;
     Value *init = vs_at(it, 2), *stride = vs_at(it, 1), *sd = vs_at(it, 0);
     ops_check_segments(sd);
-    int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0;
+    int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0, u = seg_uniform(sd);
     const int32_t *L = VI(sd);
     Value *r = val_new(VT_INT, n);
     int32_t *out = VI(r);
     const int32_t *in0 = VI(init), *st = VI(stride);
-    int64_t pos = 0;
-    for (int64_t k = 0; k < m; k++) {
-        int32_t l = L[k];
-        uint32_t v = (uint32_t)in0[k], s = (uint32_t)st[k];
-        for (int32_t i = 0; i < l; i++)
-            out[pos + i] = (int32_t)(v + (uint32_t)i * s);
-        pos += l;
+    if (n == 0) {
+        /* nothing to write */
+    } else if (m == 1) {
+        uint32_t v = (uint32_t)in0[0], s = (uint32_t)st[0];
+        for (int64_t i = 0; i < n; i++)
+            out[i] = (int32_t)(v + (uint32_t)i * s);
+    } else if (u == 1) {
+        memcpy(out, in0, (size_t)m * 4);
+    } else if (u >= 2 && u <= OPS_FIXED_MAX) {
+        int32_t *o = out;
+        OPS_FIXED_SWITCH(u, INDEX_FIXED)
+    } else {
+        int64_t pos = 0;
+        for (int64_t k = 0; k < m; k++) {
+            int32_t l = L[k];
+            uint32_t c = (uint32_t)in0[k], s = (uint32_t)st[k];
+            int32_t *o = out + pos;
+            for (int32_t i = 0; i < l; i++) {
+                o[i] = (int32_t)c;
+                c += s;
+            }
+            pos += l;
+        }
     }
     ops_finish(it, 3, r);
 }

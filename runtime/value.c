@@ -332,16 +332,19 @@ void seg_finish(Value *sd)
 {
     const int32_t *l = VI(sd);
     int64_t n = 0;
-    int32_t any = 0;
+    int32_t lo = sd->len ? INT32_MAX : 0, hi = sd->len ? INT32_MIN : 0;
     for (int64_t k = 0; k < sd->len; k++) {
         n += l[k];
-        any |= l[k];
+        lo = l[k] < lo ? l[k] : lo;
+        hi = l[k] > hi ? l[k] : hi;
     }
-    int sane = any >= 0;
     if (n > MAX_LEN || n < -MAX_LEN - 1)
         rt_fatal("segment lengths sum to %lld, beyond the 32-bit range", (long long)n);
     sd->n = n;
-    sd->sane = (uint8_t)sane;
+    sd->sane = (uint8_t)(lo >= 0);
+    sd->minl = lo;
+    sd->maxl = hi;
+    sd->shaped = 1;
     drop_offsets(sd);
 }
 

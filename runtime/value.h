@@ -18,12 +18,17 @@ struct Value {
     int32_t rc;         /* references: stack entries, pairs, constant table */
     uint8_t type;       /* ValType */
     uint8_t sane;       /* SEGDES: every length >= 0 */
+    uint8_t shaped;     /* SEGDES: minl and maxl are set (seg_finish) */
     uint8_t donated;    /* offered as a kernel's result storage (val_donate) */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 */
     /* SEGDES only */
     int64_t n;          /* total element count, the sum of the lengths */
+    int32_t minl, maxl; /* shortest and longest segment (when shaped; 0 for
+                           no segments): minl == maxl is a uniform descriptor,
+                           which the reference's loops take without a
+                           per-segment branch */
     int64_t *offs;      /* cached exclusive offsets (m entries), or NULL */
     /* PAIR only */
     Value *fst, *snd;
@@ -84,8 +89,8 @@ Value *seg_new(int64_t m);
  * place when REUSE (the caller holds L alone; a new reference), else a
  * copy. */
 Value *seg_of_lengths(Value *l, int reuse);
-/* Compute n and sanity after the lengths are written. Fatal when the total
- * overflows 32 bits. */
+/* Compute n, sanity and the shortest and longest length after the lengths
+ * are written. Fatal when the total overflows 32 bits. */
 void seg_finish(Value *sd);
 /* Exclusive offsets of the segments (cached; charged against -m while
  * cached, but for one segment). seg_drop_offsets forgets them. */

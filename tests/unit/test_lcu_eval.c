@@ -911,8 +911,23 @@ static double rnd_float(void)
 }
 
 /* A descriptor of M segments with about N elements (some empty segments). */
+/* M segments of length L each (a uniform descriptor: the reference's
+ * straight-line loops for short lengths). */
+static Value *uniform_segs(int m, int l)
+{
+    Value *sd = seg_new(m);
+    for (int k = 0; k < m; k++)
+        VI(sd)[k] = l;
+    seg_finish(sd);
+    return sd;
+}
+
+/* M segments over N elements: uniform when N is a multiple of M and a
+ * coin says so, else random lengths (a quarter of them empty). */
 static Value *rnd_segs(int m, int n)
 {
+    if (m > 0 && n % m == 0 && rnd() % 2 == 0)
+        return uniform_segs(m, n / m);
     Value *sd = seg_new(m);
     int left = n;
     for (int k = 0; k < m; k++) {
@@ -962,8 +977,10 @@ static void test_diff_scans(void)
         { OP_OR_SCAN, OP_OR_REDUCE, TY_BOOL, LR_BOR },       { OP_XOR_SCAN, OP_XOR_REDUCE, TY_BOOL, LR_BXOR },
     };
     int bad = 0;
-    for (int round = 0; round < 20; round++) {
+    for (int round = 0; round < 40; round++) {
         int m = 1 + (int)(rnd() % 12), n = (int)(rnd() % 200);
+        if (round % 2 == 0)
+            n = m * (int)(rnd() % 12); /* often uniform: lengths 0 to 11 */
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             LcuBase b = cases[c].ty == TY_INT ? LB_INT : cases[c].ty == TY_FLOAT ? LB_FLOAT : LB_BOOL;
             bind(0, cases[c].ty == TY_INT ? rnd_ints(n) : cases[c].ty == TY_FLOAT ? rnd_floats(n) : rnd_bools(n));
@@ -1106,13 +1123,16 @@ static void test_diff_elementwise(void)
 static void test_diff_vector_ops(void)
 {
     int bad = 0;
-    for (int round = 0; round < 30; round++) {
+    for (int round = 0; round < 60; round++) {
         int m = 1 + (int)(rnd() % 10), n = (int)(rnd() % 100);
+        if (round % 3 == 0)
+            n = m * (1 + (int)(rnd() % 10)); /* often uniform: lengths 1 to 10 */
         int isf = round & 1;
         LcuBase b = isf ? LB_FLOAT : LB_INT;
         VcType ty = isf ? TY_FLOAT : TY_INT;
         Value *sd = rnd_segs(m, n);
-        Value *dsd = rnd_segs(m, n + (int)(rnd() % 20));
+        Value *dsd = round % 6 == 0 ? uniform_segs(m, n / m + (int)(rnd() % 3))
+                                    : rnd_segs(m, n + (int)(rnd() % 20));
         /* Destination segments at least as long as the source's, so that
          * random in-range indices exist: lengthen where needed. */
         for (int k = 0; k < m; k++)
