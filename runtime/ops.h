@@ -73,6 +73,19 @@ static inline int64_t seg_uniform(const Value *sd)
     default: F(8); break;                                                     \
     }
 
+/* On an elementwise loop whose result may be one of its arguments (written
+ * in place: element i is read before it is written, no other element is
+ * touched): there is no dependence between iterations, so the compiler may
+ * vectorise without the overlap check that would send every in-place run
+ * to its scalar loop. */
+#if defined(__clang__)
+#define OPS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define OPS_IVDEP _Pragma("GCC ivdep")
+#else
+#define OPS_IVDEP
+#endif
+
 /* Segment descriptor that an op is about to use on data of length LEN:
  * fatal unless every non-empty segment lies inside the data. */
 void ops_check_segments(Value *sd);

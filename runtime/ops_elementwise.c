@@ -35,6 +35,7 @@ static Value *result_for(Interp *it, int k, ValType rt, int64_t len)
     do {                                                                      \
         const T *x = (const T *)a->data, *y = (const T *)b->data;            \
         RT *o = (RT *)r->data;                                                \
+        OPS_IVDEP                                                             \
         for (int64_t i = 0; i < n; i++) {                                     \
             T p = x[i], q = y[i];                                             \
             o[i] = (RT)(EXPR);                                                \
@@ -157,6 +158,7 @@ static inline int32_t f2i(double d)
     do {                                                                      \
         const T *x = (const T *)a->data;                                      \
         RT *o = (RT *)r->data;                                                \
+        OPS_IVDEP                                                             \
         for (int64_t i = 0; i < n; i++) {                                     \
             T p = x[i];                                                       \
             o[i] = (RT)(EXPR);                                                \
@@ -219,11 +221,13 @@ void op_select(Interp *it, const Instr *ins)
     if (rt == VT_FLOAT) {
         const double *x = VF(a), *y = VF(b);
         double *o = VF(r);
+        OPS_IVDEP
         for (int64_t i = 0; i < n; i++)
             o[i] = fl[i] ? x[i] : y[i];
     } else {
         const int32_t *x = VI(a), *y = VI(b);
         int32_t *o = VI(r);
+        OPS_IVDEP
         for (int64_t i = 0; i < n; i++)
             o[i] = fl[i] ? x[i] : y[i];
     }

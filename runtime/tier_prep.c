@@ -56,6 +56,7 @@ static void prepare(TierPrep *tp)
         snprintf(tp->why, sizeof tp->why, "the inlined program does not check: %.150s", err.msg);
         return;
     }
+    vc_check_forget(&tp->inl);
     if (tier_worker_stopping(tp->w))
         return;
     char msg[400];

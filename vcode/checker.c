@@ -588,3 +588,11 @@ int vc_check(Program *p, VcError *err)
     as_free(&res);
     return rc;
 }
+
+void vc_check_forget(Program *p)
+{
+    free(p->state);
+    free(p->slot_pool);
+    p->state = NULL;
+    p->slot_pool = NULL;
+}

@@ -2,6 +2,7 @@
 #include "vcode/optable.h"
 
 #include <string.h>
+#include <threads.h>
 
 #define R0 {{0,0},{0,0},{0,0},{0,0},{0,0},{0,0}}
 #define REFS0 {{0,0},{0,0},{0,0},{0,0},{0,0},{0,0}}
@@ -145,11 +146,38 @@ const OpInfo vc_ops[OP_COUNT] = {
     [OP_FUSED] = { "FUSED", OPND_ONEINT, NULL, NULL, NO_RULES },
 };
 
+/* Every instruction word is looked up once per line of a program (a
+ * linear search of the table was a third of the time to load a large
+ * one): an open-addressed table of the names, filled on first use. */
+#define LOOKUP_SLOTS 512
+static unsigned char lookup_table[LOOKUP_SLOTS]; /* opcode + 1; 0 empty */
+
+static unsigned word_hash(const char *w)
+{
+    unsigned h = 2166136261u;
+    for (; *w; w++)
+        h = (h ^ (unsigned char)*w) * 16777619u;
+    return h;
+}
+
+static void lookup_fill(void)
+{
+    for (int i = 0; i < OP_COUNT; i++) {
+        unsigned h = word_hash(vc_ops[i].name) % LOOKUP_SLOTS;
+        while (lookup_table[h])
+            h = (h + 1) % LOOKUP_SLOTS;
+        lookup_table[h] = (unsigned char)(i + 1);
+    }
+}
+
 Opcode vc_op_lookup(const char *word)
 {
-    for (int i = 0; i < OP_COUNT; i++)
-        if (strcmp(vc_ops[i].name, word) == 0)
-            return (Opcode)i;
+    _Static_assert(OP_COUNT < 255 && OP_COUNT < LOOKUP_SLOTS / 2, "the lookup table holds every opcode");
+    static once_flag filled = ONCE_FLAG_INIT;
+    call_once(&filled, lookup_fill);
+    for (unsigned h = word_hash(word) % LOOKUP_SLOTS; lookup_table[h]; h = (h + 1) % LOOKUP_SLOTS)
+        if (strcmp(vc_ops[lookup_table[h] - 1].name, word) == 0)
+            return (Opcode)(lookup_table[h] - 1);
     return OP_COUNT;
 }
 

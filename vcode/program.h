@@ -168,6 +168,10 @@ int vc_link(Program *p, VcError *err);
  * stack depths) is reported on p->warn when set, one line each, in file
  * order, up to the first definite error. */
 int vc_check(Program *p, VcError *err);
+/* Free the per-instruction states vc_check left in p->state (the function
+ * summaries stay): nothing reads them once the program runs, and on a
+ * large program they are a megabyte of the run's peak memory. */
+void vc_check_forget(Program *p);
 
 void vc_free(Program *p);
 
