@@ -204,23 +204,36 @@ static void exec_data_op(Interp *it, const Instr *ins)
     case OP_POP: {
         stack_operands(it, ins);
         int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
+        Value **s = it->stk + base;
         for (int64_t k = 0; k < i; k++)
-            val_release(it->stk[base + k]);
-        memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
+            val_release(s[k]);
+        /* NESL's moves are a few entries: a loop, not a library call */
+        for (int64_t k = 0; k < j; k++)
+            s[k] = s[k + i];
         it->sp -= i;
         break;
     }
     case OP_CPOP: {
+        /* rotate: the I entries at depth J go to the top */
         stack_operands(it, ins);
         int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
-        if (i > 0 && j > 0) {
+        Value **s = it->stk + base;
+        if (i == 1) {
+            Value *t = s[0];
+            for (int64_t k = 0; k < j; k++)
+                s[k] = s[k + 1];
+            s[j] = t;
+        } else if (i > 0 && j > 0) {
             Value *tmp[64];
             Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
             if (!t)
                 rt_fatal("out of host memory");
-            memcpy(t, it->stk + base, (size_t)i * sizeof *t);
-            memmove(it->stk + base, it->stk + base + i, (size_t)j * sizeof *it->stk);
-            memcpy(it->stk + it->sp - i, t, (size_t)i * sizeof *t);
+            for (int64_t k = 0; k < i; k++)
+                t[k] = s[k];
+            for (int64_t k = 0; k < j; k++)
+                s[k] = s[k + i];
+            for (int64_t k = 0; k < i; k++)
+                s[j + k] = t[k];
             if (t != tmp)
                 free(t);
         }

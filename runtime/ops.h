@@ -86,6 +86,19 @@ static inline int64_t seg_uniform(const Value *sd)
 #define OPS_IVDEP
 #endif
 
+/* The same, F(L, ...) given the extra arguments. */
+#define OPS_FIXED_SWITCH_ARGS(U, F, ...)                                      \
+    switch (U) {                                                              \
+    case 1: F(1, __VA_ARGS__); break;                                         \
+    case 2: F(2, __VA_ARGS__); break;                                         \
+    case 3: F(3, __VA_ARGS__); break;                                         \
+    case 4: F(4, __VA_ARGS__); break;                                         \
+    case 5: F(5, __VA_ARGS__); break;                                         \
+    case 6: F(6, __VA_ARGS__); break;                                         \
+    case 7: F(7, __VA_ARGS__); break;                                         \
+    default: F(8, __VA_ARGS__); break;                                        \
+    }
+
 /* Segment descriptor that an op is about to use on data of length LEN:
  * fatal unless every non-empty segment lies inside the data. */
 void ops_check_segments(Value *sd);
