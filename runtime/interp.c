@@ -187,6 +187,21 @@ static void trace_runtime(const char *what, int64_t count, int64_t pc)
             what[1] == 'u' ? "saved_pc" : "new_pc", (long long)pc);
 }
 
+/* S[k] = S[k + I] for k < J, in increasing k (the ranges may overlap).
+ * NESL's stack moves are a few entries: two at a time, in a form gcc does
+ * not turn back into a memmove call (the call cost more than the move). */
+static inline void shift_down(Value **s, int64_t i, int64_t j)
+{
+    int64_t k = 0;
+    for (; k + 2 <= j; k += 2) {
+        Value *a = s[k + i], *b = s[k + 1 + i];
+        s[k] = a;
+        s[k + 1] = b;
+    }
+    if (k < j)
+        s[k] = s[k + i];
+}
+
 /* The instructions that move or compute data (the ones a basic block is
  * made of): COPY/POP/CPOP, CONST and the vector instructions. */
 static void exec_data_op(Interp *it, const Instr *ins)
@@ -207,9 +222,7 @@ static void exec_data_op(Interp *it, const Instr *ins)
         Value **s = it->stk + base;
         for (int64_t k = 0; k < i; k++)
             val_release(s[k]);
-        /* NESL's moves are a few entries: a loop, not a library call */
-        for (int64_t k = 0; k < j; k++)
-            s[k] = s[k + i];
+        shift_down(s, i, j);
         it->sp -= i;
         break;
     }
@@ -220,20 +233,23 @@ static void exec_data_op(Interp *it, const Instr *ins)
         Value **s = it->stk + base;
         if (i == 1) {
             Value *t = s[0];
-            for (int64_t k = 0; k < j; k++)
-                s[k] = s[k + 1];
+            shift_down(s, 1, j);
             s[j] = t;
+        } else if (i <= 8 && j > 0) {
+            Value *t[8];
+            for (int64_t k = 0; k < 8; k++) /* a fixed count: no library call */
+                t[k] = k < i ? s[k] : NULL;
+            shift_down(s, i, j);
+            for (int64_t k = 0; k < i; k++)
+                s[j + k] = t[k];
         } else if (i > 0 && j > 0) {
             Value *tmp[64];
             Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
             if (!t)
                 rt_fatal("out of host memory");
-            for (int64_t k = 0; k < i; k++)
-                t[k] = s[k];
-            for (int64_t k = 0; k < j; k++)
-                s[k] = s[k + i];
-            for (int64_t k = 0; k < i; k++)
-                s[j + k] = t[k];
+            memcpy(t, s, (size_t)i * sizeof *t);
+            shift_down(s, i, j);
+            memcpy(s + j, t, (size_t)i * sizeof *t);
             if (t != tmp)
                 free(t);
         }

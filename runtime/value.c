@@ -206,6 +206,54 @@ void mem_init(void)
     mallopt(M_TRIM_THRESHOLD, INT_MAX);     /* never give the top back */
 }
 
+/* Small blocks (header and elements together up to SMALL_MAX bytes:
+ * scalars and short vectors, most of what NESL programs allocate) go back
+ * on a list per size class for the next vector of that size, which skips
+ * malloc's slower paths (glibc keeps only 7 blocks of a size at hand:
+ * bh_16k allocates 2.5 million vectors). At most SMALL_KEEP bytes are
+ * kept; values are made and freed on the main thread only (as the
+ * accounting of -m above). */
+#define SMALL_STEP 32
+#define SMALL_MAX 1024
+#define SMALL_CLASSES (SMALL_MAX / SMALL_STEP)
+#define SMALL_KEEP ((size_t)256 << 10)
+
+typedef struct SmallBlock {
+    struct SmallBlock *next;
+} SmallBlock;
+static SmallBlock *small_list[SMALL_CLASSES];
+static size_t small_kept;
+
+/* A block of TOTAL bytes; *CLS the class to give back to block_free. */
+static void *block_alloc(size_t total, uint8_t *cls)
+{
+    if (total > SMALL_MAX) {
+        *cls = 0;
+        return malloc(total);
+    }
+    size_t c = (total + SMALL_STEP - 1) / SMALL_STEP; /* 1 .. SMALL_CLASSES */
+    *cls = (uint8_t)c;
+    SmallBlock *b = small_list[c - 1];
+    if (b) {
+        small_list[c - 1] = b->next;
+        small_kept -= c * SMALL_STEP;
+        return b;
+    }
+    return malloc(c * SMALL_STEP);
+}
+
+static void block_free(void *p, uint8_t cls)
+{
+    if (cls && small_kept + (size_t)cls * SMALL_STEP <= SMALL_KEEP) {
+        SmallBlock *b = p;
+        b->next = small_list[cls - 1];
+        small_list[cls - 1] = b;
+        small_kept += (size_t)cls * SMALL_STEP;
+        return;
+    }
+    free(p);
+}
+
 #ifdef VINTERP_VALUE_REGISTRY
 static Value *reg_head;
 static int64_t reg_count;
@@ -241,7 +289,7 @@ void val_reclaim_all(void)
         /* A pair's components are on the list themselves. */
         if (v->type != VT_PAIR)
             drop_offsets(v);
-        free(v);
+        block_free(v, v->sclass);
     }
     used_units = 0;
     dev_used_units = 0;
@@ -260,7 +308,8 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     int64_t units = val_units(t, len);
     charge(units);
     size_t bytes = (size_t)len * val_esize(t);
-    Value *v = malloc(sizeof *v + bytes);
+    uint8_t cls;
+    Value *v = block_alloc(sizeof *v + bytes, &cls);
     if (v)
         prefault(v, sizeof *v + bytes);
     if (!v) {
@@ -268,6 +317,7 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
         rt_fatal("out of host memory allocating %zu bytes", bytes);
     }
     memset(v, 0, sizeof *v);
+    v->sclass = cls;
     reg_link(v);
     v->rc = 1;
     v->type = (uint8_t)t;
@@ -292,8 +342,10 @@ Value *val_resize(Value *v, int64_t len)
     size_t bytes = (size_t)len * val_esize(t);
     reg_unlink(v);
     Value *nv = realloc(v, sizeof(Value) + bytes);
-    if (nv)
+    if (nv) {
+        nv->sclass = 0; /* a block of its own now, whatever its size */
         prefault(nv, sizeof(Value) + bytes);
+    }
     if (!nv) {
         reg_link(v);
         used_units += v->units - units;
@@ -399,9 +451,12 @@ int seg_check_ranges(Value *sd)
 
 Value *val_pair(Value *a, Value *b)
 {
-    Value *v = calloc(1, sizeof *v);
+    uint8_t cls;
+    Value *v = block_alloc(sizeof *v, &cls);
     if (!v)
         rt_fatal("out of host memory");
+    memset(v, 0, sizeof *v);
+    v->sclass = cls;
     reg_link(v);
     v->rc = 1;
     v->type = VT_PAIR;
@@ -428,7 +483,7 @@ void val_free(Value *v)
             if (v->dev && device_ops.release)
                 device_ops.release(v);
         }
-        free(v);
+        block_free(v, v->sclass);
         v = next;
     }
 }

@@ -20,6 +20,7 @@ struct Value {
     uint8_t sane;       /* SEGDES: every length >= 0 */
     uint8_t shaped;     /* SEGDES: minl and maxl are set (seg_finish) */
     uint8_t donated;    /* offered as a kernel's result storage (val_donate) */
+    uint8_t sclass;     /* the small-block size class it came from (value.c), 0: none */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 */
