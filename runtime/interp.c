@@ -236,12 +236,15 @@ static void exec_data_op(Interp *it, const Instr *ins)
             shift_down(s, 1, j);
             s[j] = t;
         } else if (i <= 8 && j > 0) {
-            Value *t[8];
-            for (int64_t k = 0; k < 8; k++) /* a fixed count: no library call */
-                t[k] = k < i ? s[k] : NULL;
+            /* fixed counts: no library call, no rep movs */
+            Value *t[8] = { 0 };
+            for (int64_t k = 0; k < 8; k++)
+                if (k < i)
+                    t[k] = s[k];
             shift_down(s, i, j);
-            for (int64_t k = 0; k < i; k++)
-                s[j + k] = t[k];
+            for (int64_t k = 0; k < 8; k++)
+                if (k < i)
+                    s[j + k] = t[k];
         } else if (i > 0 && j > 0) {
             Value *tmp[64];
             Value **t = i <= 64 ? tmp : malloc((size_t)i * sizeof *t);
