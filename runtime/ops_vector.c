@@ -12,7 +12,23 @@ static void bad_index(int64_t k, int64_t idx, int64_t len)
              (long long)idx, (long long)k, (long long)len);
 }
 
-/* EXTRACT: data idx sd → one element per segment. */
+/* EXTRACT: data idx sd → one element per segment. One pass: each index
+ * checked as it is used (the first bad one, in segment order, stops the
+ * run before anything is printed). */
+#define EXTRACT_LOOP(T)                                                       \
+    do {                                                                      \
+        const T *x = (const T *)data->data;                                   \
+        T *o = (T *)r->data;                                                  \
+        int64_t pos = 0;                                                      \
+        for (int64_t k = 0; k < m; k++) {                                     \
+            int32_t l = L[k], lim = l > 0 ? l : 0;                            \
+            if ((uint32_t)ix[k] >= (uint32_t)lim)                             \
+                bad_index(k, ix[k], lim);                                     \
+            o[k] = x[pos + ix[k]];                                            \
+            pos += l;                                                         \
+        }                                                                     \
+    } while (0)
+
 void op_extract(Interp *it, const Instr *ins)
 {
     (void)ins;
@@ -20,10 +36,9 @@ void op_extract(Interp *it, const Instr *ins)
     ops_check_segments(sd);
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *ix = VI(idx);
-    for (int64_t k = 0; k < m; k++)
-        if (ix[k] < 0 || ix[k] >= L[k])
-            bad_index(k, ix[k], L[k] > 0 ? L[k] : 0);
     ValType t = (ValType)data->type;
+    /* the result may take the index vector's place: index k is read
+     * before slot k is written */
     static const int cand[] = { 1, -1 };
     Value *r = t != VT_FLOAT ? ops_reusable(it, t, m, cand) : NULL;
     if (r) {
@@ -32,18 +47,16 @@ void op_extract(Interp *it, const Instr *ins)
     } else {
         r = val_new(t, m);
     }
-    int64_t pos = 0;
-    if (t == VT_FLOAT) {
-        for (int64_t k = 0; k < m; pos += L[k], k++)
-            VF(r)[k] = VF(data)[pos + ix[k]];
-    } else {
-        for (int64_t k = 0; k < m; pos += L[k], k++)
-            VI(r)[k] = VI(data)[pos + ix[k]];
-    }
+    if (t == VT_FLOAT)
+        EXTRACT_LOOP(double);
+    else
+        EXTRACT_LOOP(int32_t);
     ops_finish(it, 3, r);
 }
 
-/* REPLACE: data idx vals sd → data with one element per segment replaced. */
+/* REPLACE: data idx vals sd → data with one element per segment replaced.
+ * The indices are checked before anything is written: the result may be
+ * the data itself, updated in place. */
 void op_replace(Interp *it, const Instr *ins)
 {
     (void)ins;
@@ -52,7 +65,7 @@ void op_replace(Interp *it, const Instr *ins)
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *ix = VI(idx);
     for (int64_t k = 0; k < m; k++)
-        if (ix[k] < 0 || ix[k] >= L[k])
+        if ((uint32_t)ix[k] >= (uint32_t)(L[k] > 0 ? L[k] : 0))
             bad_index(k, ix[k], L[k] > 0 ? L[k] : 0);
     ValType t = (ValType)data->type;
     static const int cand[] = { 3, -1 };
@@ -66,11 +79,15 @@ void op_replace(Interp *it, const Instr *ins)
     }
     int64_t pos = 0;
     if (t == VT_FLOAT) {
+        double *o = VF(r);
+        const double *v = VF(vals);
         for (int64_t k = 0; k < m; pos += L[k], k++)
-            VF(r)[pos + ix[k]] = VF(vals)[k];
+            o[pos + ix[k]] = v[k];
     } else {
+        int32_t *o = VI(r);
+        const int32_t *v = VI(vals);
         for (int64_t k = 0; k < m; pos += L[k], k++)
-            VI(r)[pos + ix[k]] = VI(vals)[k];
+            o[pos + ix[k]] = v[k];
     }
     ops_finish(it, 4, r);
 }
