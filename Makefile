@@ -93,7 +93,8 @@ asan-test: asan
 # cpu, and a smaller sample on the emulated cuda device (every kernel there);
 # then READ growing its vector (tests/mem/read_input.vcode over
 # read_input.stdin, 3000 numbers) under ref and cpu, at a -m it fits in
-# and at one where it stops (exit 1 is fine there, a leak is not).
+# and at one where it stops (exit 1 is fine there, a leak is not); then
+# two programs under ref with every loop split between threads.
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
 VALGRIND_CUDA_SAMPLE ?= bn_qs bn_radix cu_sort_rank ts_test_remove_duplicates
 VALGRIND_CUDA_ENV := VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0
@@ -112,7 +113,13 @@ valgrind: $(BIN)/vinterp
 	        $(CURDIR)/tests/mem/read_input.vcode <$(CURDIR)/tests/mem/read_input.stdin >/dev/null 2>/tmp/vinterp-vg.log; \
 	        [ $$? -ne 9 ]; \
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind ($$b, -m $$m): read_input"; cat /tmp/vinterp-vg.log; fi; \
-	done; done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
+	done; done; \
+	for p in bn_qs bn_bh; do \
+	    if env VINTERP_PAR_MIN=1 VINTERP_THREADS=3 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	        --suppressions=$(CURDIR)/tests/valgrind.supp --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=ref \
+	        $$p.vcode >/dev/null 2>/tmp/vinterp-vg.log; \
+	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind (ref, loops split): $$p"; cat /tmp/vinterp-vg.log; fi; \
+	done; echo "valgrind: $$pass passed, $$fail failed"; [ $$fail -eq 0 ]
 
 # libFuzzer targets (tests/fuzz/): clang with ASan+UBSan. `make fuzz` builds
 # them; `make fuzz-smoke` runs each for FUZZ_SECONDS and ends with

@@ -1,6 +1,7 @@
 /* runtime/ops_elementwise.c — elementwise instructions (VCODE.md §4.1). */
 #include "runtime/ops.h"
 #include "runtime/errors.h"
+#include "runtime/par.h"
 #include "runtime/rand.h"
 
 #include <math.h>
@@ -31,12 +32,22 @@ static Value *result_for(Interp *it, int k, ValType rt, int64_t len)
     return val_new(rt, len);
 }
 
+/* An elementwise instruction's loop over elements [lo, hi): its
+ * arguments and result. Split between threads (runtime/par.h) when the
+ * vector is long and the operation cannot fail: element i depends on
+ * element i alone, so the results are the same whatever the split. */
+typedef struct {
+    const Instr *ins;
+    const Value *a, *b, *c;     /* arguments in stack order (b, c may be NULL) */
+    Value *r;
+} ElemJob;
+
 #define LOOP2(T, RT, EXPR)                                                    \
     do {                                                                      \
-        const T *x = (const T *)a->data, *y = (const T *)b->data;            \
-        RT *o = (RT *)r->data;                                                \
+        const T *x = (const T *)j->a->data, *y = (const T *)j->b->data;      \
+        RT *o = (RT *)j->r->data;                                             \
         OPS_IVDEP                                                             \
-        for (int64_t i = 0; i < n; i++) {                                     \
+        for (int64_t i = lo; i < hi; i++) {                                   \
             T p = x[i], q = y[i];                                             \
             o[i] = (RT)(EXPR);                                                \
         }                                                                     \
@@ -44,22 +55,11 @@ static Value *result_for(Interp *it, int k, ValType rt, int64_t len)
 
 #define U32(v) ((uint32_t)(v))
 
-void op_binary(Interp *it, const Instr *ins)
+static void binary_range(void *job, int64_t lo, int64_t hi)
 {
-    Value *a = vs_at(it, 1), *b = vs_at(it, 0);
-    int64_t n = a->len;
-    int isf = ins->type == TY_FLOAT;
-    ValType rt;
-    switch (ins->op) {
-    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-        rt = VT_BOOL;
-        break;
-    default:
-        rt = (ValType)a->type;
-        break;
-    }
-    Value *r = result_for(it, 2, rt, n);
-    switch (ins->op) {
+    const ElemJob *j = job;
+    int isf = j->ins->type == TY_FLOAT;
+    switch (j->ins->op) {
     case OP_ADD:
         if (isf) LOOP2(double, double, p + q);
         else LOOP2(int32_t, int32_t, (int32_t)(U32(p) + U32(q)));
@@ -75,10 +75,10 @@ void op_binary(Interp *it, const Instr *ins)
     case OP_DIV:
         if (isf) {
             LOOP2(double, double, p / q);
-        } else {
-            const int32_t *x = VI(a), *y = VI(b);
-            int32_t *o = VI(r);
-            for (int64_t i = 0; i < n; i++) {
+        } else { /* can fail: never split */
+            const int32_t *x = VI(j->a), *y = VI(j->b);
+            int32_t *o = VI(j->r);
+            for (int64_t i = lo; i < hi; i++) {
                 if (y[i] == 0)
                     rt_fatal("integer division by zero (element %lld)", (long long)i);
                 if (y[i] == -1 && x[i] == INT32_MIN)
@@ -87,10 +87,10 @@ void op_binary(Interp *it, const Instr *ins)
             }
         }
         break;
-    case OP_MOD: {
-        const int32_t *x = VI(a), *y = VI(b);
-        int32_t *o = VI(r);
-        for (int64_t i = 0; i < n; i++) {
+    case OP_MOD: { /* can fail: never split */
+        const int32_t *x = VI(j->a), *y = VI(j->b);
+        int32_t *o = VI(j->r);
+        for (int64_t i = lo; i < hi; i++) {
             if (y[i] == 0)
                 rt_fatal("integer remainder by zero (element %lld)", (long long)i);
             if (y[i] == -1 && x[i] == INT32_MIN)
@@ -130,11 +130,11 @@ void op_binary(Interp *it, const Instr *ins)
         LOOP2(int32_t, int32_t, p >> (q & 31));
         break;
     case OP_AND:
-        if (ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) & (q != 0));
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) & (q != 0));
         else LOOP2(int32_t, int32_t, p & q);
         break;
     case OP_OR:
-        if (ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) | (q != 0));
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) | (q != 0));
         else LOOP2(int32_t, int32_t, p | q);
         break;
     case OP_XOR:
@@ -143,7 +143,26 @@ void op_binary(Interp *it, const Instr *ins)
     default:
         rt_fatal("internal error: not a binary op");
     }
-    ops_finish(it, 2, r);
+}
+
+void op_binary(Interp *it, const Instr *ins)
+{
+    Value *a = vs_at(it, 1), *b = vs_at(it, 0);
+    int64_t n = a->len;
+    int isf = ins->type == TY_FLOAT;
+    ValType rt;
+    switch (ins->op) {
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
+        rt = VT_BOOL;
+        break;
+    default:
+        rt = (ValType)a->type;
+        break;
+    }
+    ElemJob j = { ins, a, b, NULL, result_for(it, 2, rt, n) };
+    int may_fail = !isf && (ins->op == OP_DIV || ins->op == OP_MOD);
+    par_for(n, may_fail ? INT64_MAX : PAR_MIN_CHEAP, binary_range, &j);
+    ops_finish(it, 2, j.r);
 }
 
 /* Float → Int as x86 cvttsd2si: NaN and out-of-range give INT32_MIN. */
@@ -156,30 +175,21 @@ static inline int32_t f2i(double d)
 
 #define LOOP1(T, RT, EXPR)                                                    \
     do {                                                                      \
-        const T *x = (const T *)a->data;                                      \
-        RT *o = (RT *)r->data;                                                \
+        const T *x = (const T *)j->a->data;                                   \
+        RT *o = (RT *)j->r->data;                                             \
         OPS_IVDEP                                                             \
-        for (int64_t i = 0; i < n; i++) {                                     \
+        for (int64_t i = lo; i < hi; i++) {                                   \
             T p = x[i];                                                       \
             o[i] = (RT)(EXPR);                                                \
         }                                                                     \
     } while (0)
 
-void op_unary(Interp *it, const Instr *ins)
+static void unary_range(void *job, int64_t lo, int64_t hi)
 {
-    Value *a = vs_at(it, 0);
-    int64_t n = a->len;
-    ValType rt;
-    switch (ins->op) {
-    case OP_NOT: rt = (ValType)a->type; break;
-    case OP_FLOOR: case OP_CEIL: case OP_TRUNC: case OP_ROUND: case OP_B_TO_I: rt = VT_INT; break;
-    case OP_I_TO_B: rt = VT_BOOL; break;
-    default: rt = VT_FLOAT; break;
-    }
-    Value *r = result_for(it, 1, rt, n);
-    switch (ins->op) {
+    const ElemJob *j = job;
+    switch (j->ins->op) {
     case OP_NOT:
-        if (ins->type == TY_BOOL) LOOP1(int32_t, int32_t, p == 0);
+        if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, p == 0);
         else LOOP1(int32_t, int32_t, ~p);
         break;
     case OP_FLOOR: LOOP1(double, int32_t, f2i(floor(p))); break;
@@ -202,36 +212,57 @@ void op_unary(Interp *it, const Instr *ins)
     case OP_I_TO_B: LOOP1(int32_t, int32_t, p != 0); break;
     case OP_B_TO_I:
         /* a Bool holds 0 or 1 as an int32: in place there is nothing to do */
-        if (r != a)
+        if (j->r != j->a)
             LOOP1(int32_t, int32_t, p);
         break;
     default:
         rt_fatal("internal error: not a unary op");
     }
-    ops_finish(it, 1, r);
+}
+
+void op_unary(Interp *it, const Instr *ins)
+{
+    Value *a = vs_at(it, 0);
+    int64_t n = a->len;
+    ValType rt;
+    int math = 0;
+    switch (ins->op) {
+    case OP_NOT: rt = (ValType)a->type; break;
+    case OP_FLOOR: case OP_CEIL: case OP_TRUNC: case OP_ROUND: case OP_B_TO_I: rt = VT_INT; break;
+    case OP_I_TO_B: rt = VT_BOOL; break;
+    case OP_I_TO_F: rt = VT_FLOAT; break;
+    default: rt = VT_FLOAT; math = 1; break;
+    }
+    ElemJob j = { ins, a, NULL, NULL, result_for(it, 1, rt, n) };
+    par_for(n, math ? PAR_MIN_MATH : PAR_MIN_CHEAP, unary_range, &j);
+    ops_finish(it, 1, j.r);
+}
+
+static void select_range(void *job, int64_t lo, int64_t hi)
+{
+    const ElemJob *j = job;
+    const int32_t *fl = VI(j->a);
+    if (j->r->type == VT_FLOAT) {
+        const double *x = VF(j->b), *y = VF(j->c);
+        double *o = VF(j->r);
+        OPS_IVDEP
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = fl[i] ? x[i] : y[i];
+    } else {
+        const int32_t *x = VI(j->b), *y = VI(j->c);
+        int32_t *o = VI(j->r);
+        OPS_IVDEP
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = fl[i] ? x[i] : y[i];
+    }
 }
 
 void op_select(Interp *it, const Instr *ins)
 {
     Value *f = vs_at(it, 2), *a = vs_at(it, 1), *b = vs_at(it, 0);
-    int64_t n = f->len;
-    ValType rt = vt_of(ins->type);
-    Value *r = result_for(it, 3, rt, n);
-    const int32_t *fl = VI(f);
-    if (rt == VT_FLOAT) {
-        const double *x = VF(a), *y = VF(b);
-        double *o = VF(r);
-        OPS_IVDEP
-        for (int64_t i = 0; i < n; i++)
-            o[i] = fl[i] ? x[i] : y[i];
-    } else {
-        const int32_t *x = VI(a), *y = VI(b);
-        int32_t *o = VI(r);
-        OPS_IVDEP
-        for (int64_t i = 0; i < n; i++)
-            o[i] = fl[i] ? x[i] : y[i];
-    }
-    ops_finish(it, 3, r);
+    ElemJob j = { ins, f, a, b, result_for(it, 3, vt_of(ins->type), f->len) };
+    par_for(f->len, PAR_MIN_CHEAP, select_range, &j);
+    ops_finish(it, 3, j.r);
 }
 
 void op_rand(Interp *it, const Instr *ins)

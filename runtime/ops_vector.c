@@ -2,6 +2,7 @@
  * descriptor instructions LENGTH, MAKE_SEGDES, LENGTHS (VCODE.md §4.5–4.9). */
 #include "runtime/ops.h"
 #include "runtime/errors.h"
+#include "runtime/par.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -125,6 +126,26 @@ void op_replace(Interp *it, const Instr *ins)
         }                                                                     \
     } while (0)
 
+/* One segment: a fill, split between threads when long (runtime/par.h). */
+typedef struct {
+    Value *r;
+    const Value *v;
+} FillJob;
+
+static void fill_range(void *job, int64_t lo, int64_t hi)
+{
+    const FillJob *j = job;
+    if (j->r->type == VT_FLOAT) {
+        double x = VF(j->v)[0], *o = VF(j->r);
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = x;
+    } else {
+        int32_t x = VI(j->v)[0], *o = VI(j->r);
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = x;
+    }
+}
+
 void op_dist(Interp *it, const Instr *ins)
 {
     (void)ins;
@@ -134,7 +155,10 @@ void op_dist(Interp *it, const Instr *ins)
     const int32_t *L = VI(sd);
     ValType t = (ValType)vals->type;
     Value *r = val_new(t, n);
-    if (n > 0) {
+    if (n > 0 && m == 1) {
+        FillJob j = { r, vals };
+        par_for(n, PAR_MIN_CHEAP, fill_range, &j);
+    } else if (n > 0) {
         if (t == VT_FLOAT)
             DIST_LOOP(double);
         else
@@ -156,6 +180,20 @@ void op_dist(Interp *it, const Instr *ins)
             o[i] = (int32_t)(c + (uint32_t)i * s);                            \
     }
 
+/* One segment: R[i] = init + i * stride, split between threads when long. */
+typedef struct {
+    Value *r;
+    uint32_t v, s;
+} IotaJob;
+
+static void iota_range(void *job, int64_t lo, int64_t hi)
+{
+    const IotaJob *j = job;
+    int32_t *o = VI(j->r);
+    for (int64_t i = lo; i < hi; i++)
+        o[i] = (int32_t)(j->v + (uint32_t)i * j->s);
+}
+
 void op_index(Interp *it, const Instr *ins)
 {
     (void)ins;
@@ -169,9 +207,8 @@ void op_index(Interp *it, const Instr *ins)
     if (n == 0) {
         /* nothing to write */
     } else if (m == 1) {
-        uint32_t v = (uint32_t)in0[0], s = (uint32_t)st[0];
-        for (int64_t i = 0; i < n; i++)
-            out[i] = (int32_t)(v + (uint32_t)i * s);
+        IotaJob j = { r, (uint32_t)in0[0], (uint32_t)st[0] };
+        par_for(n, PAR_MIN_CHEAP, iota_range, &j);
     } else if (u == 1) {
         memcpy(out, in0, (size_t)m * 4);
     } else if (u >= 2 && u <= OPS_FIXED_MAX) {
