@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/value.h"
 #include "runtime/errors.h"
+#include "runtime/vheap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -224,12 +225,17 @@ typedef struct SmallBlock {
 static SmallBlock *small_list[SMALL_CLASSES];
 static size_t small_kept;
 
-/* A block of TOTAL bytes; *CLS the class to give back to block_free. */
+/* A block of TOTAL bytes; *CLS the class to give back to block_free.
+ * Big blocks come from the vector heap (vheap.h), else from malloc with
+ * their fresh pages faulted in at once. */
 static void *block_alloc(size_t total, uint8_t *cls)
 {
     if (total > SMALL_MAX) {
         *cls = 0;
-        return malloc(total);
+        void *p = total >= VHEAP_MIN ? vheap_alloc(total) : NULL;
+        if (!p && (p = malloc(total)))
+            prefault(p, total);
+        return p;
     }
     size_t c = (total + SMALL_STEP - 1) / SMALL_STEP; /* 1 .. SMALL_CLASSES */
     *cls = (uint8_t)c;
@@ -244,6 +250,10 @@ static void *block_alloc(size_t total, uint8_t *cls)
 
 static void block_free(void *p, uint8_t cls)
 {
+    if (vheap_owns(p)) {
+        vheap_free(p);
+        return;
+    }
     if (cls && small_kept + (size_t)cls * SMALL_STEP <= SMALL_KEEP) {
         SmallBlock *b = p;
         b->next = small_list[cls - 1];
@@ -310,8 +320,6 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     size_t bytes = (size_t)len * val_esize(t);
     uint8_t cls;
     Value *v = block_alloc(sizeof *v + bytes, &cls);
-    if (v)
-        prefault(v, sizeof *v + bytes);
     if (!v) {
         used_units -= units;
         rt_fatal("out of host memory allocating %zu bytes", bytes);
@@ -341,11 +349,24 @@ Value *val_resize(Value *v, int64_t len)
         used_units -= v->units - units;
     size_t bytes = (size_t)len * val_esize(t);
     reg_unlink(v);
-    Value *nv = realloc(v, sizeof(Value) + bytes);
-    if (nv) {
-        nv->sclass = 0; /* a block of its own now, whatever its size */
-        prefault(nv, sizeof(Value) + bytes);
+    size_t total = sizeof(Value) + bytes, old = sizeof(Value) + (size_t)v->len * val_esize(t);
+    Value *nv;
+    if (vheap_owns(v)) {
+        nv = vheap_resize(v, total);
+    } else if (total >= VHEAP_MIN && (nv = vheap_alloc(total)) != NULL) {
+        /* grown into the vector heap: moved once */
+        memcpy(nv, v, old < total ? old : total);
+        if (v->sclass)
+            block_free(v, v->sclass);
+        else
+            free(v);
+    } else {
+        nv = realloc(v, total);
+        if (nv)
+            prefault(nv, total);
     }
+    if (nv)
+        nv->sclass = 0; /* a block of its own now, whatever its size */
     if (!nv) {
         reg_link(v);
         used_units += v->units - units;
