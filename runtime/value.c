@@ -232,7 +232,7 @@ static void *block_alloc(size_t total, uint8_t *cls)
 {
     if (total > SMALL_MAX) {
         *cls = 0;
-        void *p = total >= VHEAP_MIN ? vheap_alloc(total) : NULL;
+        void *p = total >= vheap_min ? vheap_alloc(total) : NULL;
         if (!p && (p = malloc(total)))
             prefault(p, total);
         return p;
@@ -353,7 +353,7 @@ Value *val_resize(Value *v, int64_t len)
     Value *nv;
     if (vheap_owns(v)) {
         nv = vheap_resize(v, total);
-    } else if (total >= VHEAP_MIN && (nv = vheap_alloc(total)) != NULL) {
+    } else if (total >= vheap_min && (nv = vheap_alloc(total)) != NULL) {
         /* grown into the vector heap: moved once */
         memcpy(nv, v, old < total ? old : total);
         if (v->sclass)

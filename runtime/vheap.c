@@ -14,6 +14,8 @@
 #define HEADER ALIGN                   /* a block's size, kept in front of it */
 #define PAGE ((size_t)4096)
 
+size_t vheap_min = VHEAP_MIN;
+
 static char *base;                     /* NULL: not reserved yet; MAP_FAILED: unavailable */
 static size_t top;                     /* past the highest block placed */
 static size_t populated;               /* below it every page has been faulted in */
@@ -121,7 +123,7 @@ static size_t block_size(size_t bytes) { return (HEADER + bytes + ALIGN - 1) & ~
 
 void *vheap_alloc(size_t bytes)
 {
-    if (bytes < VHEAP_MIN || bytes > RESERVE / 4 || !reserve())
+    if (bytes < vheap_min || bytes > RESERVE / 4 || !reserve())
         return NULL;
     size_t need = block_size(bytes), off = SIZE_MAX;
     for (size_t i = 0; i < nfree; i++) /* first fit: the lowest address */
@@ -161,7 +163,7 @@ void *vheap_resize(void *p, size_t bytes)
 {
     size_t have = *size_of(p), off = (size_t)((char *)p - HEADER - base), need = block_size(bytes);
     if (need <= have) {
-        if (have - need >= VHEAP_MIN) { /* the tail goes back */
+        if (have - need >= vheap_min) { /* the tail goes back */
             *size_of(p) = need;
             add_free(off + need, have - need);
         }

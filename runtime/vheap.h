@@ -4,9 +4,12 @@
  * reserved address range of their own: blocks placed first fit by
  * address, freed stretches merged with their free neighbours, pages once
  * touched kept for the next vector (no fault, no clearing). Smaller ones
- * stay on the C heap (value.c): moving every vector here (segregated
- * lists as in the classic, or one address-ordered list) made delaunay_40k
- * and bh_16k need 10% more memory than glibc's placement.
+ * stay on the C heap (value.c). The threshold is high because two heaps
+ * each keep the peak of their own share: with every vector here
+ * (segregated lists as in the classic, or one address-ordered list)
+ * delaunay_40k needed 15% more memory than with glibc's placement, with
+ * 1 MiB 5% more (qs_5m and quickhull_5m 5-8% less), with 8-48 MiB qs_5m
+ * or quickhull_5m, whose vectors straddle the threshold, up to 80% more.
  * Nothing else is allocated there, so the rest of the program's
  * allocations (a block plan, a code buffer, made while a program runs
  * under the tiers) cannot split a freed stretch and push the next big
@@ -19,9 +22,11 @@
 
 #include <stddef.h>
 
-#define VHEAP_MIN ((size_t)1 << 20)
+#define VHEAP_MIN ((size_t)128 << 20)
+/* The threshold in use: VHEAP_MIN unless changed (tests use small blocks). */
+extern size_t vheap_min;
 
-/* A block of BYTES (>= VHEAP_MIN), 64-byte aligned; NULL when the range
+/* A block of BYTES (>= vheap_min), 64-byte aligned; NULL when the range
  * cannot take it (not reserved, or full): the caller uses malloc. */
 void *vheap_alloc(size_t bytes);
 /* 1 when P is a block of the vector heap. */
