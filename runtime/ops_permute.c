@@ -156,6 +156,9 @@ __attribute__((noreturn, cold)) static void gather_bad(Value *ssd, int64_t k, in
 DEF_GATHER_SEG(gather_seg_i, gather_run_i, int32_t)
 DEF_GATHER_SEG(gather_seg_f, gather_run_f, double)
 
+/* P + OFF, or NULL for an empty vector's NULL storage. */
+#define AT(p, off) ((p) ? (p) + (off) : NULL)
+
 /* Uniform source segments of a short length LS (1 to OPS_FIXED_MAX) going
  * to uniform destination segments of length LD: the source length a
  * constant, so each segment is straight-line code. */
@@ -206,7 +209,7 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
     const int32_t *ix = VI(idx), *fl = flags ? VI(flags) : NULL;
     int isf = data->type == VT_FLOAT;
     int64_t us = seg_uniform(ssd), ud = seg_uniform(dsd);
-    if (!fl && us >= 1 && us <= OPS_FIXED_MAX && ud >= 0 && sm <= dm) {
+    if (!fl && us >= 1 && us <= OPS_FIXED_MAX && ud >= 1 && sm <= dm) {
         if (isf)
             scatter_uniform_f(VF(out), VF(data), ix, sm, us, ud);
         else
@@ -221,10 +224,12 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
         if (k >= dm)
             need_partner(dsd, k, "destination");
         int64_t dl = DL[k] > 0 ? DL[k] : 0;
+        /* an empty destination has no storage (NULL + 0 is undefined);
+         * every index into it is out of range, so nothing is written */
         if (isf)
-            scatter_seg_f(VF(out) + d0, VF(data) + s0, ix + s0, fl ? fl + s0 : NULL, sl, dl, s0);
+            scatter_seg_f(AT(VF(out), d0), VF(data) + s0, ix + s0, fl ? fl + s0 : NULL, sl, dl, s0);
         else
-            scatter_seg_i(VI(out) + d0, VI(data) + s0, ix + s0, fl ? fl + s0 : NULL, sl, dl, s0);
+            scatter_seg_i(AT(VI(out), d0), VI(data) + s0, ix + s0, fl ? fl + s0 : NULL, sl, dl, s0);
     }
 }
 
@@ -239,7 +244,7 @@ static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd
     const int32_t *ix = VI(idx), *fl = flags ? VI(flags) : NULL;
     int isf = data->type == VT_FLOAT;
     int64_t us = seg_uniform(ssd), ud = seg_uniform(dsd);
-    if (!fl && ud >= 1 && ud <= OPS_FIXED_MAX && us >= 0 && dm <= sm) {
+    if (!fl && ud >= 1 && ud <= OPS_FIXED_MAX && us >= 1 && dm <= sm) {
         if (isf)
             gather_uniform_f(VF(out), VF(data), ix, dm, us, ud);
         else
@@ -252,11 +257,13 @@ static void gather(Value *data, Value *idx, Value *flags, Value *ssd, Value *dsd
         if (dl <= 0)
             continue;
         int64_t sl = k < sm && SL[k] > 0 ? SL[k] : 0;
+        /* an empty source has no storage: every unflagged index into it is
+         * out of range, so nothing is read */
         if (isf)
-            gather_seg_f(VF(out) + d0, VF(data) + s0, ix + d0, fl ? fl + d0 : NULL, dl, sl, d0, k >= sm,
+            gather_seg_f(VF(out) + d0, AT(VF(data), s0), ix + d0, fl ? fl + d0 : NULL, dl, sl, d0, k >= sm,
                          ssd, k);
         else
-            gather_seg_i(VI(out) + d0, VI(data) + s0, ix + d0, fl ? fl + d0 : NULL, dl, sl, d0, k >= sm,
+            gather_seg_i(VI(out) + d0, AT(VI(data), s0), ix + d0, fl ? fl + d0 : NULL, dl, sl, d0, k >= sm,
                          ssd, k);
     }
 }
