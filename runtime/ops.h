@@ -57,20 +57,21 @@ static inline int64_t seg_uniform(const Value *sd)
 
 /* Uniform descriptors of a short length (a quarter of batcher_1m's DIST,
  * INDEX and permute elements are in segments of 1 to 8) are walked with
- * the length a constant: OPS_FIXED_SWITCH(U, F) runs F(L) for the literal
- * L equal to U (1 to OPS_FIXED_MAX), so that F's inner loop becomes
- * straight-line code with no loop to set up per segment. */
+ * the length a constant: OPS_FIXED_SWITCH(U, F, T, ...) runs F(L, T, ...)
+ * for the literal L equal to U (1 to OPS_FIXED_MAX; T, ... at least one
+ * argument, the element type by convention), so that F's inner loop
+ * becomes straight-line code with no loop to set up per segment. */
 #define OPS_FIXED_MAX 8
-#define OPS_FIXED_SWITCH(U, F)                                                \
+#define OPS_FIXED_SWITCH(U, F, ...)                                           \
     switch (U) {                                                              \
-    case 1: F(1); break;                                                      \
-    case 2: F(2); break;                                                      \
-    case 3: F(3); break;                                                      \
-    case 4: F(4); break;                                                      \
-    case 5: F(5); break;                                                      \
-    case 6: F(6); break;                                                      \
-    case 7: F(7); break;                                                      \
-    default: F(8); break;                                                     \
+    case 1: F(1, __VA_ARGS__); break;                                         \
+    case 2: F(2, __VA_ARGS__); break;                                         \
+    case 3: F(3, __VA_ARGS__); break;                                         \
+    case 4: F(4, __VA_ARGS__); break;                                         \
+    case 5: F(5, __VA_ARGS__); break;                                         \
+    case 6: F(6, __VA_ARGS__); break;                                         \
+    case 7: F(7, __VA_ARGS__); break;                                         \
+    default: F(8, __VA_ARGS__); break;                                        \
     }
 
 /* On an elementwise loop whose result may be one of its arguments (written
@@ -85,19 +86,6 @@ static inline int64_t seg_uniform(const Value *sd)
 #else
 #define OPS_IVDEP
 #endif
-
-/* The same, F(L, ...) given the extra arguments. */
-#define OPS_FIXED_SWITCH_ARGS(U, F, ...)                                      \
-    switch (U) {                                                              \
-    case 1: F(1, __VA_ARGS__); break;                                         \
-    case 2: F(2, __VA_ARGS__); break;                                         \
-    case 3: F(3, __VA_ARGS__); break;                                         \
-    case 4: F(4, __VA_ARGS__); break;                                         \
-    case 5: F(5, __VA_ARGS__); break;                                         \
-    case 6: F(6, __VA_ARGS__); break;                                         \
-    case 7: F(7, __VA_ARGS__); break;                                         \
-    default: F(8, __VA_ARGS__); break;                                        \
-    }
 
 /* Segment descriptor that an op is about to use on data of length LEN:
  * fatal unless every non-empty segment lies inside the data. */

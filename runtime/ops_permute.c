@@ -162,7 +162,7 @@ DEF_GATHER_SEG(gather_seg_f, gather_run_f, double)
 /* Uniform source segments of a short length LS (1 to OPS_FIXED_MAX) going
  * to uniform destination segments of length LD: the source length a
  * constant, so each segment is straight-line code. */
-#define SCATTER_FIXED(L)                                                      \
+#define SCATTER_FIXED(L, T)                                                   \
     for (int64_t k = 0; k < m; k++, x += L, ix += L, o += ld)                 \
         for (int i = 0; i < L; i++) {                                         \
             uint32_t j = (uint32_t)ix[i];                                     \
@@ -174,14 +174,14 @@ DEF_GATHER_SEG(gather_seg_f, gather_run_f, double)
     static void NAME(T *o, const T *x, const int32_t *ix, int64_t m, int64_t ls, int64_t ld) \
     {                                                                         \
         uint32_t lim = (uint32_t)ld;                                          \
-        OPS_FIXED_SWITCH(ls, SCATTER_FIXED)                                   \
+        OPS_FIXED_SWITCH(ls, SCATTER_FIXED, T)                                \
     }
 DEF_SCATTER_UNIFORM(scatter_uniform_i, int32_t)
 DEF_SCATTER_UNIFORM(scatter_uniform_f, double)
 
 /* The same for a gather into uniform destination segments of a short
  * length LD from uniform source segments of length LS. */
-#define GATHER_FIXED(L)                                                       \
+#define GATHER_FIXED(L, T)                                                    \
     for (int64_t k = 0; k < m; k++, x += ls, ix += L, o += L)                 \
         for (int i = 0; i < L; i++) {                                         \
             uint32_t j = (uint32_t)ix[i];                                     \
@@ -193,7 +193,7 @@ DEF_SCATTER_UNIFORM(scatter_uniform_f, double)
     static void NAME(T *o, const T *x, const int32_t *ix, int64_t m, int64_t ls, int64_t ld) \
     {                                                                         \
         uint32_t lim = (uint32_t)ls;                                          \
-        OPS_FIXED_SWITCH(ld, GATHER_FIXED)                                    \
+        OPS_FIXED_SWITCH(ld, GATHER_FIXED, T)                                 \
     }
 DEF_GATHER_UNIFORM(gather_uniform_i, int32_t)
 DEF_GATHER_UNIFORM(gather_uniform_f, double)

@@ -73,9 +73,9 @@ static inline double c_fmin(double a, double v) { return a < v ? a : v; }
         int64_t m = sd->len, u = seg_uniform(sd);                             \
         if (m > 1 && u >= 1 && u <= OPS_FIXED_MAX) {                          \
             if (scan)                                                         \
-                OPS_FIXED_SWITCH_ARGS(u, SCAN_FIXED, T, ID, FN)               \
+                OPS_FIXED_SWITCH(u, SCAN_FIXED, T, ID, FN)                    \
             else                                                              \
-                OPS_FIXED_SWITCH_ARGS(u, REDUCE_FIXED, T, ID, FN)             \
+                OPS_FIXED_SWITCH(u, REDUCE_FIXED, T, ID, FN)                  \
             return;                                                           \
         }                                                                     \
         int64_t pos = 0;                                                      \

@@ -95,7 +95,7 @@ void op_replace(Interp *it, const Instr *ins)
 
 /* DIST: vals sd → each value repeated over its segment; uniform length 1
  * is a copy, up to OPS_FIXED_MAX straight-line stores. */
-#define DIST_FIXED(L)                                                         \
+#define DIST_FIXED(L, T)                                                      \
     for (int64_t k = 0; k < m; k++, o += L)                                   \
         for (int i = 0; i < L; i++)                                           \
             o[i] = v[k]
@@ -109,7 +109,7 @@ void op_replace(Interp *it, const Instr *ins)
         }                                                                     \
         if (u >= 2 && u <= OPS_FIXED_MAX) {                                   \
             T *o = out;                                                       \
-            OPS_FIXED_SWITCH(u, DIST_FIXED)                                   \
+            OPS_FIXED_SWITCH(u, DIST_FIXED, T)                                \
             break;                                                            \
         }                                                                     \
         int64_t pos = 0; /* an index: negative lengths move it back */        \
@@ -173,7 +173,7 @@ void op_dist(Interp *it, const Instr *ins)
  * walk per segment, whose setup stays small for the short segments NESL
  * makes (a vectorised inner loop made batcher's INDEX 1.85x the
  * classic's). Arithmetic wraps. */
-#define INDEX_FIXED(L)                                                        \
+#define INDEX_FIXED(L, T)                                                     \
     for (int64_t k = 0; k < m; k++, o += L) {                                 \
         uint32_t c = (uint32_t)in0[k], s = (uint32_t)st[k];                   \
         for (int i = 0; i < L; i++)                                           \
@@ -213,7 +213,7 @@ void op_index(Interp *it, const Instr *ins)
         memcpy(out, in0, (size_t)m * 4);
     } else if (u >= 2 && u <= OPS_FIXED_MAX) {
         int32_t *o = out;
-        OPS_FIXED_SWITCH(u, INDEX_FIXED)
+        OPS_FIXED_SWITCH(u, INDEX_FIXED, int32_t)
     } else {
         int64_t pos = 0;
         for (int64_t k = 0; k < m; k++) {

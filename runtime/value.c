@@ -8,7 +8,6 @@
 #include <string.h>
 #include <limits.h>
 #include <malloc.h>
-#include <sys/mman.h>
 
 static int64_t limit_units = 1000000;
 static int64_t used_units;
@@ -156,26 +155,22 @@ void seg_drop_offsets(Value *sd) { drop_offsets(sd); }
 /* Largest vector we accept: 2^31-1 elements, as the classic (int lengths). */
 #define MAX_LEN INT64_C(2147483647)
 
-/* Vector storage comes from the C library's heap, configured once
+/* Vector storage: vectors of vheap_min bytes and more in the vector heap
+ * (vheap.h), the others on the C library's heap, configured once
  * (mem_init) the way the classic's fixed vector heap behaves: freed memory
  * stays with the process for the next vector instead of going back to the
  * system, so that a page is faulted in and cleared once per run, not once
- * per vector (bh_16k: 182000 page faults -> 3000, as the classic). */
-/* A fresh stretch of the heap is faulted in by one madvise per vector
- * (MADV_POPULATE_WRITE, Linux 5.14) rather than a page fault per 4 KiB
- * page as the vector is first written: 2.5x less time for the same pages
- * here (1 GiB: 0.45 s against 1.1-1.4 s), and black_scholes_8m faults in
- * a gigabyte. Only memory past the highest address populated so far is
- * asked for (below it the heap's pages are present: it is never trimmed);
- * vectors under POPULATE_MIN bytes fault as usual. A kernel without it
- * refuses the call and the pages fault in as before. */
+ * per vector (bh_16k: 182000 page faults -> 3000, as the classic). A fresh
+ * stretch of that heap under a vector of POPULATE_MIN bytes or more is
+ * faulted in at once (mem_fault_in): only memory past the highest address
+ * done so far (below it the heap's pages are present: it is never
+ * trimmed). */
 #define POPULATE_MIN ((size_t)256 << 10)
 static uintptr_t populated_to;
-static int populate_off;
 
 static void prefault(void *block, size_t bytes)
 {
-    if (bytes < POPULATE_MIN || populate_off)
+    if (bytes < POPULATE_MIN)
         return;
     uintptr_t page = 4096, a = (uintptr_t)block, e = a + bytes;
     if (e <= populated_to)
@@ -184,17 +179,8 @@ static void prefault(void *block, size_t bytes)
         a = populated_to;
     a = (a + page - 1) & ~(page - 1);
     e &= ~(page - 1);
-    if (e <= a)
-        return;
-#ifdef MADV_POPULATE_WRITE
-    if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) != 0) {
-        populate_off = 1;
-        return;
-    }
-#else
-    populate_off = 1;
-#endif
-    populated_to = e;
+    if (e > a && mem_fault_in((void *)a, e - a) == 0)
+        populated_to = e;
 }
 
 void mem_init(void)
@@ -356,10 +342,7 @@ Value *val_resize(Value *v, int64_t len)
     } else if (total >= vheap_min && (nv = vheap_alloc(total)) != NULL) {
         /* grown into the vector heap: moved once */
         memcpy(nv, v, old < total ? old : total);
-        if (v->sclass)
-            block_free(v, v->sclass);
-        else
-            free(v);
+        block_free(v, v->sclass);
     } else {
         nv = realloc(v, total);
         if (nv)

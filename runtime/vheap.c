@@ -51,20 +51,26 @@ static int reserve(void)
     return base != MAP_FAILED;
 }
 
-/* Fault in the pages below END not faulted in yet, in one call (a kernel
- * without MADV_POPULATE_WRITE faults them in as they are written). */
-static void populate(size_t end)
+int mem_fault_in(void *p, size_t n)
 {
     static int unsupported;
+    if (unsupported || n == 0)
+        return -1;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, n, MADV_POPULATE_WRITE) == 0)
+        return 0;
+#endif
+    unsupported = 1;
+    return -1;
+}
+
+/* Fault in the pages below END not faulted in yet. */
+static void populate(size_t end)
+{
     if (end <= populated)
         return;
     size_t e = (end + PAGE - 1) & ~(PAGE - 1);
-#ifdef MADV_POPULATE_WRITE
-    if (!unsupported && madvise(base + populated, e - populated, MADV_POPULATE_WRITE) != 0)
-        unsupported = 1;
-#else
-    unsupported = 1;
-#endif
+    mem_fault_in(base + populated, e - populated);
     populated = e;
 }
 
