@@ -79,12 +79,10 @@ static inline int64_t seg_uniform(const Value *sd)
  * touched): there is no dependence between iterations, so the compiler may
  * vectorise without the overlap check that would send every in-place run
  * to its scalar loop. */
-#if defined(__clang__)
-#define OPS_IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__clang__)
 #define OPS_IVDEP _Pragma("GCC ivdep")
 #else
-#define OPS_IVDEP
+#define OPS_IVDEP /* clang's assume_safety warns wherever it cannot vectorise (-O1, sanitizers) */
 #endif
 
 /* Segment descriptor that an op is about to use on data of length LEN:
