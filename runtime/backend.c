@@ -9,6 +9,7 @@
 #include "runtime/errors.h"
 #include "runtime/rand.h"
 #include "runtime/replace_step.h"
+#include "runtime/tier_hot.h"
 #include "runtime/tier_verdict.h"
 #include "translate/plan.h"
 #include "vcode/optable.h"
@@ -35,6 +36,7 @@ typedef struct {
     /* the tier profile (main thread) */
     int nin;            /* stack inputs; -1 not known yet */
     int demoted;
+    int probed;         /* the cache was probed at its first hot run (tier_first_run) */
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     double interp_secs, fused_secs;
@@ -80,6 +82,8 @@ struct Backend {
     int64_t promotions, installs, demotions, failures, abandoned;
     int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
     uint64_t program_id;                /* tier_program_id: the speeds kept per program */
+    unsigned char *hot; /* per block: HOT_PRIOR, HOT_NEW (tier_hot.h); NULL: no cache to keep them in */
+    char *hot_path;
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
@@ -155,6 +159,14 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
     if (b->tiered) {
         b->program_id = tier_program_id(p);
+        char hp[1200];
+        if (o->cache_dir && tier_hot_path(o->cache_dir, b->program_id, hp, sizeof hp) == 0) {
+            b->hot = calloc((size_t)b->nblocks + 1, 1);
+            b->hot_path = strdup(hp);
+            if (!b->hot || !b->hot_path)
+                rt_fatal("out of host memory");
+            tier_hot_read(hp, b->nblocks, b->hot);
+        }
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
         if (!b->bg_plans || !b->fg_plans)
@@ -610,45 +622,88 @@ static int tier_cached(Backend *b, int k)
     return rc == 0;
 }
 
-/* Promote block K, whose run now has W work. The worker translates and
- * compiles it while the interpreter goes on. But when translating it here
- * is predicted to cost under 2% of interpreting this run, it is translated
- * at once, and code already in the kernel cache (an earlier run of the
- * program) is used for this very run: a block that runs once over long
- * vectors gets its fused code whenever the cache has it. */
-static void tier_promote(Backend *b, int k, int64_t w)
+/* Probe the kernel cache for block K, whose run now has W work, when
+ * translating it here is predicted to cost under 2% of interpreting this
+ * run, and the cache has not proved cold for this program (3 misses, no
+ * hit). On a hit its code is installed for this very run: a block that
+ * runs once over long vectors gets its fused code whenever the cache has
+ * it. 1: a hit (installed, or demoted by earlier runs' verdicts); 0: a
+ * miss or not probed; -1: not plannable (it stays interpreted). */
+static int tier_probe(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
+    double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
+    int cold = b->probe_misses >= 3 && b->probe_hits == 0;
+    if (cold || (double)b->blocks[k].nvector * tr_rate > 0.02 * (double)w * interp_rate)
+        return 0;
+    if (!e->planned && plan_block(b, k) < 0) {
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return -1;
+    }
+    int hit = tier_cached(b, k);
+    b->probe_hits += hit;
+    b->probe_misses += !hit;
+    if (!hit)
+        return 0;
+    e->hits = 1;
+    e->ready_t = now() - b->t_start;
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "promoted, its code in the cache");
+    tier_install(b, k);
+    return 1;
+}
+
+static void tier_mark_promoted(Backend *b, int k)
 {
     BlockEntry *e = &b->entries[k];
     e->promoted_entry = e->entries;
     e->promoted_t = now() - b->t_start;
     b->promotions++;
-    if (b->opt.tier.mode == TIER_BACKGROUND) {
-        double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
-        double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
-        /* After 3 misses and no hit the cache is taken to be cold for
-         * this program: no more translating here for a probe. */
-        int cold = b->probe_misses >= 3 && b->probe_hits == 0;
-        if (!cold && (double)b->blocks[k].nvector * tr_rate <= 0.02 * (double)w * interp_rate) {
-            if (plan_block(b, k) < 0) {
-                b->failures++;
-                atomic_store(&e->state, BS_INTERP);
-                if (b->opt.tier.trace)
-                    tier_trace(b, k, "stays interpreted");
-                return;
-            }
-            int hit = tier_cached(b, k);
-            b->probe_hits += hit;
-            b->probe_misses += !hit;
-            if (hit) {
-                e->hits = 1;
-                e->ready_t = now() - b->t_start;
-                if (b->opt.tier.trace)
-                    tier_trace(b, k, "promoted, its code in the cache");
-                tier_install(b, k);
-                return;
-            }
-        }
-    }
+}
+
+/* Block K's first run with W work past the threshold, when it has not
+ * been seen to recur: fused code pays only in later runs of the block,
+ * and a block that runs once gets none before its run ends. So it is
+ * used only when the cache has it; otherwise nothing is compiled now
+ * (in a short program the compiler on the other core costs the
+ * interpreter more than it could win) and the block is remembered as hot
+ * for the program's next run (tier_hot.h), which compiles it in the
+ * background for the runs after. A block that runs again is promoted. */
+static void tier_first_run(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    e->probed = 1;
+    if (b->opt.tier.mode != TIER_BACKGROUND)
+        return;
+    int64_t promoted_entry = e->promoted_entry;
+    double promoted_t = e->promoted_t;
+    tier_mark_promoted(b, k);
+    int r = tier_probe(b, k, w);
+    if (r != 0)
+        return;
+    e->promoted_entry = promoted_entry; /* not promoted after all */
+    e->promoted_t = promoted_t;
+    b->promotions--;
+    if (b->hot)
+        b->hot[k] |= HOT_NEW;
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "hot, ran once: remembered for the next run");
+}
+
+/* Promote block K, whose run now has W work. The worker translates and
+ * compiles it while the interpreter goes on; under --tier=sync it is
+ * compiled here, at once. Code already in the kernel cache is used at
+ * once (tier_probe). */
+static void tier_promote(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    tier_mark_promoted(b, k);
+    if (b->opt.tier.mode == TIER_BACKGROUND && !e->probed && tier_probe(b, k, w) != 0)
+        return;
     if (b->opt.tier.mode == TIER_SYNC) {
         atomic_store(&e->state, BS_QUEUED);
         tier_job(b, k);
@@ -732,7 +787,11 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     e->big_runs++;
     e->work += w;
     if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && e->work >= b->opt.tier.work) {
-        tier_promote(b, k, w);
+        if (e->big_runs >= 2 || b->opt.tier.mode == TIER_SYNC || b->opt.tier.work == 0 ||
+            (b->hot && (b->hot[k] & HOT_PRIOR)))
+            tier_promote(b, k, w);
+        else if (!e->probed)
+            tier_first_run(b, k, w);
         if (atomic_load(&e->state) == BS_FUSED)
             return -2;
     }
@@ -1237,6 +1296,10 @@ void backend_free(Backend *b)
         return; /* the worker still reads the backend: left to the exit */
     if (b->tiered)
         tier_save_speeds(b);
+    if (b->hot)
+        tier_hot_write(b->hot_path, b->nblocks, b->hot);
+    free(b->hot);
+    free(b->hot_path);
     for (int k = 0; k < b->nblocks; k++) {
         free(b->entries[k].launches);
         free(b->entries[k].seconds);

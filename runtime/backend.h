@@ -25,6 +25,7 @@ typedef struct {
     double check_rel;   /* --check-rel: float tolerance, relative */
     int profiling;      /* --profile: per kernel figures */
     TierOptions tier;   /* --tier and its thresholds (cpu, cuda; lcu translates every block it meets) */
+    const char *cache_dir; /* the kernel cache, where the tiers keep hot blocks (tier_hot.h); NULL: none */
 } BackendOptions;
 
 /* A backend for program P (already inlined and checked) whose kernels run

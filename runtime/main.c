@@ -403,6 +403,10 @@ int main(int argc, char **argv)
                 return 1;
             }
         }
+        /* where the tiers keep a program's hot blocks for its next run */
+        static char hot_dir[1100];
+        if (bk != BK_LCU && bopt.tier.mode != TIER_EAGER && jit_dir(&jopt, hot_dir, sizeof hot_dir) == 0)
+            bopt.cache_dir = hot_dir;
     }
     /* Tiers in the background: the interpreter starts on the program as
      * written, the worker inlines it and makes the backend meanwhile. */
