@@ -16,14 +16,14 @@
  * non-zero values read as true), VK_FLOAT is double.
  *
  * Segment descriptors: len_d[m] lengths (int32) and off_d[m] offsets (int64,
- * off[k] = len[0] + ... + len[k-1], the raw sum as runtime/value.c's
+ * off[k] = len[0] + ... + len[k-1], the raw sum as runtime/core/value.c's
  * seg_offsets computes it; vk_seg_offsets builds it). A segment of length
  * <= 0 is empty. Non-empty segments must not overlap; a descriptor that
  * passed the runtime's range check and has a negative length always has
  * overlapping segments (or only empty ones), and there the results are
  * unspecified: use the host path for such descriptors.
  *
- * Scans and reductions follow VCODE.md §4.2/§4.3 (and runtime/ops_scan.c):
+ * Scans and reductions follow VCODE.md §4.2/§4.3 (and runtime/interp/ops_scan.c):
  * exclusive scans from the identity, Int arithmetic wrapping, AND/OR/XOR
  * bitwise on Int and logical (0/1 results) on Bool, Float MAX/MIN with the
  * ±(double)1.0e36f identities. Int and Bool results, and Float MAX/MIN
@@ -121,12 +121,12 @@ int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
 int vk_seg_scan(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
                 const int64_t *off_d, int64_t m, int64_t n, void *out_d);
 
-/* ---- Rank (VCODE.md §4.7, runtime/rank.c) ------------------------------
+/* ---- Rank (VCODE.md §4.7, runtime/core/rank.c) ------------------------------
  * rank_d[i] = the 0-based place of element i when its segment is sorted
  * stably, ascending (down = 0) or descending (down != 0), ties keeping
  * their original order in both directions. TYPE is VK_INT (signed order) or
  * VK_FLOAT (numeric order, -0.0 before +0.0, NaNs by bit pattern at the
- * ends: the key of runtime/rank.c). len_d/off_d may be NULL with m == 1 for
+ * ends: the key of runtime/core/rank.c). len_d/off_d may be NULL with m == 1 for
  * one segment of n. n must be < 2^31. Uses CUB's radix sort (stable). */
 int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
                 const int64_t *off_d, int64_t m, int64_t n, int32_t *rank_d);
@@ -139,7 +139,7 @@ int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
 int vk_select_flagged(VkType type, const void *in_d, const int32_t *flags_d, int64_t n,
                       void *out_d, int64_t *count_host);
 
-/* ---- Permutes (VCODE.md §4.4, runtime/ops_permute.c) --------------------
+/* ---- Permutes (VCODE.md §4.4, runtime/interp/ops_permute.c) --------------------
  * ESIZE is the element size, 4 or 8. Indices are relative to the segment
  * and checked: an index outside its segment, or a non-empty segment with no
  * partner segment, fails with -1 and the runtime's message, reporting the
@@ -178,7 +178,7 @@ int vk_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, con
 
 /* ---- RAND (VCODE.md §4.14) ---------------------------------------------
  * out_d[0 .. n) = the next n draws of the random() stream whose state is
- * (ring, k) (runtime/rand.h's RandState fields), bit-identical to rnd_fill,
+ * (ring, k) (runtime/core/rand.h's RandState fields), bit-identical to rnd_fill,
  * computed in parallel with the jump-ahead of kernels/rand_jump.h. The
  * host state is not touched: advance it with vkr_jump(ring, &k, n). */
 int vk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);

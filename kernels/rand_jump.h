@@ -1,8 +1,8 @@
 /* kernels/rand_jump.h — jump-ahead for the RAND stream (glibc random(),
- * TYPE_3; VCODE.md §4.14, runtime/rand.h), usable from C11 and CUDA C++.
+ * TYPE_3; VCODE.md §4.14, runtime/core/rand.h), usable from C11 and CUDA C++.
  *
  * The stream is r[i] = r[i-31] + r[i-3] (mod 2^32), output (int32)(r[i] >> 1).
- * A state is the window of the last 31 values: runtime/rand.h keeps it as
+ * A state is the window of the last 31 values: runtime/core/rand.h keeps it as
  * ring[31] with r[j] at ring[j % 31] plus k, the index of the next r[] to
  * compute, so the window is r[k-31 .. k-1]. Here a "linear window" w[31] is
  * the same values in order: w[j] = r[k-31+j].

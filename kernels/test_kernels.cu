@@ -267,7 +267,7 @@ static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
 
 // ---- rank ---------------------------------------------------------------------------
 
-// The order key of runtime/rank.c: -0.0 before +0.0, NaNs by bit pattern at the ends.
+// The order key of runtime/core/rank.c: -0.0 before +0.0, NaNs by bit pattern at the ends.
 static uint64_t fkey(double d)
 {
     uint64_t u;
@@ -376,7 +376,7 @@ static void test_permutes(int64_t n)
 
 // ---- RAND ----------------------------------------------------------------------------
 
-// glibc random() TYPE_3, as runtime/rand.c: the ring after srandom(seed).
+// glibc random() TYPE_3, as runtime/core/rand.c: the ring after srandom(seed).
 static void host_seed(uint32_t ring[31], uint64_t *k, uint32_t seed)
 {
     int64_t r[34];

@@ -1,5 +1,5 @@
 /* kernels/vk_rank.cu — stable segmented rank (VCODE.md §4.7), the GPU
- * counterpart of runtime/rank.c.
+ * counterpart of runtime/core/rank.c.
  *
  * Keys are mapped, as rank.c maps them, to unsigned integers whose
  * ascending order is the wanted order (descending: complemented), so that

@@ -1,15 +1,15 @@
 /* runtime/main.c — the vinterp command line (VCODE.md §7). */
 #define _GNU_SOURCE
-#include "runtime/backend.h"
-#include "runtime/exec_cpu.h"
-#include "runtime/exec_cuda.h"
-#include "runtime/jit.h"
-#include "runtime/errors.h"
-#include "runtime/interp.h"
-#include "runtime/print.h"
-#include "runtime/profile.h"
-#include "runtime/tier_prep.h"
-#include "runtime/value.h"
+#include "runtime/fused/backend.h"
+#include "runtime/fused/exec_cpu.h"
+#include "runtime/fused/exec_cuda.h"
+#include "runtime/jit/jit.h"
+#include "runtime/core/errors.h"
+#include "runtime/interp/interp.h"
+#include "runtime/core/print.h"
+#include "runtime/interp/profile.h"
+#include "runtime/fused/tier_prep.h"
+#include "runtime/core/value.h"
 #include "translate/inline.h"
 #include "vcode/printer.h"
 #include "vcode/program.h"
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/version.h"
+#include "runtime/core/version.h"
 
 static int64_t mem_units = 1000000;
 /* -m's largest value: 2^60 units of 8 bytes, every byte count an int64_t. */
@@ -458,7 +458,8 @@ int main(int argc, char **argv)
     }
     Interp it;
     interp_init(&it, run, &opt);
-    it.backend = backend;
+    it.run_block = backend ? backend_block_hook : NULL;
+    it.block_ctx = backend;
     if (backend && profile != PROF_OFF)
         backend_profile_on(backend);
     it.block_at = backend ? backend_block_map(backend) : NULL;

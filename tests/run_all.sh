@@ -24,6 +24,12 @@ count() {
     failed=$((failed + f))
 }
 
+echo "== layers: no folder includes a header of a layer above it"
+sh "$here/check_layers.sh" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 40
+tail -n 1 "$log"
+count
+
 for t in "$build"/tests/unit/*; do
     [ -x "$t" ] || continue
     echo "== unit: $(basename "$t")"
@@ -43,7 +49,7 @@ for dir in golden errors demo; do
 done
 
 # The reference with every elementwise loop, one-segment DIST and INDEX
-# split between three threads however short (runtime/par.h): the same
+# split between three threads however short (runtime/core/par.h): the same
 # answers and errors.
 for dir in golden errors; do
     echo "== $dir programs, ref, loops split between 3 threads (VINTERP_PAR_MIN=1)"

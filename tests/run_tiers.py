@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/run_tiers.py INTERP — the tiers (runtime/tier.h): options and their
+"""tests/run_tiers.py INTERP — the tiers (runtime/fused/tier.h): options and their
 errors, the cost model's promotion point, per-block units and the cache,
 the dispatch rule, a compile abandoned at the end leaving nothing behind,
 --no-cache's private directory, and deterministic plans (the same cache

@@ -1,7 +1,7 @@
 /* translate/cg_c.c — the C target's SOAC skeletons (see codegen.h).
  *
  * A kernel becomes one host function that runs its SOACs in order. Each
- * skeleton is the loop of the reference evaluator (translate/lcu_eval.c)
+ * skeleton is the loop of the reference evaluator (runtime/fused/lcu_eval.c)
  * with the thunks inlined: same order of evaluation, same left-to-right
  * reductions and scans, same increasing-order scatters, so the results are
  * bit-identical to the reference interpreter's. FILTER, PARTITION and

@@ -3,7 +3,7 @@
  * reference evaluator's semantics), expressions and thunks (see
  * codegen.h). The skeletons are in cg_c.c and cg_cuda.c.
  *
- * Semantics kept from translate/lcu_eval.c: integer arithmetic wraps
+ * Semantics kept from runtime/fused/lcu_eval.c: integer arithmetic wraps
  * (through uint32_t), integer division and remainder fail on 0 and on
  * INT32_MIN / -1, float -> int conversions give INT32_MIN outside the Int
  * range (cvttsd2si), shifts take the count mod 32, bool AND/OR/NOT are
@@ -177,7 +177,7 @@ static const char c_tail[] =
 
 /* The CUDA head serves three compilers: NVRTC (no standard headers: its
  * own integer types), nvcc, and a host C++ compiler, for which the CUDA
- * words are mapped to host code (the emulated device, runtime/cuda_emul.c):
+ * words are mapped to host code (the emulated device, runtime/device/cuda_emul.c):
  * the thread coordinates and the barrier are globals of the unit that the
  * emulator sets before it runs each thread, and shared memory is static. */
 static const char cuda_head[] =

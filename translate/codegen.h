@@ -10,9 +10,9 @@
  * C target: each kernel becomes `void NAME(vk_ctx *cx)` (codegen_abi.h),
  * which runs the kernel's SOACs in order, one plain loop each, with the
  * reference evaluator's order of evaluation (results bit-identical to
- * translate/lcu_eval.c).
+ * runtime/fused/lcu_eval.c).
  *
- * CUDA target: device entry points only; the runtime (runtime/exec_cuda.c)
+ * CUDA target: device entry points only; the runtime (runtime/fused/exec_cuda.c)
  * drives them SOAC by SOAC, choosing among a SOAC's entry points, and runs
  * the ranks, RAND draws and what the fused skeletons leave (the scan of a
  * filter's flags, the combining of block partials, the general path of

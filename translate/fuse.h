@@ -90,7 +90,7 @@ int fuse_horizontal_ok(const FuseNode *a, const FuseNode *b);
  * lp_solve failure. Graphs of more than FUSE_WINDOW nodes are scheduled in
  * windows of consecutive nodes (see fuse_greedy). */
 void fuse_schedule(const FuseGraph *g, const FuseOptions *opt, int *cluster, FuseResult *res);
-/* The greedy schedule alone (also used for --fusion=greedy). A graph of
+/* The greedy schedule alone (the ILP's fallback). A graph of
  * more than FUSE_WINDOW nodes is cut into windows of consecutive nodes (at
  * most FUSE_WINDOW each, as even as they come) scheduled one after
  * another: no cluster crosses a window, so time and memory are linear in

@@ -293,44 +293,6 @@ int fuse_count_materialised(const FuseGraph *g, const int *cluster)
     return count;
 }
 
-static int cmp_int(const void *x, const void *y)
-{
-    int a = *(const int *)x, b = *(const int *)y;
-    return (a > b) - (a < b);
-}
-
-int fuse_renumber(int n, int *cluster)
-{
-    if (n <= 0)
-        return 0;
-    int *v = malloc((size_t)n * sizeof *v);
-    if (!v) {
-        /* Cannot rank: fall back to one cluster per node, always valid
-         * for a caller that then checks. */
-        for (int i = 0; i < n; i++)
-            cluster[i] = i;
-        return n;
-    }
-    memcpy(v, cluster, (size_t)n * sizeof *v);
-    qsort(v, (size_t)n, sizeof *v, cmp_int);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (k == 0 || v[k - 1] != v[i])
-            v[k++] = v[i];
-    for (int i = 0; i < n; i++) {
-        int lo = 0, hi = k - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (v[mid] < cluster[i])
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        cluster[i] = lo;
-    }
-    free(v);
-    return k;
-}
 
 /* ---- the greedy schedule ------------------------------------------------ */
 

@@ -69,8 +69,4 @@ int fuse_check_rel(const FuseGraph *g, const FuseRel *r, const int *cluster, int
  * consumer in another cluster than their producer. */
 int fuse_count_materialised(const FuseGraph *g, const int *cluster);
 
-/* Replace each cluster number by its rank among the distinct numbers
- * (0..k-1, order kept); returns k. */
-int fuse_renumber(int n, int *cluster);
-
 #endif

@@ -188,7 +188,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         LcuSoac *s = NULL;
         switch (nd->op) {
         case OP_CONST: case OP_LENGTH: case OP_LENGTHS: case OP_MAKE_SEGDES:
-        case OP_REPLACE: /* in place on the host (runtime/replace_step.h) */
+        case OP_REPLACE: /* in place on the host (runtime/fused/replace_step.h) */
             add_step(&w, STEP_HOST, n, NULL);
             continue;
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:

@@ -38,11 +38,11 @@
  * sandbox, and give libFuzzer absolute paths for its corpus and
  * -artifact_prefix. */
 #define _GNU_SOURCE
-#include "runtime/errors.h"
-#include "runtime/interp.h"
-#include "runtime/print.h"
-#include "runtime/rand.h"
-#include "runtime/value.h"
+#include "runtime/core/errors.h"
+#include "runtime/interp/interp.h"
+#include "runtime/core/print.h"
+#include "runtime/core/rand.h"
+#include "runtime/core/value.h"
 #include "vcode/program.h"
 
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* tests/unit/test_cuda_emul.c — the emulated device (runtime/cuda_emul.c):
+/* tests/unit/test_cuda_emul.c — the emulated device (runtime/device/cuda_emul.c):
  * launches run every thread of every block, kernels with barriers run as
  * fibers that meet at __syncthreads (a block reduction in shared memory
  * gives the right sums), a barrier that only some threads reach is
@@ -6,7 +6,7 @@
  * without SYNC. The kernels are written here, on the generated units'
  * prelude (translate/codegen.c). */
 #include "check.h"
-#include "runtime/cuda_dev.h"
+#include "runtime/device/cuda_dev.h"
 #include "translate/codegen.h"
 
 #include <stdlib.h>

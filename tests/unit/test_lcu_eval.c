@@ -3,11 +3,11 @@
  * inputs against the reference interpreter's own ops, bit for bit. */
 #include "check.h"
 #include "translate/lcu.h"
-#include "translate/lcu_eval.h"
-#include "runtime/errors.h"
-#include "runtime/interp.h"
-#include "runtime/ops.h"
-#include "runtime/rand.h"
+#include "runtime/fused/lcu_eval.h"
+#include "runtime/core/errors.h"
+#include "runtime/interp/interp.h"
+#include "runtime/interp/ops.h"
+#include "runtime/core/rand.h"
 
 #include <math.h>
 #include <setjmp.h>

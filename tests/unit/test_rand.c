@@ -1,6 +1,6 @@
 /* tests/unit/test_rand.c — the random() stream (VCODE.md §4.14). */
 #include "check.h"
-#include "runtime/rand.h"
+#include "runtime/core/rand.h"
 
 #include <stdint.h>
 

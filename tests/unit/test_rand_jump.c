@@ -1,8 +1,8 @@
 /* tests/unit/test_rand_jump.c — the RAND jump-ahead of kernels/rand_jump.h
- * against the sequential stream of runtime/rand.c. */
+ * against the sequential stream of runtime/core/rand.c. */
 #include "check.h"
 #include "kernels/rand_jump.h"
-#include "runtime/rand.h"
+#include "runtime/core/rand.h"
 
 #include <stdint.h>
 #include <stdlib.h>

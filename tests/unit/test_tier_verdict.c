@@ -1,8 +1,8 @@
 /* tests/unit/test_tier_verdict.c — the tiers' per-unit speeds kept in the
- * kernel cache (runtime/tier_verdict.c): the file's path, a round trip,
+ * kernel cache (runtime/fused/tier_verdict.c): the file's path, a round trip,
  * malformed files ignored, and when the fused runs count as the slower. */
 #include "check.h"
-#include "runtime/tier_verdict.h"
+#include "runtime/fused/tier_verdict.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,12 +1,12 @@
-/* tests/unit/test_vheap.c — the heap of big vectors (runtime/vheap.h):
+/* tests/unit/test_vheap.c — the heap of big vectors (runtime/core/vheap.h):
  * blocks never overlap and keep their contents through any order of
  * allocations, frees and resizes; freed neighbours merge, so that freeing
  * everything gives the whole range back; a freed stretch is reused first
  * fit by address; and vectors made through value.c land there and move
  * there when READ grows them past the threshold. */
 #include "check.h"
-#include "runtime/value.h"
-#include "runtime/vheap.h"
+#include "runtime/core/value.h"
+#include "runtime/core/vheap.h"
 
 #include <stdint.h>
 #include <stdlib.h>

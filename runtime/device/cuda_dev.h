@@ -1,0 +1,92 @@
+/* runtime/device/cuda_dev.h — the device under the cuda executor, behind one
+ * table of functions, with two implementations:
+ *
+ *   real      (runtime/device/cuda_real.c) the CUDA driver API and NVRTC, loaded
+ *             with dlopen, and the precompiled primitives of
+ *             libvkernels.so (kernels/kernels.h), also loaded with dlopen;
+ *   emulated  (runtime/device/cuda_emul.c) host memory standing in for device
+ *             memory, the generated CUDA compiled as host C++ (the
+ *             prelude maps the CUDA words to host code; each block's
+ *             threads run in turn, as fibers that meet at __syncthreads),
+ *             and host versions of the primitives.
+ *
+ * The emulated device runs the executor's whole protocol — separate
+ * "device" buffers, uploads, downloads, launches, library calls — without
+ * a GPU, so the tests check it on every machine. Device pointers are
+ * opaque to the executor: it only passes them back to this table. */
+#ifndef RUNTIME_CUDA_DEV_H
+#define RUNTIME_CUDA_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "kernels/kernels.h"
+#include "runtime/jit/jit.h"
+
+/* The primitives, with kernels.h's signatures. */
+typedef struct {
+    int (*seg_offsets)(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
+    int (*reduce)(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+    int (*scan)(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+    int (*seg_reduce)(VkOp op, VkType type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+                      int64_t m, int64_t n, void *out_d);
+    int (*seg_scan)(VkOp op, VkType type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+                    int64_t m, int64_t n, void *out_d);
+    int (*seg_rank)(int down, VkType type, const void *keys_d, const int32_t *len_d, const int64_t *off_d,
+                    int64_t m, int64_t n, int32_t *rank_d);
+    int (*rand)(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
+    int (*elems_get)(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);
+    int (*elems_put)(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d);
+    const char *(*last_error)(void);
+} VkLib;
+
+typedef struct CudaDev CudaDev;
+struct CudaDev {
+    const char *kind;           /* "cuda" or "emulated" */
+    char name[256];             /* the device's name */
+    char arch[16];              /* "sm_90"; "host" when emulated */
+    unsigned block;             /* threads per block of every launch (a power of two, <= 256) */
+    unsigned warp;              /* the warp-per-segment group (a power of two dividing block) */
+    unsigned max_grid;          /* the most blocks a launch needs to fill the device */
+    char unit_path[1200];       /* the cached source of the last unit loaded ("" when none) */
+    VkLib lib;
+    /* memory (device pointers); alloc returns NULL on failure */
+    void *(*alloc)(CudaDev *d, size_t bytes);
+    void (*free)(CudaDev *d, void *p);
+    int (*h2d)(CudaDev *d, void *dst, const void *src, size_t bytes);
+    int (*d2h)(CudaDev *d, void *dst, const void *src, size_t bytes);   /* waits */
+    int (*d2d)(CudaDev *d, void *dst, const void *src, size_t bytes);
+    int (*memset0)(CudaDev *d, void *dst, size_t bytes);
+    /* Compile (through the cache) and load a unit of generated CUDA;
+     * returns a module, or NULL with MSG. */
+    void *(*load)(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen);
+    /* Compile a unit into the kernel cache without loading it, so that a
+     * later load of the same text finds it (the tier thread: touches no
+     * state load or launch use). 0, or -1 with MSG. */
+    int (*build)(CudaDev *d, const char *src, size_t len, JitBuildStats *st, char *msg, size_t msglen);
+    /* An entry point of a module, or NULL. */
+    void *(*func)(CudaDev *d, void *module, const char *name);
+    /* Launch FN on GRID blocks of `block` threads with NARGS arguments (3
+     * to 5), each pointed to by ARGS[i] (as cuLaunchKernel takes them):
+     * (vk_arr *V, vk_errp er, int64_t n[, void *p3[, void *p4]]). SYNC: the
+     * kernel uses __syncthreads (the emulated device then runs each block's
+     * threads as fibers that meet at the barriers). */
+    int (*launch)(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args);
+    /* The last failure's message. */
+    const char *(*error)(CudaDev *d);
+    /* -d stats lines of its own (compilation, cache). */
+    void (*report)(CudaDev *d, FILE *f);
+    void (*close)(CudaDev *d);
+};
+
+/* Open device DEV (real), or NULL with the reason in WHY. With
+ * COMPILE_ONLY_ARCH only NVRTC is needed: load compiles for that
+ * architecture and returns a dummy module; nothing else may be called. */
+CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_arch, char *why, size_t len);
+/* 1 when the driver, a device DEV, NVRTC and libvkernels.so are there. */
+int cuda_real_usable(int dev, char *why, size_t len);
+
+/* The emulated device (needs a C++ compiler: $VINTERP_CXX, else c++). */
+CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len);
+
+#endif

@@ -1,0 +1,267 @@
+/* runtime/device/cuda_emul.c — the emulated device (see cuda_dev.h): host
+ * buffers for device memory, the generated CUDA compiled as host C++
+ * through the kernel cache, launches run by runtime/device/emul_grid.c (every
+ * thread of every block, as fibers at __syncthreads when the kernel has
+ * barriers), and the primitives of runtime/device/emul_prims.c. */
+#include "runtime/device/cuda_dev.h"
+#include "runtime/device/emul_grid.h"
+#include "runtime/device/emul_prims.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the device ------------------------------------------------------------------ */
+
+typedef struct {
+    void *fn;
+    EmuDims *dims;
+} EmFn;
+
+typedef struct {
+    void *h;
+    EmuDims dims;
+} EmMod;
+
+typedef struct {
+    CudaDev base;
+    JitOptions jo;
+    JitStats js;
+    EmMod **modules;
+    int nmodules;
+    EmFn **fns;
+    int nfns;
+    char err[256];
+} EmulDev;
+
+typedef void (*Fn3)(void *, void *, int64_t);
+typedef void (*Fn4)(void *, void *, int64_t, void *);
+typedef void (*Fn5)(void *, void *, int64_t, void *, void *);
+
+/* A launch's entry point and arguments (as cuLaunchKernel takes them). */
+typedef struct {
+    void *fn;
+    int nargs;
+    void *const *a;
+} Call;
+
+static void call_entry(void *arg)
+{
+    const Call *c = arg;
+    void *fn = c->fn;
+    void *const *a = c->a;
+    void *v = *(void *const *)a[0], *er = *(void *const *)a[1];
+    int64_t cnt = *(const int64_t *)a[2];
+    if (c->nargs == 3) {
+        Fn3 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt);
+    } else if (c->nargs == 4) {
+        Fn4 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt, *(void *const *)a[3]);
+    } else {
+        Fn5 f;
+        memcpy(&f, &fn, sizeof f);
+        f(v, er, cnt, *(void *const *)a[3], *(void *const *)a[4]);
+    }
+}
+
+static int em_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args)
+{
+    EmulDev *e = (EmulDev *)d;
+    EmFn *ef = fn;
+    if (nargs < 3 || nargs > 5) {
+        snprintf(e->err, sizeof e->err, "launch with %d arguments", nargs);
+        return -1;
+    }
+    Call c = { ef->fn, nargs, args };
+    return emu_run_grid(ef->dims, grid, d->block, d->warp, sync, call_entry, &c, e->err, sizeof e->err);
+}
+
+static void *em_alloc(CudaDev *d, size_t bytes)
+{
+    (void)d;
+    return malloc(bytes ? bytes : 1);
+}
+
+static void em_free(CudaDev *d, void *p)
+{
+    (void)d;
+    free(p);
+}
+
+static int em_copy(CudaDev *d, void *dst, const void *src, size_t bytes)
+{
+    (void)d;
+    if (bytes)
+        memmove(dst, src, bytes);
+    return 0;
+}
+
+static int em_memset0(CudaDev *d, void *dst, size_t bytes)
+{
+    (void)d;
+    if (bytes)
+        memset(dst, 0, bytes);
+    return 0;
+}
+
+#define DIMSYM(field, sym)                                                           \
+    do {                                                                             \
+        void *s_ = dlsym(h, sym);                                                    \
+        if (!s_) {                                                                   \
+            snprintf(msg, msglen, "the emulated unit lacks %s", sym);               \
+            dlclose(h);                                                              \
+            free(m);                                                                 \
+            return NULL;                                                             \
+        }                                                                            \
+        memcpy(&m->dims.field, &s_, sizeof s_);                                      \
+    } while (0)
+
+static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen)
+{
+    EmulDev *e = (EmulDev *)d;
+    char path[1200];
+    void *h = jit_load(&e->jo, JIT_CXX, src, len, &e->js, path, sizeof path, msg, msglen);
+    if (!h)
+        return NULL;
+    snprintf(d->unit_path, sizeof d->unit_path, "%s", path);
+    EmMod *m = calloc(1, sizeof *m);
+    EmMod **ms = m ? realloc(e->modules, (size_t)(e->nmodules + 1) * sizeof *ms) : NULL;
+    if (!ms) {
+        dlclose(h);
+        free(m);
+        snprintf(msg, msglen, "out of host memory");
+        return NULL;
+    }
+    e->modules = ms;
+    m->h = h;
+    DIMSYM(bidx, "vk_emu_bidx");
+    DIMSYM(tidx, "vk_emu_tidx");
+    DIMSYM(bdim, "vk_emu_bdim");
+    DIMSYM(gdim, "vk_emu_gdim");
+    DIMSYM(warp, "vk_emu_warp");
+    DIMSYM(sync, "vk_emu_sync");
+    e->modules[e->nmodules++] = m;
+    return m;
+}
+
+static int em_build(CudaDev *d, const char *src, size_t len, JitBuildStats *st, char *msg, size_t msglen)
+{
+    EmulDev *e = (EmulDev *)d;
+    JitStats js;
+    memset(&js, 0, sizeof js);
+    int rc = jit_build(&e->jo, JIT_CXX, src, len, &js, st->probe, msg, msglen);
+    st->compiled += js.compiled;
+    st->hits += js.hits;
+    st->compile_seconds += js.compile_seconds;
+    return rc;
+}
+
+static void *em_func(CudaDev *d, void *module, const char *name)
+{
+    EmulDev *e = (EmulDev *)d;
+    EmMod *m = module;
+    void *f = dlsym(m->h, name);
+    if (!f)
+        return NULL;
+    EmFn *ef = malloc(sizeof *ef);
+    EmFn **fs = ef ? realloc(e->fns, (size_t)(e->nfns + 1) * sizeof *fs) : NULL;
+    if (!fs) {
+        free(ef);
+        return NULL;
+    }
+    e->fns = fs;
+    ef->fn = f;
+    ef->dims = &m->dims;
+    e->fns[e->nfns++] = ef;
+    return ef;
+}
+
+static const char *em_error(CudaDev *d)
+{
+    return ((EmulDev *)d)->err;
+}
+
+static void em_report(CudaDev *d, FILE *f)
+{
+    EmulDev *e = (EmulDev *)d;
+    fprintf(f, "stats: cuda: emulated device: %d units compiled, %d cache hits, %d entries rejected; compile %.6f s, "
+               "load %.6f s; cache %s\n",
+            e->js.compiled, e->js.hits, e->js.rejected, e->js.compile_seconds, e->js.load_seconds,
+            e->js.dir[0] ? e->js.dir : "off");
+}
+
+static void em_close(CudaDev *d)
+{
+    EmulDev *e = (EmulDev *)d;
+    for (int i = 0; i < e->nmodules; i++) {
+        dlclose(e->modules[i]->h);
+        free(e->modules[i]);
+    }
+    free(e->modules);
+    for (int i = 0; i < e->nfns; i++)
+        free(e->fns[i]);
+    free(e->fns);
+    emu_grid_free();
+    free(e);
+}
+
+/* Threads per emulated block: $VINTERP_CUDA_EMULATE_BLOCK (a power of two
+ * up to 256), else 16, so that the block- and warp-level code of the
+ * skeletons runs with several threads, blocks and groups. 1 in builds
+ * with AddressSanitizer, which does not follow the fibers' stacks. */
+static unsigned emul_block(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 1;
+#else
+    const char *s = getenv("VINTERP_CUDA_EMULATE_BLOCK");
+    if (s && *s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (!*end && v >= 1 && v <= 256 && (v & (v - 1)) == 0)
+            return (unsigned)v;
+    }
+    return 16;
+#endif
+}
+
+CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
+{
+    jit_init();
+    if (!jit_have(JIT_CXX)) {
+        snprintf(why, len, "the emulated device needs a C++ compiler ('%s' not found; set VINTERP_CXX)",
+                 getenv("VINTERP_CXX") && *getenv("VINTERP_CXX") ? getenv("VINTERP_CXX") : "c++");
+        return NULL;
+    }
+    EmulDev *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(why, len, "out of host memory");
+        return NULL;
+    }
+    CudaDev *d = &e->base;
+    e->jo = *jo;
+    d->kind = "emulated";
+    d->block = emul_block();
+    d->warp = d->block >= 4 ? d->block / 4 : 1;
+    d->max_grid = 4;
+    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads)", d->block);
+    snprintf(d->arch, sizeof d->arch, "host");
+    emu_prims_bind(&d->lib);
+    d->alloc = em_alloc;
+    d->free = em_free;
+    d->h2d = em_copy;
+    d->d2h = em_copy;
+    d->d2d = em_copy;
+    d->memset0 = em_memset0;
+    d->load = em_load;
+    d->build = em_build;
+    d->func = em_func;
+    d->launch = em_launch;
+    d->error = em_error;
+    d->report = em_report;
+    d->close = em_close;
+    return d;
+}

@@ -1,0 +1,679 @@
+/* runtime/device/cuda_real.c — the real device (see cuda_dev.h): the CUDA driver
+ * API (libcuda.so.1) for modules and launches, NVRTC (libnvrtc) to compile
+ * the generated CUDA to a cubin for the device's exact sm_XX, and
+ * libvkernels.so (kernels/kernels.h: memory pool, copies, primitives). All
+ * three are loaded with dlopen, so the binary runs where they are absent.
+ *
+ * libvkernels.so uses the CUDA runtime (linked statically into it), which
+ * works in the device's primary context; the driver side retains that
+ * same context, so device pointers pass freely between the two, and both
+ * queue on the legacy default stream, in call order.
+ *
+ * Cubins are cached like the C units (runtime/jit/jit.h): DIR/KEY.cubin, KEY a
+ * hash of the source, the architecture, the NVRTC version, the options,
+ * the project and ABI versions. The unit defines vk_unit_key (a __device__
+ * string); a cached cubin that does not load or holds another key is
+ * recompiled, never trusted. */
+#define _GNU_SOURCE
+#include "runtime/device/cuda_dev.h"
+#include "runtime/core/version.h"
+#include "translate/codegen_abi.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef int nvrtcResult;
+typedef void *nvrtcProgram;
+
+#define CU_ATTR_MULTIPROCESSOR_COUNT 16
+#define CU_ATTR_CC_MAJOR 75
+#define CU_ATTR_CC_MINOR 76
+
+typedef struct {
+    void *h;
+    CUresult (*Init)(unsigned);
+    CUresult (*DeviceGetCount)(int *);
+    CUresult (*DeviceGet)(int *, int);
+    CUresult (*DeviceGetName)(char *, int, int);
+    CUresult (*DeviceGetAttribute)(int *, int, int);
+    CUresult (*DevicePrimaryCtxRetain)(void **, int);
+    CUresult (*CtxSetCurrent)(void *);
+    CUresult (*ModuleLoadData)(void **, const void *);
+    CUresult (*ModuleUnload)(void *);
+    CUresult (*ModuleGetFunction)(void **, void *, const char *);
+    CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, void *, const char *);
+    CUresult (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
+                             void **, void **);
+    CUresult (*GetErrorString)(CUresult, const char **);
+} Driver;
+
+typedef struct {
+    void *h;
+    nvrtcResult (*Version)(int *, int *);
+    nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                                 const char *const *);
+    nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
+    nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
+    nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
+    nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
+    nvrtcResult (*DestroyProgram)(nvrtcProgram *);
+    const char *(*GetErrorString)(nvrtcResult);
+} Nvrtc;
+
+typedef struct {
+    void *h;
+    int (*device_count)(void);
+    int (*init)(int);
+    const char *(*device_name)(void);
+    const char *(*last_error)(void);
+    void *(*alloc)(size_t);
+    void (*free)(void *);
+    int (*h2d)(void *, const void *, size_t);
+    int (*d2h)(void *, const void *, size_t);
+    int (*d2d)(void *, const void *, size_t);
+    int (*memset0)(void *, size_t);
+    void (*pool_stats)(size_t *, size_t *);
+} Kern;
+
+typedef struct {
+    CudaDev base;
+    Driver cu;
+    Nvrtc rtc;
+    Kern vk;
+    JitOptions jo;
+    int compile_only;
+    int sms;
+    void **modules;
+    int nmodules;
+    int compiled, hits, rejected;
+    double compile_seconds, load_seconds;
+    char cache[1024];
+    char err[512];
+} RealDev;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+#define SYM(lib, field, name)                                                                            \
+    do {                                                                                                 \
+        void *s_ = dlsym((lib)->h, name);                                                                \
+        if (!s_) {                                                                                       \
+            snprintf(why, len, "%s lacks %s", libname, name);                                            \
+            return -1;                                                                                   \
+        }                                                                                                \
+        memcpy(&(lib)->field, &s_, sizeof s_);                                                           \
+    } while (0)
+
+static void *open_first(const char *const *names, char *which, size_t wlen)
+{
+    for (int i = 0; names[i]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            snprintf(which, wlen, "%s", names[i]);
+            return h;
+        }
+    }
+    return NULL;
+}
+
+static int load_driver(Driver *d, char *why, size_t len)
+{
+    static const char *const names[] = { "libcuda.so.1", "libcuda.so", NULL };
+    char libname[256];
+    if (!(d->h = open_first(names, libname, sizeof libname))) {
+        snprintf(why, len, "no CUDA driver (libcuda.so.1 not found)");
+        return -1;
+    }
+    SYM(d, Init, "cuInit");
+    SYM(d, DeviceGetCount, "cuDeviceGetCount");
+    SYM(d, DeviceGet, "cuDeviceGet");
+    SYM(d, DeviceGetName, "cuDeviceGetName");
+    SYM(d, DeviceGetAttribute, "cuDeviceGetAttribute");
+    SYM(d, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    SYM(d, CtxSetCurrent, "cuCtxSetCurrent");
+    SYM(d, ModuleLoadData, "cuModuleLoadData");
+    SYM(d, ModuleUnload, "cuModuleUnload");
+    SYM(d, ModuleGetFunction, "cuModuleGetFunction");
+    SYM(d, ModuleGetGlobal, "cuModuleGetGlobal_v2");
+    SYM(d, LaunchKernel, "cuLaunchKernel");
+    SYM(d, GetErrorString, "cuGetErrorString");
+    return 0;
+}
+
+static int load_nvrtc(Nvrtc *r, char *why, size_t len)
+{
+    static const char *const names[] = { "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                                          "/usr/local/cuda/lib64/libnvrtc.so", NULL };
+    char libname[256];
+    const char *env = getenv("VINTERP_NVRTC");
+    if (env && *env) {
+        snprintf(libname, sizeof libname, "%s", env);
+        r->h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
+    } else {
+        r->h = open_first(names, libname, sizeof libname);
+    }
+    if (!r->h) {
+        snprintf(why, len, "no NVRTC (libnvrtc.so not found; set VINTERP_NVRTC to its path)");
+        return -1;
+    }
+    SYM(r, Version, "nvrtcVersion");
+    SYM(r, CreateProgram, "nvrtcCreateProgram");
+    SYM(r, CompileProgram, "nvrtcCompileProgram");
+    SYM(r, GetProgramLogSize, "nvrtcGetProgramLogSize");
+    SYM(r, GetProgramLog, "nvrtcGetProgramLog");
+    SYM(r, GetCUBINSize, "nvrtcGetCUBINSize");
+    SYM(r, GetCUBIN, "nvrtcGetCUBIN");
+    SYM(r, DestroyProgram, "nvrtcDestroyProgram");
+    SYM(r, GetErrorString, "nvrtcGetErrorString");
+    return 0;
+}
+
+/* libvkernels.so: $VINTERP_KERNELS_LIB, else beside the executable. */
+static int load_kernels(Kern *k, char *why, size_t len)
+{
+    char libname[1200];
+    const char *env = getenv("VINTERP_KERNELS_LIB");
+    if (env && *env) {
+        snprintf(libname, sizeof libname, "%s", env);
+    } else {
+        char exe[1024];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) {
+            snprintf(why, len, "cannot find the executable's directory for libvkernels.so");
+            return -1;
+        }
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(libname, sizeof libname, "%s/libvkernels.so", exe);
+    }
+    if (!(k->h = dlopen(libname, RTLD_NOW | RTLD_LOCAL))) {
+        snprintf(why, len, "no GPU primitives: %s does not load (build it with nvcc: make; or set "
+                           "VINTERP_KERNELS_LIB)", libname);
+        return -1;
+    }
+    SYM(k, device_count, "vk_device_count");
+    SYM(k, init, "vk_init");
+    SYM(k, device_name, "vk_device_name");
+    SYM(k, last_error, "vk_last_error");
+    SYM(k, alloc, "vk_alloc");
+    SYM(k, free, "vk_free");
+    SYM(k, h2d, "vk_memcpy_h2d");
+    SYM(k, d2h, "vk_memcpy_d2h");
+    SYM(k, d2d, "vk_memcpy_d2d");
+    SYM(k, memset0, "vk_memset0");
+    SYM(k, pool_stats, "vk_pool_stats");
+    return 0;
+}
+
+/* ---- memory and launches ----------------------------------------------------- */
+
+static void *rd_alloc(CudaDev *d, size_t bytes) { return ((RealDev *)d)->vk.alloc(bytes); }
+static void rd_free(CudaDev *d, void *p) { ((RealDev *)d)->vk.free(p); }
+static int rd_h2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.h2d(dst, src, n); }
+static int rd_d2h(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2h(dst, src, n); }
+static int rd_d2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2d(dst, src, n); }
+static int rd_memset0(CudaDev *d, void *dst, size_t n) { return ((RealDev *)d)->vk.memset0(dst, n); }
+
+static const char *rd_error(CudaDev *d)
+{
+    RealDev *r = (RealDev *)d;
+    if (!r->err[0] && r->vk.last_error)
+        return r->vk.last_error();
+    return r->err;
+}
+
+static int cu_check(RealDev *r, CUresult rc, const char *what)
+{
+    if (rc == 0)
+        return 0;
+    const char *s = NULL;
+    if (r->cu.GetErrorString)
+        r->cu.GetErrorString(rc, &s);
+    snprintf(r->err, sizeof r->err, "%s: %s (CUDA error %d)", what, s ? s : "unknown", rc);
+    return -1;
+}
+
+static int rd_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args)
+{
+    RealDev *r = (RealDev *)d;
+    (void)nargs;
+    (void)sync;
+    return cu_check(r, r->cu.LaunchKernel(fn, grid ? grid : 1, 1, 1, d->block, 1, 1, 0, NULL, args, NULL),
+                    "cuLaunchKernel");
+}
+
+static void *rd_func(CudaDev *d, void *module, const char *name)
+{
+    RealDev *r = (RealDev *)d;
+    void *f = NULL;
+    if (cu_check(r, r->cu.ModuleGetFunction(&f, module, name), name) != 0)
+        return NULL;
+    return f;
+}
+
+/* ---- NVRTC and the cubin cache --------------------------------------------------- */
+
+static int write_all(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(data, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    *n = len;
+    return buf;
+}
+
+/* Load CUBIN and check its key; the module, or NULL. */
+static void *load_checked(RealDev *r, const void *cubin, const char *key)
+{
+    void *mod = NULL;
+    if (r->cu.ModuleLoadData(&mod, cubin) != 0)
+        return NULL;
+    CUdeviceptr p = 0;
+    size_t sz = 0;
+    char got[40] = "";
+    if (r->cu.ModuleGetGlobal(&p, &sz, mod, "vk_unit_key") != 0 || sz != 33 ||
+        r->vk.d2h(got, (const void *)(uintptr_t)p, 33) != 0 || strcmp(got, key) != 0) {
+        r->cu.ModuleUnload(mod);
+        return NULL;
+    }
+    return mod;
+}
+
+/* Keep MOD for unloading at the end; MOD, or NULL when out of memory. */
+static void *keep_module(RealDev *r, void *mod, char *msg, size_t msglen)
+{
+    void **m = realloc(r->modules, (size_t)(r->nmodules + 1) * sizeof *m);
+    if (!m) {
+        r->cu.ModuleUnload(mod);
+        snprintf(msg, msglen, "out of host memory");
+        return NULL;
+    }
+    r->modules = m;
+    r->modules[r->nmodules++] = mod;
+    return mod;
+}
+
+static const char *const rtc_opts_fixed[] = { "--std=c++17", "--fmad=false", "-default-device" };
+
+/* Find or compile SRC's cubin; LOAD: load it as a module (else only make
+ * sure the cache holds it: the tier thread, which then touches nothing
+ * but BST and the cache). */
+static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuildStats *bst, char *msg,
+                     size_t msglen)
+{
+    RealDev *r = (RealDev *)d;
+    char archopt[48];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", d->arch);
+    int maj = 0, min = 0;
+    r->rtc.Version(&maj, &min);
+    /* the key */
+    size_t klen = len + 512;
+    char *kb = malloc(klen);
+    if (!kb) {
+        snprintf(msg, msglen, "out of host memory");
+        return NULL;
+    }
+    memcpy(kb, src, len);
+    int extra = snprintf(kb + len, 512, "|%s|nvrtc %d.%d|%s %s %s|%s|abi%d", archopt, maj, min, rtc_opts_fixed[0],
+                         rtc_opts_fixed[1], rtc_opts_fixed[2], VINTERP_VERSION, VK_ABI_VERSION);
+    char key[33];
+    jit_hash_hex(kb, len + (size_t)extra, key);
+    free(kb);
+    char dir[1024] = "", path[1200] = "";
+    int cache = jit_dir(&r->jo, dir, sizeof dir);
+    if (!load && cache != 0) {
+        snprintf(msg, msglen, "internal error: a build without a cache");
+        return NULL;
+    }
+    if (!load) {
+        snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+        if (access(path, R_OK) == 0) {
+            bst->hits++;
+            return r;
+        }
+        if (bst->probe) {
+            snprintf(msg, msglen, "probe");
+            return NULL;
+        }
+    } else if (cache == 0) {
+        snprintf(r->cache, sizeof r->cache, "%s", dir);
+        snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
+        /* the source beside the cubin, for people reading --check reports */
+        snprintf(d->unit_path, sizeof d->unit_path, "%s/%s.cu", dir, key);
+        if (access(d->unit_path, R_OK) != 0) {
+            char tmp[1300];
+            snprintf(tmp, sizeof tmp, "%s.%u.tmp", d->unit_path, (unsigned)getpid());
+            if (write_all(tmp, src, len) != 0 || rename(tmp, d->unit_path) != 0) {
+                unlink(tmp);
+                d->unit_path[0] = '\0';
+            }
+        }
+    }
+    double t0 = now();
+    if (cache == 0 && !r->compile_only && access(path, R_OK) == 0) {
+        size_t n = 0;
+        char *cub = read_all(path, &n);
+        void *mod = cub ? load_checked(r, cub, key) : NULL;
+        free(cub);
+        if (mod) {
+            r->hits++;
+            r->load_seconds += now() - t0;
+            return keep_module(r, mod, msg, msglen);
+        }
+        r->rejected++;
+        unlink(path);
+    }
+    /* compile */
+    size_t tlen = len + 128;
+    char *text = malloc(tlen);
+    if (!text) {
+        snprintf(msg, msglen, "out of host memory");
+        return NULL;
+    }
+    memcpy(text, src, len);
+    snprintf(text + len, 128, "\nextern \"C\" __device__ const char vk_unit_key[33] = \"%s\";\n", key);
+    nvrtcProgram prog = NULL;
+    double c0 = now();
+    nvrtcResult rc = r->rtc.CreateProgram(&prog, text, "vinterp_unit.cu", 0, NULL, NULL);
+    free(text);
+    if (rc != 0) {
+        snprintf(msg, msglen, "nvrtcCreateProgram: %s", r->rtc.GetErrorString(rc));
+        return NULL;
+    }
+    const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
+    rc = r->rtc.CompileProgram(prog, 4, opts);
+    if (load)
+        r->compile_seconds += now() - c0;
+    else
+        bst->compile_seconds += now() - c0;
+    if (rc != 0) {
+        size_t ls = 0;
+        r->rtc.GetProgramLogSize(prog, &ls);
+        char *log = malloc(ls + 1);
+        if (log) {
+            r->rtc.GetProgramLog(prog, log);
+            log[ls] = '\0';
+        }
+        snprintf(msg, msglen, "NVRTC could not compile the generated CUDA for %s: %.400s", d->arch,
+                 log ? log : "(no log)");
+        free(log);
+        r->rtc.DestroyProgram(&prog);
+        return NULL;
+    }
+    size_t n = 0;
+    r->rtc.GetCUBINSize(prog, &n);
+    char *cub = malloc(n ? n : 1);
+    if (!cub || r->rtc.GetCUBIN(prog, cub) != 0) {
+        free(cub);
+        r->rtc.DestroyProgram(&prog);
+        snprintf(msg, msglen, "NVRTC gave no cubin");
+        return NULL;
+    }
+    r->rtc.DestroyProgram(&prog);
+    if (load)
+        r->compiled++;
+    else
+        bst->compiled++;
+    if (cache == 0) {
+        char tmp[1300];
+        snprintf(tmp, sizeof tmp, "%s.%u.%s.tmp", path, (unsigned)getpid(), load ? "l" : "b");
+        if (write_all(tmp, cub, n) != 0 || rename(tmp, path) != 0)
+            unlink(tmp); /* the cache is an optimisation: go on without it */
+    }
+    if (!load) {
+        free(cub);
+        return r;
+    }
+    if (r->compile_only) {
+        free(cub);
+        return r; /* a non-NULL dummy: nothing is loaded */
+    }
+    double l0 = now();
+    void *mod = load_checked(r, cub, key);
+    r->load_seconds += now() - l0;
+    free(cub);
+    if (!mod) {
+        snprintf(msg, msglen, "the compiled cubin does not load: %s", r->err[0] ? r->err : "bad key");
+        return NULL;
+    }
+    return keep_module(r, mod, msg, msglen);
+}
+
+static void *rd_load(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen)
+{
+    return rd_unit(d, src, len, 1, NULL, msg, msglen);
+}
+
+static int rd_build(CudaDev *d, const char *src, size_t len, JitBuildStats *st, char *msg, size_t msglen)
+{
+    if (rd_unit(d, src, len, 0, st, msg, msglen))
+        return 0;
+    return st->probe && !strcmp(msg, "probe") ? 1 : -1;
+}
+
+static void rd_report(CudaDev *d, FILE *f)
+{
+    RealDev *r = (RealDev *)d;
+    size_t used = 0, cached = 0;
+    if (r->vk.pool_stats && !r->compile_only)
+        r->vk.pool_stats(&used, &cached);
+    fprintf(f, "stats: cuda: NVRTC units compiled %d, cubin cache hits %d, entries rejected %d; compile %.6f s, "
+               "load %.6f s; cache %s; device pool %zu bytes in use, %zu cached\n",
+            r->compiled, r->hits, r->rejected, r->compile_seconds, r->load_seconds, r->cache[0] ? r->cache : "off",
+            used, cached);
+}
+
+static void rd_close(CudaDev *d)
+{
+    RealDev *r = (RealDev *)d;
+    for (int i = 0; i < r->nmodules; i++)
+        r->cu.ModuleUnload(r->modules[i]);
+    free(r->modules);
+    /* the libraries stay loaded: the CUDA runtime inside libvkernels.so
+     * tears itself down at exit */
+    free(r);
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+static int open_device(RealDev *r, int dev, char *why, size_t len)
+{
+    if (load_driver(&r->cu, why, len) < 0)
+        return -1;
+    CUresult rc = r->cu.Init(0);
+    if (rc != 0) {
+        snprintf(why, len, "the CUDA driver does not initialise (error %d): no usable GPU", rc);
+        return -1;
+    }
+    int count = 0;
+    if (r->cu.DeviceGetCount(&count) != 0 || count == 0) {
+        snprintf(why, len, "no CUDA device");
+        return -1;
+    }
+    if (dev < 0 || dev >= count) {
+        snprintf(why, len, "no CUDA device %d (%d present)", dev, count);
+        return -1;
+    }
+    int h = 0, maj = 0, min = 0;
+    if (r->cu.DeviceGet(&h, dev) != 0 || r->cu.DeviceGetAttribute(&maj, CU_ATTR_CC_MAJOR, h) != 0 ||
+        r->cu.DeviceGetAttribute(&min, CU_ATTR_CC_MINOR, h) != 0) {
+        snprintf(why, len, "cannot query CUDA device %d", dev);
+        return -1;
+    }
+    r->cu.DeviceGetAttribute(&r->sms, CU_ATTR_MULTIPROCESSOR_COUNT, h);
+    r->cu.DeviceGetName(r->base.name, (int)sizeof r->base.name, h);
+    snprintf(r->base.arch, sizeof r->base.arch, "sm_%d%d", maj, min);
+    if (load_nvrtc(&r->rtc, why, len) < 0 || load_kernels(&r->vk, why, len) < 0)
+        return -1;
+    if (r->vk.init(dev) != 0) {
+        snprintf(why, len, "libvkernels.so: %s", r->vk.last_error());
+        return -1;
+    }
+    void *ctx = NULL;
+    if (r->cu.DevicePrimaryCtxRetain(&ctx, h) != 0 || r->cu.CtxSetCurrent(ctx) != 0) {
+        snprintf(why, len, "cannot use the primary context of CUDA device %d", dev);
+        return -1;
+    }
+    return 0;
+}
+
+#define LIBSYM(field, name)                                                                              \
+    do {                                                                                                 \
+        void *s_ = dlsym(r->vk.h, name);                                                                 \
+        if (!s_) {                                                                                       \
+            snprintf(why, len, "libvkernels.so lacks %s", name);                                         \
+            return -1;                                                                                   \
+        }                                                                                                \
+        memcpy(&r->base.lib.field, &s_, sizeof s_);                                                      \
+    } while (0)
+
+static int bind_lib(RealDev *r, char *why, size_t len)
+{
+    LIBSYM(seg_offsets, "vk_seg_offsets");
+    LIBSYM(reduce, "vk_reduce");
+    LIBSYM(scan, "vk_scan");
+    LIBSYM(seg_reduce, "vk_seg_reduce");
+    LIBSYM(seg_scan, "vk_seg_scan");
+    LIBSYM(seg_rank, "vk_seg_rank");
+    LIBSYM(rand, "vk_rand");
+    LIBSYM(elems_get, "vk_elems_get");
+    LIBSYM(elems_put, "vk_elems_put");
+    LIBSYM(last_error, "vk_last_error");
+    return 0;
+}
+
+static void close_libs(RealDev *r)
+{
+    if (r->vk.h)
+        dlclose(r->vk.h);
+    if (r->rtc.h)
+        dlclose(r->rtc.h);
+    if (r->cu.h)
+        dlclose(r->cu.h);
+}
+
+int cuda_real_usable(int dev, char *why, size_t len)
+{
+    RealDev r;
+    memset(&r, 0, sizeof r);
+    /* Only the driver and a device are probed here (cheap); NVRTC and the
+     * primitives are checked when the executor opens. */
+    int ok = 0;
+    /* No device node, no driver: skip the library search (every run of
+     * the default backend on a machine without a GPU pays for it). */
+    if (access("/dev/nvidiactl", F_OK) != 0 && access("/dev/dxg", F_OK) != 0) {
+        snprintf(why, len, "no CUDA driver (no /dev/nvidiactl)");
+        return 0;
+    }
+    if (load_driver(&r.cu, why, len) == 0) {
+        int count = 0;
+        if (r.cu.Init(0) != 0)
+            snprintf(why, len, "the CUDA driver does not initialise: no usable GPU");
+        else if (r.cu.DeviceGetCount(&count) != 0 || count == 0)
+            snprintf(why, len, "no CUDA device");
+        else if (dev < 0 || dev >= count)
+            snprintf(why, len, "no CUDA device %d (%d present)", dev, count);
+        else
+            ok = 1;
+    }
+    if (ok) {
+        char lwhy[600];
+        RealDev t;
+        memset(&t, 0, sizeof t);
+        if (load_nvrtc(&t.rtc, lwhy, sizeof lwhy) < 0 || load_kernels(&t.vk, lwhy, sizeof lwhy) < 0) {
+            snprintf(why, len, "%s", lwhy);
+            ok = 0;
+        }
+        close_libs(&t);
+    }
+    if (r.cu.h)
+        dlclose(r.cu.h);
+    return ok;
+}
+
+CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_arch, char *why, size_t len)
+{
+    RealDev *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(why, len, "out of host memory");
+        return NULL;
+    }
+    r->jo = *jo;
+    CudaDev *d = &r->base;
+    d->kind = "cuda";
+    if (compile_only_arch) {
+        r->compile_only = 1;
+        if (load_nvrtc(&r->rtc, why, len) < 0) {
+            close_libs(r);
+            free(r);
+            return NULL;
+        }
+        snprintf(d->name, sizeof d->name, "none (compile only)");
+        snprintf(d->arch, sizeof d->arch, "%s", compile_only_arch);
+    } else if (open_device(r, dev, why, len) < 0 || bind_lib(r, why, len) < 0) {
+        close_libs(r);
+        free(r);
+        return NULL;
+    }
+    /* 256 threads a block, 32 a warp; 32 blocks per multiprocessor fill
+     * the device (the grid-stride loops take the rest). */
+    d->block = 256;
+    d->warp = 32;
+    d->max_grid = (unsigned)(r->sms > 0 ? r->sms : 80) * 32;
+    d->alloc = rd_alloc;
+    d->free = rd_free;
+    d->h2d = rd_h2d;
+    d->d2h = rd_d2h;
+    d->d2d = rd_d2d;
+    d->memset0 = rd_memset0;
+    d->load = rd_load;
+    d->build = rd_build;
+    d->func = rd_func;
+    d->launch = rd_launch;
+    d->error = rd_error;
+    d->report = rd_report;
+    d->close = rd_close;
+    return d;
+}

@@ -1,0 +1,167 @@
+/* runtime/device/emul_prims.c — host versions of the primitives (see
+ * emul_prims.h). */
+#include "runtime/device/emul_prims.h"
+#include "runtime/core/rand.h"
+#include "runtime/core/rank.h"
+#include "runtime/core/value.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the primitives ------------------------------------------------------------ */
+
+#define FLOAT_BIG ((double)1.0e36f)
+
+static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *n_host)
+{
+    int64_t acc = 0;
+    for (int64_t k = 0; k < m; k++) {
+        off[k] = acc;
+        acc += len[k];
+    }
+    if (n_host)
+        *n_host = acc;
+    return 0;
+}
+
+/* Combine segment [s, s+l) of IN from the identity, strictly left to
+ * right; SCAN writes the running value before each element. */
+#define FOLD(T, ID, COMBINE)                                                  \
+    do {                                                                      \
+        const T *x = (const T *)in;                                           \
+        T *o = (T *)out;                                                      \
+        T acc = (ID);                                                         \
+        for (int64_t i = 0; i < l; i++) {                                     \
+            T v = x[s + i];                                                   \
+            if (scan)                                                         \
+                o[s + i] = acc;                                               \
+            acc = (COMBINE);                                                  \
+        }                                                                     \
+        if (!scan)                                                            \
+            o[at] = acc;                                                      \
+    } while (0)
+
+#define U32(v) ((uint32_t)(v))
+
+static int fold(VkOp op, VkType ty, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
+{
+    if (ty == VK_FLOAT) {
+        switch (op) {
+        case VK_ADD: FOLD(double, 0.0, acc + v); return 0;
+        case VK_MUL: FOLD(double, 1.0, acc * v); return 0;
+        case VK_MAX: FOLD(double, -FLOAT_BIG, acc > v ? acc : v); return 0;
+        case VK_MIN: FOLD(double, FLOAT_BIG, acc < v ? acc : v); return 0;
+        default: return -1;
+        }
+    }
+    if (ty == VK_INT) {
+        switch (op) {
+        case VK_ADD: FOLD(int32_t, 0, (int32_t)(U32(acc) + U32(v))); return 0;
+        case VK_MUL: FOLD(int32_t, 1, (int32_t)(U32(acc) * U32(v))); return 0;
+        case VK_MAX: FOLD(int32_t, INT32_MIN, acc > v ? acc : v); return 0;
+        case VK_MIN: FOLD(int32_t, INT32_MAX, acc < v ? acc : v); return 0;
+        case VK_AND: FOLD(int32_t, -1, acc & v); return 0;
+        case VK_OR: FOLD(int32_t, 0, acc | v); return 0;
+        case VK_XOR: FOLD(int32_t, 0, acc ^ v); return 0;
+        }
+        return -1;
+    }
+    switch (op) {
+    case VK_AND: FOLD(int32_t, 1, acc && v); return 0;
+    case VK_OR: FOLD(int32_t, 0, acc || v); return 0;
+    case VK_XOR: FOLD(int32_t, 0, (acc != 0) != (v != 0)); return 0;
+    default: return -1;
+    }
+}
+
+static int em_reduce(VkOp op, VkType ty, const void *in, int64_t n, void *out)
+{
+    return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 0);
+}
+
+static int em_scan(VkOp op, VkType ty, const void *in, int64_t n, void *out)
+{
+    return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 1);
+}
+
+static int em_seg_reduce(VkOp op, VkType ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+                         int64_t n, void *out)
+{
+    (void)n;
+    for (int64_t k = 0; k < m; k++)
+        if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, k, 0) != 0)
+            return -1;
+    return 0;
+}
+
+static int em_seg_scan(VkOp op, VkType ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+                       int64_t n, void *out)
+{
+    (void)n;
+    for (int64_t k = 0; k < m; k++)
+        if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, 0, 1) != 0)
+            return -1;
+    return 0;
+}
+
+/* The reference's rank routine over borrowed buffers. */
+static int em_seg_rank(int down, VkType ty, const void *keys, const int32_t *len, const int64_t *off, int64_t m,
+                       int64_t n, int32_t *rank)
+{
+    (void)off;
+    Value d, sd;
+    memset(&d, 0, sizeof d);
+    memset(&sd, 0, sizeof sd);
+    d.rc = 1;
+    d.type = ty == VK_FLOAT ? VT_FLOAT : VT_INT;
+    d.len = n;
+    d.data = (void *)keys;
+    sd.rc = 1;
+    sd.type = VT_SEGDES;
+    sd.sane = 1;
+    sd.len = m;
+    sd.n = n;
+    sd.data = (void *)len;
+    rank_segments(&d, &sd, down, rank);
+    seg_drop_offsets(&sd); /* the offsets rank_segments may have cached */
+    return 0;
+}
+
+static int em_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out)
+{
+    RandState st;
+    memcpy(st.ring, ring, sizeof st.ring);
+    st.k = k;
+    rnd_fill(&st, out, n);
+    return 0;
+}
+
+static int em_elems_get(size_t esize, const void *src, const int64_t *pos, int64_t m, void *dst)
+{
+    for (int64_t k = 0; k < m; k++)
+        memcpy((char *)dst + (size_t)k * esize, (const char *)src + (size_t)pos[k] * esize, esize);
+    return 0;
+}
+
+static int em_elems_put(size_t esize, void *dst, const int64_t *pos, int64_t m, const void *src)
+{
+    for (int64_t k = 0; k < m; k++)
+        memcpy((char *)dst + (size_t)pos[k] * esize, (const char *)src + (size_t)k * esize, esize);
+    return 0;
+}
+
+static const char *em_lib_error(void) { return "host primitive failed"; }
+
+void emu_prims_bind(VkLib *lib)
+{
+    lib->seg_offsets = em_seg_offsets;
+    lib->reduce = em_reduce;
+    lib->scan = em_scan;
+    lib->seg_reduce = em_seg_reduce;
+    lib->seg_scan = em_seg_scan;
+    lib->seg_rank = em_seg_rank;
+    lib->rand = em_rand;
+    lib->elems_get = em_elems_get;
+    lib->elems_put = em_elems_put;
+    lib->last_error = em_lib_error;
+}

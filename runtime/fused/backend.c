@@ -1,0 +1,1324 @@
+/* runtime/fused/backend.c — the block-plan driver shared by the fused backends:
+ * translation (on a block's first execution, or of every block up front
+ * for an eager executor), input checks, host steps, length-class checks,
+ * releases, the executor's kernels, --check against the reference, and
+ * the figures of -d stats and --profile. A block whose plan cannot be
+ * built, or whose inputs do not match what the plan assumed (types, length
+ * classes), is interpreted instruction by instruction instead. */
+#include "runtime/fused/backend.h"
+#include "runtime/core/errors.h"
+#include "runtime/core/rand.h"
+#include "runtime/fused/replace_step.h"
+#include "runtime/fused/tier_hot.h"
+#include "runtime/fused/tier_verdict.h"
+#include "translate/plan.h"
+#include "vcode/optable.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Block states. Tiered: PROFILE -> QUEUED (the worker translates and
+ * builds) -> READY (the main thread loads it at the next entry) -> FUSED,
+ * or INTERP for good (not plannable, failed, demoted). Untiered:
+ * PROFILE means "not translated yet". */
+enum { BS_PROFILE = 0, BS_FUSED = 1, BS_INTERP = 2, BS_QUEUED = 3, BS_READY = 4, BS_FAILED = 5 };
+
+typedef struct {
+    atomic_int state;   /* BS_*; the worker writes QUEUED -> READY|FAILED */
+    int planned;        /* plan holds a plan (to free) */
+    BlockPlan plan;
+    int64_t runs, fallbacks;
+    int64_t *launches;  /* --profile: per plan step */
+    double *seconds;
+    /* the tier profile (main thread) */
+    int nin;            /* stack inputs; -1 not known yet */
+    int demoted;
+    int probed;         /* the cache was probed at its first hot run (tier_first_run) */
+    int64_t entries, big_runs, work, elements;
+    int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
+    double interp_secs, fused_secs;
+    /* after the install: every 8th run is interpreted, timed (late_*) */
+    int64_t since_install, late_n, late_work;
+    double late_secs;
+    TierSpeeds prior;   /* earlier runs' (tier_verdict.h) */
+    char *vpath;        /* where they are kept; NULL: nowhere */
+    int64_t promoted_entry;     /* entries when promoted */
+    double promoted_t, ready_t, installed_t;  /* seconds since the start; < 0: never */
+    /* the worker's figures (read after READY/FAILED) */
+    double translate_s, compile_s;
+    int compiled, hits;
+    char why[160];      /* why it failed */
+} BlockEntry;
+
+struct Backend {
+    const Program *prog;
+    BackendOptions opt;
+    Executor *x;
+    int nblocks;
+    Block *blocks;
+    BlockEntry *entries;
+    int *block_at;
+    Value **env;        /* scratch, sized for the largest plan */
+    int64_t *classval;
+    int envcap, classcap;
+    int profiling;
+    /* totals */
+    int64_t launches, host_steps, checked;
+    /* the block now running, for rt_set_replay */
+    Interp *rp_it;
+    int64_t rp_used;
+    int rp_nin;
+    int rp_start, rp_end;
+    RandState rp_rand;
+    UndoLog undo;       /* in-place REPLACEs of the block now running */
+    /* tiers */
+    int tiered;         /* blocks promoted one by one (cpu, cuda unless --tier=eager) */
+    TierWorker *worker;
+    BlockPlan **bg_plans, **fg_plans;   /* one-block plan lists: the worker's, the main thread's */
+    double t_start;
+    int64_t promotions, installs, demotions, failures, abandoned;
+    int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
+    uint64_t program_id;                /* tier_program_id: the speeds kept per program */
+    unsigned char *hot; /* per block: HOT_PRIOR, HOT_NEW (tier_hot.h); NULL: no cache to keep them in */
+    char *hot_path;
+    int worker_stuck;   /* the worker did not stop in time */
+    int shared_worker;  /* the worker is tier_prep's: it stops it */
+    double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
+    int64_t interp_work, tr_instrs;
+    int64_t replace_inplace, replace_copied;
+    int64_t donated, written_in_place;  /* results offered an argument's storage, and those that took it */
+    double kernel_seconds, host_seconds;
+};
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Plan block K into its entry: 0, or -1 (not plannable). Touches only the
+ * entry: the worker runs it too. */
+static int plan_block(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    PlanOptions po;
+    memset(&po, 0, sizeof po);
+    po.fusion = b->opt.fusion;
+    po.fuse.max_nodes = 60;
+    po.trace = b->opt.trace;
+    char msg[400];
+    if (plan_build(b->prog, &b->blocks[k], &po, &e->plan, msg, sizeof msg) < 0) {
+        if (b->opt.trace)
+            fprintf(b->opt.trace, "== block at line %d not planned: %s\n", b->prog->code[b->blocks[k].start].line,
+                    msg);
+        snprintf(e->why, sizeof e->why, "not planned: %.140s", msg);
+        return -1;
+    }
+    e->planned = 1;
+    e->translate_s = e->plan.translate_seconds;
+    return 0;
+}
+
+/* Translate block K (state PROFILE -> FUSED, or INTERP when it cannot be
+ * planned). */
+static void translate_block(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    atomic_store(&e->state, plan_block(b, k) == 0 ? BS_FUSED : BS_INTERP);
+}
+
+Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen)
+{
+    Backend *b = calloc(1, sizeof *b);
+    if (!b)
+        rt_fatal("out of host memory");
+    b->prog = p;
+    b->opt = *o;
+    b->x = x;
+    b->nblocks = dfg_blocks(p, &b->blocks);
+    b->entries = calloc((size_t)b->nblocks + 1, sizeof *b->entries);
+    b->block_at = malloc((size_t)(p->ncode ? p->ncode : 1) * sizeof *b->block_at);
+    if (!b->entries || !b->block_at)
+        rt_fatal("out of host memory");
+    for (int i = 0; i < p->ncode; i++)
+        b->block_at[i] = -1;
+    for (int k = 0; k < b->nblocks; k++) {
+        b->entries[k].nin = -1;
+        b->entries[k].promoted_t = b->entries[k].ready_t = b->entries[k].installed_t = -1.0;
+        if (b->blocks[k].nvector > 0)
+            b->block_at[b->blocks[k].start] = k;
+        else
+            atomic_store(&b->entries[k].state, BS_INTERP);
+    }
+    b->t_start = now();
+    b->profiling = o->profiling;
+    b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
+    if (b->tiered) {
+        b->program_id = tier_program_id(p);
+        char hp[1200];
+        if (o->cache_dir && tier_hot_path(o->cache_dir, b->program_id, hp, sizeof hp) == 0) {
+            b->hot = calloc((size_t)b->nblocks + 1, 1);
+            b->hot_path = strdup(hp);
+            if (!b->hot || !b->hot_path)
+                rt_fatal("out of host memory");
+            tier_hot_read(hp, b->nblocks, b->hot);
+        }
+        b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
+        b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
+        if (!b->bg_plans || !b->fg_plans)
+            rt_fatal("out of host memory");
+    } else if (x->eager) {
+        BlockPlan **plans = calloc((size_t)b->nblocks + 1, sizeof *plans);
+        if (!plans)
+            rt_fatal("out of host memory");
+        for (int k = 0; k < b->nblocks; k++) {
+            if (atomic_load(&b->entries[k].state) == BS_PROFILE)
+                translate_block(b, k);
+            plans[k] = atomic_load(&b->entries[k].state) == BS_FUSED ? &b->entries[k].plan : NULL;
+        }
+        int rc = x->prepare(x, p, b->nblocks, plans, msg, msglen);
+        free(plans);
+        if (rc < 0) {
+            backend_free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+const int *backend_block_map(const Backend *b) { return b->block_at; }
+
+static ValType vt_of(const LcuVarType *t)
+{
+    if (t->kind == LV_SEGDES)
+        return VT_SEGDES;
+    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
+}
+
+/* Record the length quantities of variable V; 0 if consistent with the
+ * classes seen so far. */
+static int note_shape(Backend *b, BlockPlan *bp, int v, const Value *val)
+{
+    int q = shape_find(&bp->shapes, SQ_LEN(v));
+    if (b->classval[q] < 0)
+        b->classval[q] = val->len;
+    else if (b->classval[q] != val->len)
+        return -1;
+    if (val->type == VT_SEGDES) {
+        int qn = shape_find(&bp->shapes, SQ_N(v));
+        if (b->classval[qn] < 0)
+            b->classval[qn] = val->n;
+        else if (b->classval[qn] != val->n)
+            return -1;
+    }
+    return 0;
+}
+
+static int released_by(const PlanStep *ps, int v)
+{
+    for (int r = 0; r < ps->nrelease; r++)
+        if (ps->release[r] == v)
+            return 1;
+    return 0;
+}
+
+/* May host step S overwrite the value of plan variable V in place? Only
+ * when every reference to it is the block's: stack slots of the block's
+ * inputs (dropped when the block ends) and plan variables that are dead
+ * once step S has read them — as the reference interpreter, running the
+ * block's instructions one by one, would hold it only once by then. Not
+ * under --check, which reruns the block from its inputs. */
+static int owned_dead(const Backend *b, const BlockPlan *bp, int s, int v)
+{
+    Value *x = b->env[v];
+    if (b->opt.check || !x || x->type == VT_PAIR || x->type == VT_SEGDES)
+        return 0;
+    const Interp *it = b->rp_it;
+    int nin = bp->dfg.nin, refs = 0;
+    for (int u = 0; u < bp->nvars; u++) {
+        if (b->env[u] != x)
+            continue;
+        int dead = released_by(&bp->steps[s], u);
+        for (int t = 0; t < s && !dead && u < nin; t++)
+            dead = released_by(&bp->steps[t], u);
+        if (!dead)
+            return 0;
+        refs += 1 + (u < nin && it->stk[it->sp - 1 - u] == x);
+    }
+    return x->rc == refs + undo_log_refs(&b->undo, x);
+}
+
+/* Is plan variable V's value one of the block's inputs? (Those are not
+ * overwritten but through the undo log: a replay reruns the block from
+ * them.) */
+static int holds_input(const Backend *b, const BlockPlan *bp, int v)
+{
+    for (int u = 0; u < bp->dfg.nin; u++)
+        if (b->env[u] == b->env[v])
+            return 1;
+    return 0;
+}
+
+/* Offer kernel step S's results the storage of the arguments it reads last
+ * and that nothing else holds (PlanStep.donor; as the reference writes an
+ * operation's result over an argument it holds alone). Returns how many. */
+static int offer_donors(Backend *b, const BlockPlan *bp, int s)
+{
+    const PlanStep *ps = &bp->steps[s];
+    if (!ps->donor)
+        return 0;
+    int n = 0;
+    for (int r = 0; r < ps->k->nrets; r++) {
+        int p = ps->donor[r], v = ps->k->rets[r];
+        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p) || holds_input(b, bp, p))
+            continue;
+        b->env[v] = val_donate(b->env[p]);
+        n++;
+    }
+    b->donated += n;
+    return n;
+}
+
+/* After the step: which offers were taken; an offer not taken is
+ * withdrawn (the executor released or replaced the slot's reference). */
+static void settle_donors(Backend *b, const BlockPlan *bp, int s)
+{
+    const PlanStep *ps = &bp->steps[s];
+    for (int r = 0; r < ps->k->nrets; r++) {
+        int p = ps->donor[r], v = ps->k->rets[r];
+        if (p < 0 || !b->env[p])
+            continue;
+        if (b->env[v] == b->env[p])
+            b->written_in_place++;
+        b->env[p]->donated = 0;
+    }
+}
+
+static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNode *nd)
+{
+    Value **env = b->env;
+    const Instr *ins = &b->prog->code[nd->instr];
+    Value *r = NULL;
+    /* The operands' host copies (LENGTH reads none; REPLACE's data vector
+     * is replace_step's business: it may stay on the device) */
+    for (int a = nd->op == OP_REPLACE; a < nd->nargs && nd->op != OP_LENGTH; a++)
+        if (env[nd->args[a]])
+            val_for_host(env[nd->args[a]]);
+    switch (nd->op) {
+    case OP_CONST:
+        if (ins->ckind == CK_VECTOR) {
+            r = val_ref(it->consts[ins->cidx]);
+        } else {
+            r = val_new(ins->type == TY_FLOAT ? VT_FLOAT : ins->type == TY_BOOL ? VT_BOOL : VT_INT, 1);
+            if (ins->type == TY_FLOAT)
+                VF(r)[0] = ins->fval;
+            else
+                VI(r)[0] = ins->ival;
+        }
+        break;
+    case OP_LENGTH: {
+        Value *v = env[nd->args[0]];
+        if (v->type == VT_SEGDES || v->type == VT_PAIR)
+            rt_fatal("applying LENGTH to a %s", val_type_name((ValType)v->type));
+        r = val_new(VT_INT, 1);
+        VI(r)[0] = (int32_t)v->len;
+        break;
+    }
+    case OP_LENGTHS: {
+        Value *v = env[nd->args[0]];
+        if (v->type != VT_SEGDES)
+            rt_fatal("applying LENGTHS to a non-segment descriptor");
+        r = val_new(VT_INT, v->len);
+        if (v->len)
+            memcpy(r->data, v->data, (size_t)v->len * 4);
+        break;
+    }
+    case OP_MAKE_SEGDES: {
+        Value *v = env[nd->args[0]];
+        if (v->type != VT_INT)
+            rt_fatal("argument 1 is %s, expected Int", val_type_name((ValType)v->type));
+        /* lengths held only here are retagged in place, as the reference does */
+        r = seg_of_lengths(v, owned_dead(b, bp, s, nd->args[0]) && !holds_input(b, bp, nd->args[0]));
+        break;
+    }
+    case OP_REPLACE: { /* data idx vals sd */
+        Value *data = env[nd->args[0]];
+        int inplace = owned_dead(b, bp, s, nd->args[0]);
+        if (inplace)
+            b->replace_inplace++;
+        else
+            b->replace_copied++;
+        r = replace_step(data, env[nd->args[1]], env[nd->args[2]], env[nd->args[3]], inplace, &b->undo);
+        break;
+    }
+    default:
+        rt_fatal("internal error: %s is not a host step", vc_ops[nd->op].name);
+    }
+    (void)bp;
+    if (env[nd->res[0]])
+        val_release(env[nd->res[0]]);
+    env[nd->res[0]] = r;
+    b->host_steps++;
+}
+
+/* ---- --check ------------------------------------------------------------- */
+
+/* Equal within the tolerance: ints exactly, floats to the relative
+ * tolerance (NaN equals NaN). Returns the first differing element, or -1. */
+static int64_t first_difference(const Value *a, const Value *r, double rel)
+{
+    if (a->type != r->type || a->len != r->len)
+        return 0;
+    if (a->type == VT_PAIR)
+        return -1;
+    if (a->type == VT_FLOAT) {
+        for (int64_t i = 0; i < a->len; i++) {
+            double x = VF(a)[i], y = VF(r)[i];
+            if (x == y || (isnan(x) && isnan(y)))
+                continue;
+            double m = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
+            if (!(fabs(x - y) <= rel * m))
+                return i;
+        }
+        return -1;
+    }
+    for (int64_t i = 0; i < a->len; i++)
+        if (VI(a)[i] != VI(r)[i])
+            return i;
+    return -1;
+}
+
+static void describe(FILE *f, const Value *v, int64_t i)
+{
+    if (v->type == VT_PAIR) {
+        fputs("a pair", f);
+        return;
+    }
+    fprintf(f, "%s of length %lld", val_type_name((ValType)v->type), (long long)v->len);
+    if (i >= 0 && i < v->len) {
+        if (v->type == VT_FLOAT)
+            fprintf(f, ", element %lld = %.17g", (long long)i, VF(v)[i]);
+        else
+            fprintf(f, ", element %lld = %d", (long long)i, VI(v)[i]);
+    }
+}
+
+/* The block's outputs are on the stack (the backend's); INS holds its
+ * inputs (bottom to top, owned). Run the reference over the inputs from
+ * the same random state and compare; the first difference ends the run. */
+static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandState *rand_before)
+{
+    BlockEntry *e = &b->entries[k];
+    BlockPlan *bp = &e->plan;
+    const Dfg *g = &bp->dfg;
+    int nout = g->nout;
+    Value **outs = malloc((size_t)(nout ? nout : 1) * sizeof *outs);
+    if (!outs)
+        rt_fatal("out of host memory");
+    for (int i = nout - 1; i >= 0; i--) {
+        outs[i] = vs_pop(it);
+        val_for_host(outs[i]);
+    }
+    for (int j = 0; j < g->nin; j++)
+        val_for_host(ins[j]);
+    RandState rand_after = *rnd_global();
+    *rnd_global() = *rand_before;
+    for (int j = 0; j < g->nin; j++)
+        vs_push(it, ins[j]);
+    interp_exec_range(it, bp->blk.start, bp->blk.end);
+    const Program *p = b->prog;
+    int bad = -1;
+    int64_t at = -1;
+    for (int i = 0; i < nout && bad < 0; i++) {
+        at = first_difference(outs[i], it->stk[it->sp - nout + i], b->opt.check_rel);
+        if (at >= 0)
+            bad = i;
+    }
+    int rand_bad = memcmp(&rand_after, rnd_global(), sizeof rand_after) != 0;
+    if (bad >= 0 || rand_bad) {
+        FILE *f = stderr;
+        fflush(stdout);
+        fprintf(f, "vinterp: --check: the %s backend and the reference differ in the block at lines %d-%d "
+                   "(function %s)\n",
+                b->x->name, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line, p->funcs[bp->blk.func].name);
+        if (bad >= 0) {
+            fprintf(f, "  output %d (stack depth %d): %s gives ", bad, nout - 1 - bad, b->x->name);
+            describe(f, outs[bad], at);
+            fputs("; the reference gives ", f);
+            describe(f, it->stk[it->sp - nout + bad], at);
+            fputs("\n", f);
+        } else {
+            fprintf(f, "  the random number stream advanced differently\n");
+        }
+        fprintf(f, "  fused kernels of the block:\n");
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            lcu_print_kernel(f, bp->steps[s].k, bp->types);
+            char buf[1024];
+            const char *w = b->x->where ? b->x->where(b->x, k, s, buf, sizeof buf) : NULL;
+            if (w)
+                fprintf(f, "  generated code: %s\n", w);
+        }
+        for (int i = 0; i < nout; i++)
+            val_release(outs[i]);
+        free(outs);
+        rt_exit_status(1);
+    }
+    /* Keep the backend's values (equal within the tolerance). */
+    for (int i = 0; i < nout; i++)
+        val_release(vs_pop(it));
+    for (int i = 0; i < nout; i++)
+        vs_push(it, outs[i]);
+    free(outs);
+    *rnd_global() = rand_after;
+    b->checked++;
+}
+
+/* A fatal error inside a fused block: rerun the block on the reference
+ * interpreter from its inputs (still on the stack) and the RAND state it
+ * started with, so that the reference reports the error in its own words
+ * at its own line. Returns only if the reference finds no error. */
+static void replay_block(void *arg)
+{
+    Backend *b = arg;
+    /* What the block charged is dead: it stops counting against -m (it is
+     * not freed, another thread may still be reading it). */
+    if (mem_used() > b->rp_used)
+        mem_uncharge(mem_used() - b->rp_used);
+    undo_log_rollback(&b->undo);
+    *rnd_global() = b->rp_rand;
+    for (int j = 1; j <= b->rp_nin && j <= b->rp_it->sp; j++)
+        val_for_host(b->rp_it->stk[b->rp_it->sp - j]);
+    interp_exec_range(b->rp_it, b->rp_start, b->rp_end);
+}
+
+/* ---- tiers ---------------------------------------------------------------- */
+
+/* The worker's job: plan block K and build its code into the cache. */
+static void tier_job(void *arg, int k)
+{
+    Backend *b = arg;
+    BlockEntry *e = &b->entries[k];
+    if (tier_worker_stopping(b->worker))
+        return;
+    if (!e->planned && plan_block(b, k) < 0) {
+        atomic_store_explicit(&e->state, BS_FAILED, memory_order_release);
+        return;
+    }
+    if (tier_worker_stopping(b->worker))
+        return;
+    JitBuildStats st;
+    memset(&st, 0, sizeof st);
+    b->bg_plans[k] = &e->plan;
+    char msg[400] = "";
+    int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
+    b->bg_plans[k] = NULL;
+    e->compile_s = st.compile_seconds;
+    e->compiled = st.compiled;
+    e->hits = st.hits;
+    if (rc != 0)
+    {
+        if (tier_worker_stopping(b->worker))
+            snprintf(e->why, sizeof e->why, "abandoned at the end of the run");
+        else
+            snprintf(e->why, sizeof e->why, "build failed: %.130s", msg);
+    }
+    e->ready_t = now() - b->t_start;
+    atomic_store_explicit(&e->state, rc == 0 ? BS_READY : BS_FAILED, memory_order_release);
+}
+
+static void tier_trace(const Backend *b, int k, const char *what)
+{
+    const BlockEntry *e = &b->entries[k];
+    const Block *bl = &b->blocks[k];
+    fprintf(b->opt.tier.trace, "tier: %.6f s: block %d (lines %d-%d, %s): %s after %lld entries, work %lld%s%s\n",
+            now() - b->t_start, k, b->prog->code[bl->start].line, b->prog->code[bl->end - 1].line,
+            b->prog->funcs[bl->func].name, what, (long long)e->entries, (long long)e->work, e->why[0] ? "; " : "",
+            e->why);
+}
+
+/* Load block K's code (on the main thread): READY -> FUSED, or INTERP. */
+static void tier_install(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    if (e->planned) { /* what translation costs, for tier_promote's estimate */
+        b->tr_secs += e->translate_s;
+        b->tr_instrs += b->blocks[k].nvector;
+    }
+    char msg[400] = "";
+    b->fg_plans[k] = &e->plan;
+    int rc = b->x->prepare(b->x, b->prog, b->nblocks, b->fg_plans, msg, sizeof msg);
+    b->fg_plans[k] = NULL;
+    e->installed_t = now() - b->t_start;
+    if (rc != 0) {
+        snprintf(e->why, sizeof e->why, "load failed: %.140s", msg);
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return;
+    }
+    b->installs++;
+    char unit[1200], vpath[1300];
+    if (b->x->unit_file && b->x->unit_file(b->x, k, unit, sizeof unit) &&
+        tier_verdict_path(unit, b->program_id, vpath, sizeof vpath) == 0 && (e->vpath = strdup(vpath)) != NULL &&
+        tier_verdict_read(vpath, &e->prior) && tier_verdict_slower(&e->prior) == 1) {
+        /* earlier runs of the program found its fused runs the slower */
+        e->demoted = 1;
+        b->demotions++;
+        snprintf(e->why, sizeof e->why, "its fused runs were the slower in earlier runs");
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "demoted");
+        return;
+    }
+    atomic_store(&e->state, BS_FUSED);
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "fused code installed");
+}
+
+/* This run's speeds of block K added to the earlier runs'. */
+static TierSpeeds tier_speeds(const BlockEntry *e)
+{
+    TierSpeeds t = e->prior;
+    t.late_n += e->late_n;
+    t.late_secs += e->late_secs;
+    t.late_work += e->late_work;
+    t.fused_n += e->fused_timed;
+    t.fused_secs += e->fused_secs;
+    t.fused_work += e->fused_work;
+    return t;
+}
+
+/* At the end: every block's speeds, earlier runs' included, kept beside
+ * its unit for the next run. */
+static void tier_save_speeds(Backend *b)
+{
+    for (int k = 0; k < b->nblocks; k++) {
+        BlockEntry *e = &b->entries[k];
+        if (e->vpath && (e->late_n || e->fused_timed)) {
+            TierSpeeds t = tier_speeds(e);
+            tier_verdict_write(e->vpath, &t);
+        }
+    }
+}
+
+/* Is block K's code already in the kernel cache? (Its plan is built.) */
+static int tier_cached(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    JitBuildStats st;
+    memset(&st, 0, sizeof st);
+    st.probe = 1;
+    char msg[400];
+    b->fg_plans[k] = &e->plan;
+    int rc = b->x->build(b->x, b->nblocks, b->fg_plans, &st, msg, sizeof msg);
+    b->fg_plans[k] = NULL;
+    return rc == 0;
+}
+
+/* Probe the kernel cache for block K, whose run now has W work, when
+ * translating it here is predicted to cost under 2% of interpreting this
+ * run, and the cache has not proved cold for this program (3 misses, no
+ * hit). On a hit its code is installed for this very run: a block that
+ * runs once over long vectors gets its fused code whenever the cache has
+ * it. 1: a hit (installed, or demoted by earlier runs' verdicts); 0: a
+ * miss or not probed; -1: not plannable (it stays interpreted). */
+static int tier_probe(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
+    double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
+    int cold = b->probe_misses >= 3 && b->probe_hits == 0;
+    if (cold || (double)b->blocks[k].nvector * tr_rate > 0.02 * (double)w * interp_rate)
+        return 0;
+    if (!e->planned && plan_block(b, k) < 0) {
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return -1;
+    }
+    int hit = tier_cached(b, k);
+    b->probe_hits += hit;
+    b->probe_misses += !hit;
+    if (!hit)
+        return 0;
+    e->hits = 1;
+    e->ready_t = now() - b->t_start;
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "promoted, its code in the cache");
+    tier_install(b, k);
+    return 1;
+}
+
+static void tier_mark_promoted(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    e->promoted_entry = e->entries;
+    e->promoted_t = now() - b->t_start;
+    b->promotions++;
+}
+
+/* Block K's first run with W work past the threshold, when it has not
+ * been seen to recur: fused code pays only in later runs of the block,
+ * and a block that runs once gets none before its run ends. So it is
+ * used only when the cache has it; otherwise nothing is compiled now
+ * (in a short program the compiler on the other core costs the
+ * interpreter more than it could win) and the block is remembered as hot
+ * for the program's next run (tier_hot.h), which compiles it in the
+ * background for the runs after. A block that runs again is promoted. */
+static void tier_first_run(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    e->probed = 1;
+    if (b->opt.tier.mode != TIER_BACKGROUND)
+        return;
+    int64_t promoted_entry = e->promoted_entry;
+    double promoted_t = e->promoted_t;
+    tier_mark_promoted(b, k);
+    int r = tier_probe(b, k, w);
+    if (r != 0)
+        return;
+    e->promoted_entry = promoted_entry; /* not promoted after all */
+    e->promoted_t = promoted_t;
+    b->promotions--;
+    if (b->hot)
+        b->hot[k] |= HOT_NEW;
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "hot, ran once: remembered for the next run");
+}
+
+/* Promote block K, whose run now has W work. The worker translates and
+ * compiles it while the interpreter goes on; under --tier=sync it is
+ * compiled here, at once. Code already in the kernel cache is used at
+ * once (tier_probe). */
+static void tier_promote(Backend *b, int k, int64_t w)
+{
+    BlockEntry *e = &b->entries[k];
+    tier_mark_promoted(b, k);
+    if (b->opt.tier.mode == TIER_BACKGROUND && !e->probed && tier_probe(b, k, w) != 0)
+        return;
+    if (b->opt.tier.mode == TIER_SYNC) {
+        atomic_store(&e->state, BS_QUEUED);
+        tier_job(b, k);
+        if (atomic_load(&e->state) == BS_READY)
+            tier_install(b, k);
+        else {
+            b->failures++;
+            atomic_store(&e->state, BS_INTERP);
+            if (b->opt.tier.trace)
+                tier_trace(b, k, "stays interpreted");
+        }
+        return;
+    }
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0, 0.01 * (double)b->opt.tier.share_pct))) {
+        atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
+        return;
+    }
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "promoted");
+    atomic_store(&e->state, BS_QUEUED);
+    tier_worker_push(b->worker, k);
+}
+
+/* The number of stack inputs of block K, from its dataflow graph; -1 when
+ * the block cannot be expressed as one (it is then always interpreted). */
+static int block_inputs(const Backend *b, int k)
+{
+    Dfg g;
+    memset(&g, 0, sizeof g);
+    if (dfg_build(b->prog, &b->blocks[k], &g) < 0)
+        return -1;
+    int nin = g.nin;
+    dfg_free(&g);
+    return nin;
+}
+
+/* The largest element count among the block's NIN inputs on the stack. */
+static int64_t largest_input(const Interp *it, int nin)
+{
+    int64_t m = 0;
+    for (int j = 0; j < nin && j < it->sp; j++) {
+        const Value *v = it->stk[it->sp - 1 - j];
+        int64_t n = v->type == VT_SEGDES ? (v->n > v->len ? v->n : v->len) : v->type == VT_PAIR ? 0 : v->len;
+        if (n > m)
+            m = n;
+    }
+    return m;
+}
+
+/* A tiered block's entry in any state but FUSED: profile it, promote it,
+ * install its code. Returns the pc after the block when it ran here, -1
+ * when the interpreter runs it, -2 when it is to run fused now. */
+static int tier_entry(Backend *b, Interp *it, int k, int st)
+{
+    BlockEntry *e = &b->entries[k];
+    if (st == BS_READY) {
+        tier_install(b, k);
+        if (atomic_load(&e->state) == BS_FUSED)
+            return -2;
+        return -1;
+    }
+    if (st == BS_FAILED) {
+        b->failures++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "stays interpreted");
+        return -1;
+    }
+    if (e->nin < 0 && (e->nin = block_inputs(b, k)) < 0) {
+        atomic_store(&e->state, BS_INTERP);
+        return -1;
+    }
+    e->entries++;
+    int64_t len = largest_input(it, e->nin);
+    e->elements += len;
+    if (len < b->opt.tier.min_len) {
+        e->short_runs++;
+        return -1;
+    }
+    int64_t w = len * b->blocks[k].nvector;
+    e->big_runs++;
+    e->work += w;
+    if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && e->work >= b->opt.tier.work) {
+        if (e->big_runs >= 2 || b->opt.tier.mode == TIER_SYNC || b->opt.tier.work == 0 ||
+            (b->hot && (b->hot[k] & HOT_PRIOR)))
+            tier_promote(b, k, w);
+        else if (!e->probed)
+            tier_first_run(b, k, w);
+        if (atomic_load(&e->state) == BS_FUSED)
+            return -2;
+    }
+    if (it->opt.max_steps || it->opt.progress)
+        return -1; /* the interpreter loop counts the instructions */
+    /* Interpreted here, timed: the fused code must beat this. */
+    double t0 = now();
+    interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+    double dt = now() - t0;
+    e->interp_secs += dt;
+    e->interp_work += w;
+    e->interp_timed++;
+    b->interp_secs += dt;
+    b->interp_work += w;
+    return b->blocks[k].end;
+}
+
+/* After a fused run of W work in DT seconds: back to the interpreter for
+ * good when the fused runs are the slower per unit of work. The fused
+ * runs are compared with the interpreted runs sampled after the install,
+ * every 8th run of the block (see backend_run_block), so that both sides
+ * cover the same phases of the program: the cost of a block's run is not
+ * proportional to its work measure in every phase (batcher_1m: stages of
+ * one size but other segment counts), and a block's first runs pay for
+ * page faults on fresh vectors, so the interpreted runs before the
+ * promotion misjudged it (they kept a 2x slower fused block in use). The
+ * first fused run is not counted. Checked from the 5th timed fused run
+ * on, once two interpreted runs are sampled, or sooner with the speeds
+ * of earlier runs of the program (tier_verdict.h). */
+static void tier_judge(Backend *b, int k, int64_t w, double dt)
+{
+    BlockEntry *e = &b->entries[k];
+    if (e->runs == 0)
+        return;
+    e->fused_work += w;
+    e->fused_secs += dt;
+    e->fused_timed++;
+    /* this run alone from its 5th fused run, or with the earlier runs'
+     * speeds once they are enough together */
+    TierSpeeds t = tier_speeds(e);
+    int slower = e->fused_timed >= 5 || e->prior.late_n || e->prior.fused_n ? tier_verdict_slower(&t) : -1;
+    if (slower == 1) {
+        e->demoted = 1;
+        b->demotions++;
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "demoted: its fused runs are slower than the interpreter's");
+    }
+}
+
+int backend_run_block(Backend *b, Interp *it, int pc)
+{
+    int k = b->block_at[pc];
+    BlockEntry *e = &b->entries[k];
+    int st = atomic_load_explicit(&e->state, memory_order_acquire);
+    if (st == BS_INTERP)
+        return -1;
+    if (b->tiered) {
+        if (st != BS_FUSED) {
+            int r = tier_entry(b, it, k, st);
+            if (r != -2)
+                return r;
+        }
+    } else if (st == BS_PROFILE) {
+        translate_block(b, k);
+        if (atomic_load(&e->state) == BS_INTERP)
+            return -1;
+    }
+    BlockPlan *bp = &e->plan;
+    Dfg *g = &bp->dfg;
+    if (it->sp < g->nin) {
+        e->fallbacks++;
+        return -1; /* the interpreter reports the underflow */
+    }
+    if (b->envcap < bp->nvars) {
+        free(b->env);
+        b->envcap = bp->nvars * 2;
+        b->env = calloc((size_t)b->envcap, sizeof *b->env);
+    }
+    if (b->classcap < bp->shapes.nq) {
+        free(b->classval);
+        b->classcap = bp->shapes.nq * 2;
+        b->classval = malloc((size_t)b->classcap * sizeof *b->classval);
+    }
+    if (!b->env || !b->classval)
+        rt_fatal("out of host memory");
+    for (int q = 0; q < bp->shapes.nq; q++)
+        b->classval[q] = -1;
+    b->classval[shape_find(&bp->shapes, bp->shapes.one)] = 1;
+    /* The dispatch rule: a short run is interpreted. */
+    int64_t len = 0;
+    double t_run = 0.0;
+    if (b->tiered) {
+        len = largest_input(it, g->nin);
+        if (len < b->opt.tier.min_len) {
+            e->short_runs++;
+            return -1;
+        }
+        t_run = now();
+        /* The 3rd and 6th run after the install, then every 8th (the
+         * 11th, 19th, ...), is interpreted, timed: tier_judge's sample of
+         * the other tier. */
+        int64_t si = e->since_install++;
+        if ((si == 2 || si == 5 || si % 8 == 2) && !it->opt.max_steps && !it->opt.progress) {
+            int64_t w = len * b->blocks[k].nvector;
+            interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+            double dt = now() - t_run;
+            e->entries++;
+            e->elements += len;
+            e->big_runs++;
+            e->work += w;
+            e->interp_secs += dt;
+            e->interp_work += w;
+            e->interp_timed++;
+            e->late_n++;
+            e->late_secs += dt;
+            e->late_work += w;
+            return b->blocks[k].end;
+        }
+    }
+    /* Inputs: the types the plan assumed, and consistent lengths. */
+    for (int j = 0; j < g->nin; j++) {
+        Value *v = it->stk[it->sp - 1 - j];
+        if (v->type == VT_PAIR) {
+            if (bp->typed[j]) {
+                e->fallbacks++;
+                return -1;
+            }
+            continue;
+        }
+        if ((bp->typed[j] && v->type != vt_of(&bp->types[j])) || note_shape(b, bp, j, v) < 0) {
+            e->fallbacks++;
+            return -1;
+        }
+    }
+    Value **env = b->env;
+    for (int j = 0; j < g->nin; j++)
+        env[j] = val_ref(it->stk[it->sp - 1 - j]);
+    /* Inputs the block only pops go now, as the reference would pop them
+     * (an empty vector of their type keeps their stack slot for a replay,
+     * which only pops it too). Not under --check, which reruns the block
+     * from its inputs. */
+    for (int d = 0; d < bp->ndead_in && !b->opt.check; d++) {
+        int j = bp->dead_in[d];
+        Value **slot = &it->stk[it->sp - 1 - j], *gone = *slot;
+        if (gone->rc != 2 || gone->type == VT_PAIR || !gone->units)
+            continue;
+        *slot = gone->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
+        val_release(gone);
+        val_release(env[j]);
+        env[j] = NULL;
+    }
+    if (!e->launches) {
+        e->launches = calloc((size_t)bp->nsteps + 1, sizeof *e->launches);
+        e->seconds = calloc((size_t)bp->nsteps + 1, sizeof *e->seconds);
+        if (!e->launches || !e->seconds)
+            rt_fatal("out of host memory");
+    }
+    RandState rand_before = *rnd_global();
+    b->rp_it = it;
+    b->rp_used = mem_used();
+    b->rp_nin = g->nin;
+    b->rp_start = bp->blk.start;
+    b->rp_end = bp->blk.end;
+    b->rp_rand = rand_before;
+    rt_set_replay(replay_block, b);
+    for (int s = 0; s < bp->nsteps; s++) {
+        PlanStep *ps = &bp->steps[s];
+        rt_set_where(b->prog, &b->prog->code[g->nodes[ps->node].instr]);
+        double t0 = now();
+        if (ps->kind == STEP_HOST) {
+            const DfgNode *nd = &g->nodes[ps->node];
+            host_step(b, it, bp, s, nd);
+            b->host_seconds += now() - t0;
+            if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
+                rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
+                         b->prog->code[bp->blk.end - 1].line);
+        } else {
+            int nd = offer_donors(b, bp, s);
+            b->x->run_kernel(b->x, k, bp, s, env);
+            if (nd)
+                settle_donors(b, bp, s);
+            double dt = now() - t0;
+            e->launches[s]++;
+            e->seconds[s] += dt;
+            b->kernel_seconds += dt;
+            b->launches++;
+            for (int r = 0; r < ps->k->nrets; r++) {
+                int v = ps->k->rets[r];
+                if (env[v] && note_shape(b, bp, v, env[v]) < 0)
+                    rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
+                             b->prog->code[bp->blk.end - 1].line);
+            }
+        }
+        for (int r = 0; r < ps->nrelease; r++) {
+            int v = ps->release[r];
+            if (v >= g->nin && env[v]) {
+                val_release(env[v]);
+                env[v] = NULL;
+            }
+        }
+    }
+    rt_set_replay(NULL, NULL);
+    undo_log_clear(&b->undo);
+    /* Replace the inputs by the outputs; --check keeps the inputs to run
+     * the reference over them. */
+    Value *saved[64], **ins = saved;
+    if (b->opt.check) {
+        if (g->nin > 64 && !(ins = malloc((size_t)g->nin * sizeof *ins)))
+            rt_fatal("out of host memory");
+        for (int j = 0; j < g->nin; j++)
+            ins[j] = it->stk[it->sp - g->nin + j];
+        it->sp -= g->nin;
+    } else {
+        for (int j = 0; j < g->nin; j++)
+            val_release(it->stk[--it->sp]);
+    }
+    for (int i = 0; i < g->nout; i++) {
+        Value *v = env[g->out[i]];
+        if (!v)
+            rt_fatal("internal error: block output x%d was not computed", g->out[i]);
+        vs_push(it, val_ref(v));
+    }
+    for (int v = 0; v < bp->nvars; v++)
+        if (env[v]) {
+            val_release(env[v]);
+            env[v] = NULL;
+        }
+    if (b->opt.check) {
+        check_block(b, it, k, ins, &rand_before);
+        if (ins != saved)
+            free(ins);
+    }
+    if (b->tiered) {
+        e->entries++;
+        e->elements += len;
+        e->big_runs++;
+        e->work += len * b->blocks[k].nvector;
+        tier_judge(b, k, len * b->blocks[k].nvector, now() - t_run);
+    }
+    e->runs++;
+    return bp->blk.end;
+}
+
+void backend_use_worker(Backend *b, TierWorker *w)
+{
+    b->worker = w;
+    b->shared_worker = 1;
+}
+
+void backend_tier_job(Backend *b, int k) { tier_job(b, k); }
+
+int backend_block_hook(void *ctx, Interp *it, int pc) { return backend_run_block(ctx, it, pc); }
+
+void backend_worker_stopped(Backend *b, int dropped)
+{
+    b->worker = NULL;
+    b->abandoned += dropped;
+}
+
+void backend_end_run(Backend *b)
+{
+    if (!b->worker || b->shared_worker)
+        return;
+    int r = tier_worker_stop(b->worker);
+    b->worker = NULL;
+    if (r < 0)
+        b->worker_stuck = 1;
+    else
+        b->abandoned += r;
+}
+
+/* A plan that is there to read (not one the worker may still write). */
+static int plan_readable(const Backend *b, const BlockEntry *e)
+{
+    int st = atomic_load(&e->state);
+    return e->planned && !(b->worker_stuck && st == BS_QUEUED);
+}
+
+static void tier_report(const Backend *b, FILE *f)
+{
+    const TierOptions *t = &b->opt.tier;
+    int64_t queued = 0, fused = 0, never = 0, abandoned = b->abandoned;
+    double compile = 0.0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        int st = atomic_load(&e->state);
+        int killed = st == BS_FAILED && !strcmp(e->why, "abandoned at the end of the run");
+        queued += st == BS_QUEUED || st == BS_READY || killed;
+        abandoned += killed;
+        fused += st == BS_FUSED;
+        never += e->promoted_t < 0 && e->entries > 0;
+        if (plan_readable(b, e))
+            compile += e->compile_s;
+    }
+    fprintf(f, "stats: tiers (%s; promote at work %lld, runs under %lld elements interpreted): %lld promoted, "
+               "%lld installed, %lld demoted, %lld failed, %lld not ready by the end (%lld abandoned), %lld blocks "
+               "run only interpreted; background compile %.6f s\n",
+            tier_mode_name(t->mode), (long long)t->work, (long long)t->min_len, (long long)b->promotions,
+            (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
+            (long long)abandoned, (long long)never, compile);
+    (void)fused;
+    /* Per block: the promoted ones, then the busiest of the others. */
+    int top[8], ntop = 0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (e->promoted_t >= 0 || !e->entries)
+            continue;
+        int at = ntop < 8 ? ntop++ : 8;
+        while (at > 0 && b->entries[top[at - 1]].elements < e->elements) {
+            if (at < 8)
+                top[at] = top[at - 1];
+            at--;
+        }
+        if (at < 8)
+            top[at] = k;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int n = pass ? ntop : b->nblocks;
+        for (int i = 0; i < n; i++) {
+            int k = pass ? top[i] : i;
+            const BlockEntry *e = &b->entries[k];
+            if (!pass && e->promoted_t < 0)
+                continue;
+            int st = atomic_load(&e->state);
+            const char *tier = st == BS_FUSED ? "fused" : e->demoted ? "demoted" : st == BS_QUEUED ? "compiling"
+                               : st == BS_READY ? "ready, unused" : "interpreted";
+            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short), %lld elements, "
+                       "%lld fused runs",
+                    k, b->prog->code[b->blocks[k].start].line, b->prog->code[b->blocks[k].end - 1].line,
+                    b->prog->funcs[b->blocks[k].func].name, tier, (long long)e->entries, (long long)e->short_runs,
+                    (long long)e->elements, (long long)e->runs);
+            if (e->promoted_t >= 0) {
+                fprintf(f, "; promoted at entry %lld (%.6f s)", (long long)e->promoted_entry, e->promoted_t);
+                if (plan_readable(b, e) && (st != BS_QUEUED))
+                    fprintf(f, ", translated in %.6f s, compiled in %.6f s (%d compiled, %d cache hits)",
+                            e->translate_s, e->compile_s, e->compiled, e->hits);
+                if (e->installed_t >= 0)
+                    fprintf(f, ", in use from %.6f s", e->installed_t);
+                else
+                    fprintf(f, ", code not ready in time");
+            }
+            if (e->late_work && e->fused_work)
+                fprintf(f, "; ns per element-instruction: interpreted %.3f (%lld runs sampled after the install), "
+                           "fused %.3f",
+                        1e9 * e->late_secs / (double)e->late_work, (long long)e->late_n,
+                        1e9 * e->fused_secs / (double)e->fused_work);
+            if (e->interp_timed || e->fused_timed)
+                fprintf(f, "; seconds: interpreted %.6f (%lld timed runs), fused %.6f (%lld timed runs)",
+                        e->interp_secs, (long long)e->interp_timed, e->fused_secs, (long long)e->fused_timed);
+            if (e->why[0])
+                fprintf(f, "; %s", e->why);
+            fputc('\n', f);
+        }
+    }
+}
+
+void backend_report(const Backend *b, FILE *f)
+{
+    int planned = 0, kb = 0, ka = 0, ab = 0, aa = 0, fellback = 0;
+    int big_vars = 0, big_cons = 0;
+    double big_time = 0.0, max_time = 0.0, translate = 0.0, ilp = 0.0;
+    int64_t fallbacks = 0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        fallbacks += e->fallbacks;
+        if (!plan_readable(b, e))
+            continue;
+        translate += e->plan.translate_seconds;
+        ilp += e->plan.fr.seconds;
+        planned++;
+        kb += e->plan.kernels_unfused;
+        ka += e->plan.kernels_fused;
+        ab += e->plan.arrays_unfused;
+        aa += e->plan.arrays_fused;
+        const FuseResult *fr = &e->plan.fr;
+        fellback += e->plan.fused && fr->fell_back;
+        if (fr->nvars > big_vars) {
+            big_vars = fr->nvars;
+            big_cons = fr->nconstraints;
+            big_time = fr->seconds;
+        }
+        if (fr->seconds > max_time)
+            max_time = fr->seconds;
+    }
+    fprintf(f, "stats: blocks translated %d of %d; kernels %d unfused, %d fused; arrays materialised %d unfused, "
+               "%d fused\n",
+            planned, b->nblocks, kb, ka, ab, aa);
+    fprintf(f, "stats: kernel launches %lld, host steps %lld, fallbacks to the interpreter %lld\n",
+            (long long)b->launches, (long long)b->host_steps, (long long)fallbacks);
+    fprintf(f, "stats: kernel results written over an argument: %lld of %lld offered\n",
+            (long long)b->written_in_place, (long long)b->donated);
+    fprintf(f, "stats: REPLACE host steps: %lld in place, %lld copied\n", (long long)b->replace_inplace,
+            (long long)b->replace_copied);
+    fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
+               "solved in %.6f s; slowest ILP %.6f s; %d blocks fell back to the greedy schedule\n",
+            translate, ilp, big_vars, big_cons, big_time, max_time, fellback);
+    fprintf(f, "stats: executor %s: time in kernels %.6f s, in host steps %.6f s\n", b->x->name, b->kernel_seconds,
+            b->host_seconds);
+    if (b->opt.check)
+        fprintf(f, "stats: --check: %lld block runs compared with the reference, no difference\n",
+                (long long)b->checked);
+    if (b->tiered)
+        tier_report(b, f);
+    if (b->x->report)
+        b->x->report(b->x, f);
+    /* The busiest kernels. */
+    int top[5] = { -1, -1, -1, -1, -1 }, tops[5] = { 0, 0, 0, 0, 0 };
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (!e->launches)
+            continue;
+        for (int s = 0; s < e->plan.nsteps; s++) {
+            if (!e->launches[s])
+                continue;
+            for (int t = 0; t < 5; t++) {
+                if (top[t] < 0 || e->launches[s] > b->entries[top[t]].launches[tops[t]]) {
+                    for (int u = 4; u > t; u--) {
+                        top[u] = top[u - 1];
+                        tops[u] = tops[u - 1];
+                    }
+                    top[t] = k;
+                    tops[t] = s;
+                    break;
+                }
+            }
+        }
+    }
+    for (int t = 0; t < 5 && top[t] >= 0; t++) {
+        const BlockEntry *e = &b->entries[top[t]];
+        const PlanStep *ps = &e->plan.steps[tops[t]];
+        fprintf(f, "stats: kernel K%d of the block at line %d (%s): %lld launches, %.6f s\n", ps->k->id,
+                b->prog->code[e->plan.blk.start].line, b->prog->funcs[e->plan.blk.func].name,
+                (long long)e->launches[tops[t]], e->seconds[tops[t]]);
+    }
+}
+
+void backend_profile_on(Backend *b) { b->profiling = 1; }
+
+typedef struct {
+    int block, step;
+    double seconds;
+} KernelRow;
+
+static int by_seconds(const void *x, const void *y)
+{
+    const KernelRow *a = x, *b = y;
+    return (a->seconds < b->seconds) - (a->seconds > b->seconds);
+}
+
+void backend_profile_report(const Backend *b, FILE *f, int json)
+{
+    int n = 0;
+    for (int k = 0; k < b->nblocks; k++)
+        if (b->entries[k].launches)
+            n += b->entries[k].plan.nsteps;
+    KernelRow *rows = calloc((size_t)(n ? n : 1), sizeof *rows);
+    if (!rows)
+        return;
+    int m = 0;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        if (!e->launches)
+            continue;
+        for (int s = 0; s < e->plan.nsteps; s++)
+            if (e->launches[s]) {
+                rows[m].block = k;
+                rows[m].step = s;
+                rows[m].seconds = e->seconds[s];
+                m++;
+            }
+    }
+    qsort(rows, (size_t)m, sizeof *rows, by_seconds);
+    if (json)
+        fprintf(f, "{\"kernels\": [");
+    else
+        fprintf(f, "profile: %d fused kernels run; by time\n%-36s %6s %12s %12s\n", m, "kernel (function, first line)",
+                "soacs", "launches", "seconds");
+    for (int i = 0; i < m; i++) {
+        const BlockEntry *e = &b->entries[rows[i].block];
+        const PlanStep *ps = &e->plan.steps[rows[i].step];
+        const Instr *in = &b->prog->code[e->plan.dfg.nodes[ps->node].instr];
+        const char *fn = b->prog->funcs[e->plan.blk.func].name;
+        if (json)
+            fprintf(f, "%s\n  {\"function\": \"%s\", \"kernel\": %d, \"line\": %d, \"soacs\": %d, "
+                       "\"launches\": %lld, \"seconds\": %.9f}",
+                    i ? "," : "", fn, ps->k->id, in->line, ps->k->nsoacs, (long long)e->launches[rows[i].step],
+                    rows[i].seconds);
+        else
+            fprintf(f, "%-24.24s K%-4d l%-5d %6d %12lld %12.6f\n", fn, ps->k->id, in->line, ps->k->nsoacs,
+                    (long long)e->launches[rows[i].step], rows[i].seconds);
+    }
+    if (json)
+        fprintf(f, "\n]}\n");
+    free(rows);
+}
+
+void backend_free(Backend *b)
+{
+    if (!b)
+        return;
+    backend_end_run(b);
+    if (b->worker_stuck)
+        return; /* the worker still reads the backend: left to the exit */
+    if (b->tiered)
+        tier_save_speeds(b);
+    if (b->hot)
+        tier_hot_write(b->hot_path, b->nblocks, b->hot);
+    free(b->hot);
+    free(b->hot_path);
+    for (int k = 0; k < b->nblocks; k++) {
+        free(b->entries[k].launches);
+        free(b->entries[k].seconds);
+        free(b->entries[k].vpath);
+    }
+    for (int k = 0; k < b->nblocks; k++)
+        if (b->entries[k].planned)
+            plan_free(&b->entries[k].plan);
+    free(b->bg_plans);
+    free(b->fg_plans);
+    free(b->entries);
+    free(b->blocks);
+    free(b->block_at);
+    free(b->env);
+    free(b->classval);
+    undo_log_free(&b->undo);
+    if (b->x)
+        b->x->free(b->x);
+    free(b);
+}

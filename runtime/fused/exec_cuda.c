@@ -1,0 +1,1263 @@
+/* runtime/fused/exec_cuda.c — the cuda executor (see exec_cuda.h).
+ *
+ * prepare: every kernel of every planned block is generated as CUDA
+ * (translate/cg_cuda.c) into one unit, compiled once (NVRTC, or host C++
+ * on the emulated device) through the cache, and loaded.
+ *
+ * run: a kernel step runs on the host (the inner executor: generated C,
+ * or the λcu evaluator without a C compiler) when it was not generated,
+ * when a parameter descriptor has negative lengths (the primitives need
+ * tiling segments), or when its data are small: the largest parameter
+ * has fewer elements than the host threshold of the kernel's family
+ * (elementwise: only MAP/ONCE/PERMUTE SOACs; scan: a reduction, scan,
+ * filter or segmented permute; lib: RANK or RAND). Otherwise its
+ * parameters are brought to the device (only those without a device copy
+ * are uploaded), its SOACs are driven one by one as the protocol in
+ * translate/codegen.h says, and its results stay on the device: their host
+ * copies are marked stale and fetched only when the host uses them
+ * (runtime/core/value.h's val_for_host: control flow, I/O, host steps, the
+ * final print, --check).
+ *
+ * Device memory comes from the device layer (libvkernels.so's caching
+ * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
+ * descriptor its int64 offsets. */
+#include "runtime/fused/exec_cuda.h"
+#include "runtime/device/cuda_dev.h"
+#include "runtime/core/errors.h"
+#include "runtime/fused/exec_cpu.h"
+#include "runtime/fused/kernel_fail.h"
+#include "runtime/core/rand.h"
+#include "kernels/rand_jump.h"
+#include "translate/cg_unit.h"
+#include "translate/codegen.h"
+#include "translate/codegen_abi.h"
+#include "runtime/fused/lcu_eval.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+    void *d;            /* elements (a descriptor: its m lengths) */
+    int64_t *off;       /* descriptor: m offsets (device), or NULL */
+} DevCopy;
+
+typedef void *Entry; /* a loaded entry point */
+
+enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
+
+/* The entry points of a SOAC (translate/codegen.h): the first phase
+ * (map, claim, vals, flags), the second (a permute's perm, a filter's
+ * pack), and the fused reductions and scans. */
+enum {
+    EP_MAIN, EP_PACK, EP_RED, EP_SCAN3, EP_SRED1, EP_SREDW, EP_SREDB, EP_SSCAN1, EP_SSCANW, EP_SSCANB, EP_FCOUNT,
+    EP_FPACK, NEP
+};
+static const char *const ep_suffix[NEP] = { NULL,     NULL,     "red",    "scan3",  "sred1",  "sredw",
+                                            "sredb",  "sscan1", "sscanw", "sscanb", "fcount", "fpack" };
+
+/* How a reduction, scan or filter runs: the fused skeletons chosen by
+ * size (auto), or forced ($VINTERP_CUDA_STRATEGY, for tests and tuning):
+ * lib = the general path (element values to a temporary, then the
+ * primitive; a filter's flags, their scan by the primitive, the scatter);
+ * thread, warp, block = that group per segment for SEG_REDUCE and
+ * SEG_SCAN. */
+enum { ST_AUTO, ST_LIB, ST_THREAD, ST_WARP, ST_BLOCK };
+static const char *const st_name[] = { "auto", "lib", "thread", "warp", "block" };
+enum {
+    RUN_LIB, RUN_RED, RUN_SCAN, RUN_SRED1, RUN_SREDW, RUN_SREDB, RUN_SSCAN1, RUN_SSCANW, RUN_SSCANB, RUN_FLAGS,
+    RUN_FILTER, NRUN
+};
+static const char *const run_name[NRUN] = {
+    "values + primitive",    "fused block reduce",     "fused block scan",
+    "thread per segment",    "warp per segment",       "block per segment",
+    "thread-per-segment scan", "warp-per-segment scan", "block-per-segment scan",
+    "filters by flags + primitive scan", "fused filters"
+};
+static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
+
+typedef struct {
+    Executor base;
+    CudaDev *dev;
+    Executor *inner;            /* host path */
+    const char *compile_only;
+    int nblocks;
+    CgKernelCode **code;        /* per block, per step */
+    int *nsteps;                /* per block: plan steps (0: not planned) */
+    Entry **ent;                /* per distinct kernel: per SOAC, NEP entry points (EP_*) */
+    int ndistinct;              /* over all units */
+    int *ubase;                 /* per block: its unit's first index in ent */
+    char **upath;               /* per block: its unit's cached source (in paths_owned) */
+    char **paths_owned;         /* per unit */
+    int units, npaths;
+    int kernels_generated, kernels_not_generated;
+    size_t unit_bytes;
+    double generate_seconds, load_seconds;
+    int64_t host_max[NFAM];
+    int strategy;               /* ST_* */
+    /* figures */
+    int64_t runs[NRUN];         /* reductions, scans and filters, by how they ran */
+    int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
+    int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
+    double transfer_seconds;
+    /* the call in progress */
+    vk_arr *hv;                 /* host image of the device variable table */
+    void *dv;                   /* the device table */
+    int vcap;
+    unsigned long long *er_d;   /* device error record */
+    Value **env;                /* the plan's variables */
+    const int *map;             /* local -> plan variable */
+    const LcuVarType *types;    /* of the locals */
+    const LcuKernel *k;         /* the canonical kernel */
+    int nvars;                  /* locals */
+    /* the live device allocations and their sizes (the -m device ledger):
+     * open addressing, linear probing, NULL = empty */
+    struct DevAlloc { void *p; size_t bytes; } *allocs;
+    size_t acap, alive;
+} CudaExec;
+
+static CudaExec *current; /* the value hooks' executor (one per process) */
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static ValType vt_of(const LcuVarType *t)
+{
+    if (t->kind == LV_SEGDES)
+        return VT_SEGDES;
+    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
+}
+
+static size_t esize_of(const Value *v) { return v->type == VT_FLOAT ? 8 : 4; }
+
+static void dev_fail(CudaExec *c, const char *what)
+{
+    rt_fatal("cuda: %s failed: %s", what, c->dev->error(c->dev));
+}
+
+static void lib_fail(CudaExec *c, const char *what)
+{
+    rt_fatal("cuda: %s failed: %s", what, c->dev->lib.last_error());
+}
+
+/* ---- device memory, charged against -m (value.h's device ledger) ------------ */
+
+static size_t alloc_slot(const CudaExec *c, const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15);
+    return (size_t)(h >> 20) & (c->acap - 1);
+}
+
+static void alloc_put(CudaExec *c, void *p, size_t bytes)
+{
+    if (2 * (c->alive + 1) > c->acap) {
+        size_t ocap = c->acap, ncap = ocap ? 2 * ocap : 256;
+        struct DevAlloc *old = c->allocs, *t = calloc(ncap, sizeof *t);
+        if (!t)
+            rt_fatal("out of host memory");
+        c->allocs = t;
+        c->acap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].p) {
+                size_t j = alloc_slot(c, old[i].p);
+                while (t[j].p)
+                    j = (j + 1) & (ncap - 1);
+                t[j] = old[i];
+            }
+        free(old);
+    }
+    size_t j = alloc_slot(c, p);
+    while (c->allocs[j].p)
+        j = (j + 1) & (c->acap - 1);
+    c->allocs[j].p = p;
+    c->allocs[j].bytes = bytes;
+    c->alive++;
+}
+
+/* Forget P; returns its size (0 when it was not recorded). */
+static size_t alloc_take(CudaExec *c, const void *p)
+{
+    if (!c->acap)
+        return 0;
+    size_t j = alloc_slot(c, p), mask = c->acap - 1;
+    while (c->allocs[j].p && c->allocs[j].p != p)
+        j = (j + 1) & mask;
+    if (!c->allocs[j].p)
+        return 0;
+    size_t bytes = c->allocs[j].bytes;
+    c->allocs[j].p = NULL;
+    c->alive--;
+    /* backward shift: move later entries of the run into the hole */
+    for (size_t k = (j + 1) & mask; c->allocs[k].p; k = (k + 1) & mask) {
+        size_t home = alloc_slot(c, c->allocs[k].p);
+        if (((k - home) & mask) >= ((k - j) & mask)) {
+            c->allocs[j] = c->allocs[k];
+            c->allocs[k].p = NULL;
+            j = k;
+        }
+    }
+    return bytes;
+}
+
+static void *dalloc(CudaExec *c, size_t bytes)
+{
+    if (!bytes)
+        bytes = 8;
+    mem_dev_charge_bytes((int64_t)bytes, NULL);
+    void *p = c->dev->alloc(c->dev, bytes);
+    if (!p) {
+        mem_dev_uncharge_bytes((int64_t)bytes);
+        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+    }
+    alloc_put(c, p, bytes);
+    return p;
+}
+
+/* The executor's own fixed records (the error record, the variable
+ * table): not vector memory, not charged. */
+static void *dalloc_fixed(CudaExec *c, size_t bytes)
+{
+    void *p = c->dev->alloc(c->dev, bytes ? bytes : 8);
+    if (!p)
+        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+    return p;
+}
+
+static void dfree(CudaExec *c, void *p)
+{
+    if (!p)
+        return;
+    mem_dev_uncharge_bytes((int64_t)alloc_take(c, p));
+    c->dev->free(c->dev, p);
+}
+
+static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return;
+    double t0 = now();
+    if (c->dev->h2d(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy to the device");
+    c->transfer_seconds += now() - t0;
+    c->h2d_bytes += (int64_t)bytes;
+    c->h2d_count++;
+}
+
+static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (!bytes)
+        return;
+    double t0 = now();
+    if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy from the device");
+    c->transfer_seconds += now() - t0;
+    c->d2h_bytes += (int64_t)bytes;
+    c->d2h_count++;
+}
+
+/* ---- device copies of values (the hooks of runtime/core/value.h) ---------------- */
+
+static void hook_to_host(Value *v)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (c && dc && v->len)
+        d2h(c, v->data, dc->d, (size_t)v->len * esize_of(v));
+    v->hstale = 0;
+}
+
+static void hook_release(Value *v)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (c && dc) {
+        dfree(c, dc->d);
+        if (dc->off)
+            dfree(c, dc->off);
+    }
+    free(dc);
+    v->dev = NULL;
+}
+
+static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (!c || !dc)
+        return;
+    size_t es = esize_of(v);
+    if (m <= 4) { /* a copy each */
+        for (int64_t k = 0; k < m; k++) {
+            char *d = (char *)dc->d + (size_t)pos[k] * es, *h = (char *)buf + (size_t)k * es;
+            if (write)
+                h2d(c, d, h, es);
+            else
+                d2h(c, h, d, es);
+        }
+        return;
+    }
+    /* the positions and values in two copies, a gather or scatter between */
+    int64_t *pd = dalloc(c, (size_t)m * sizeof *pd);
+    void *vd = dalloc(c, (size_t)m * es);
+    h2d(c, pd, pos, (size_t)m * sizeof *pd);
+    if (write) {
+        h2d(c, vd, buf, (size_t)m * es);
+        if (c->dev->lib.elems_put(es, dc->d, pd, m, vd) != 0)
+            lib_fail(c, "writing elements in place");
+    } else {
+        if (c->dev->lib.elems_get(es, dc->d, pd, m, vd) != 0)
+            lib_fail(c, "reading elements");
+        d2h(c, buf, vd, (size_t)m * es);
+    }
+    c->lib_calls++;
+    dfree(c, pd);
+    dfree(c, vd);
+}
+
+static const ValDevice hooks = { hook_to_host, hook_release, hook_elems };
+
+static DevCopy *new_copy(Value *v)
+{
+    DevCopy *dc = calloc(1, sizeof *dc);
+    if (!dc)
+        rt_fatal("out of host memory");
+    v->dev = dc;
+    return dc;
+}
+
+/* V's device copy, uploaded when it has none. */
+static DevCopy *on_device(CudaExec *c, Value *v)
+{
+    if (v->dev)
+        return v->dev;
+    DevCopy *dc = new_copy(v);
+    size_t bytes = (size_t)v->len * esize_of(v);
+    dc->d = dalloc(c, bytes);
+    h2d(c, dc->d, v->data, bytes);
+    if (v->type == VT_SEGDES && v->len) {
+        const int64_t *off = seg_offsets(v);
+        /* one segment's offsets are not charged, as on the host (seg_offsets) */
+        dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off);
+        h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
+    }
+    return dc;
+}
+
+/* A new result value of type T and LEN elements that lives on the device. */
+static Value *new_result(CudaExec *c, int var, int64_t len)
+{
+    const LcuVarType *t = &c->types[var];
+    Value **slot = &c->env[c->map[var]];
+    /* storage offered in the slot (val_donate): its device copy, when it
+     * has one, is written in place */
+    Value *v = t->kind == LV_SEGDES ? NULL : val_take_donation(*slot, vt_of(t), len);
+    DevCopy *dc;
+    if (v && v->dev && !((DevCopy *)v->dev)->off) {
+        dc = v->dev;
+    } else {
+        if (v)
+            val_drop_device(v);
+        else
+            v = t->kind == LV_SEGDES ? seg_new(len) : val_new(vt_of(t), len);
+        dc = new_copy(v);
+        dc->d = dalloc(c, (size_t)len * esize_of(v));
+    }
+    v->hstale = 1;
+    if (*slot)
+        val_release(*slot);
+    *slot = v;
+    c->hv[var].d = dc->d;
+    c->hv[var].len = len;
+    c->hv[var].n = 0;
+    c->hv[var].off = NULL;
+    c->hv[var].segid = NULL;
+    return v;
+}
+
+static void bind_param(CudaExec *c, int var, Value *v)
+{
+    DevCopy *dc = on_device(c, v);
+    vk_arr *a = &c->hv[var];
+    a->d = dc->d;
+    a->len = v->len;
+    a->n = v->type == VT_SEGDES ? (v->n > 0 ? v->n : 0) : 0;
+    a->off = dc->off;
+    a->segid = NULL;
+}
+
+/* ---- the SOAC protocol ------------------------------------------------------- */
+
+static VkType vk_type(LcuBase b) { return b == LB_FLOAT ? VK_FLOAT : b == LB_BOOL ? VK_BOOL : VK_INT; }
+
+static VkOp vk_op(LcuRop r)
+{
+    switch (r) {
+    case LR_IADD: case LR_FADD: return VK_ADD;
+    case LR_IMUL: case LR_FMUL: return VK_MUL;
+    case LR_IMAX: case LR_FMAX: return VK_MAX;
+    case LR_IMIN: case LR_FMIN: return VK_MIN;
+    case LR_IAND: case LR_BAND: return VK_AND;
+    case LR_IOR: case LR_BOR: return VK_OR;
+    default: return VK_XOR;
+    }
+}
+
+static int64_t shape_n(CudaExec *c, const LcuShape *sh)
+{
+    const vk_arr *a = sh->kind == LSH_ONE ? NULL : &c->hv[sh->var];
+    switch (sh->kind) {
+    case LSH_LEN: return c->types[sh->var].kind == LV_SEGDES ? a->n : a->len;
+    case LSH_SEG_N: return a->n;
+    case LSH_SEG_M: return a->len;
+    case LSH_ONE: return 1;
+    }
+    return 0;
+}
+
+static void upload_table(CudaExec *c)
+{
+    h2d(c, c->dv, c->hv, (size_t)c->nvars * sizeof *c->hv);
+}
+
+/* Blocks for N iterations of a grid-stride loop, GROUP threads each. */
+static unsigned grid_for(CudaExec *c, int64_t n, unsigned group)
+{
+    int64_t per = (int64_t)c->dev->block / (group ? group : 1);
+    int64_t g = (n + per - 1) / per;
+    if (g > (int64_t)c->dev->max_grid)
+        g = c->dev->max_grid;
+    return g < 1 ? 1u : (unsigned)g;
+}
+
+static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t n, int nargs, void *p3, void *p4)
+{
+    void *V = c->dv, *er = c->er_d;
+    void *args[5] = { &V, &er, &n, &p3, &p4 };
+    if (c->dev->launch(c->dev, fn, grid, sync, nargs, args) != 0)
+        dev_fail(c, "a kernel launch");
+    c->launches++;
+}
+
+static void launch(CudaExec *c, void *fn, int64_t n, int nargs, void *p3, void *p4)
+{
+    if (n <= 0)
+        return;
+    launch_grid(c, fn, grid_for(c, n, 1), 0, n, nargs, p3, p4);
+}
+
+/* Temporary device arrays of a SOAC, and the device array of their
+ * pointers (P_vals' t). */
+typedef struct {
+    void *p[LCU_MAXRES];
+    int own[LCU_MAXRES];
+    void *table;
+} Temps;
+
+static void temps_free(CudaExec *c, Temps *t, int n)
+{
+    for (int r = 0; r < n; r++)
+        if (t->own[r])
+            dfree(c, t->p[r]);
+    if (t->table)
+        dfree(c, t->table);
+}
+
+static void temps_table(CudaExec *c, Temps *t, int n)
+{
+    t->table = dalloc_fixed(c, (size_t)n * sizeof(void *));
+    h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
+}
+
+/* How reduction or scan S runs over N elements in M segments (SEG: a
+ * SEG_ kind). Thread per segment when the segments are short (up to 8
+ * elements on average for a reduction, 32 for a scan: a group would idle),
+ * a warp when they are up to a few hundred, a block when longer and there
+ * are enough of them to fill the device; few long segments go to the
+ * primitive (its chunked strategy spreads a segment over many blocks).
+ * One segment, or none, is the unsegmented case: a grid-wide reduce or
+ * scan. Float MAX/MIN only run sequentially per segment or in the
+ * primitive (cg_tree_safe). */
+static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m)
+{
+    int tree = cg_tree_safe(s), st = c->strategy;
+    if (st == ST_LIB)
+        return RUN_LIB;
+    if (!seg || m == 1)
+        return tree ? (red ? RUN_RED : RUN_SCAN) : RUN_LIB;
+    int one = red ? RUN_SRED1 : RUN_SSCAN1, warp = red ? RUN_SREDW : RUN_SSCANW, block = red ? RUN_SREDB : RUN_SSCANB;
+    if (st == ST_THREAD)
+        return one;
+    if (st == ST_WARP || st == ST_BLOCK)
+        return tree ? (st == ST_WARP ? warp : block) : one;
+    if (n <= (red ? 8 : 32) * m)
+        return one;
+    if (!tree)
+        return RUN_LIB;
+    if (n <= 512 * m)
+        return warp;
+    return m >= (int64_t)c->dev->max_grid / 4 ? block : RUN_LIB;
+}
+
+/* A reduction or scan by the fused skeletons (RUN != RUN_LIB). */
+static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int64_t n, int64_t m)
+{
+    int nr = s->nres;
+    if (how != RUN_RED && how != RUN_SCAN) {
+        /* a group per segment */
+        static const int ep_of[NRUN] = { [RUN_SRED1] = EP_SRED1, [RUN_SREDW] = EP_SREDW, [RUN_SREDB] = EP_SREDB,
+                                         [RUN_SSCAN1] = EP_SSCAN1, [RUN_SSCANW] = EP_SSCANW,
+                                         [RUN_SSCANB] = EP_SSCANB };
+        int ep = ep_of[how];
+        unsigned group = how == RUN_SREDW || how == RUN_SSCANW   ? c->dev->warp
+                         : how == RUN_SREDB || how == RUN_SSCANB ? c->dev->block
+                                                                 : 1;
+        upload_table(c);
+        if (m > 0)
+            launch_grid(c, e[ep], grid_for(c, m, group), how != RUN_SSCAN1, m, 3, NULL, NULL);
+        return;
+    }
+    /* grid-wide: block partials, then the primitive over them */
+    unsigned grid = grid_for(c, n, 1);
+    Temps t;
+    memset(&t, 0, sizeof t);
+    for (int r = 0; r < nr; r++) {
+        t.p[r] = dalloc_fixed(c, (size_t)grid * 8); /* per block, not per element */
+        t.own[r] = 1;
+    }
+    temps_table(c, &t, nr);
+    upload_table(c);
+    if (n > 0)
+        launch_grid(c, e[EP_RED], grid, 1, n, 4, t.table, NULL);
+    for (int r = 0; r < nr; r++) {
+        VkOp op = vk_op(s->rops[r]);
+        VkType ty = vk_type(c->types[s->res[r]].base);
+        int64_t parts = n > 0 ? grid : 0;
+        int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t.p[r], parts, c->hv[s->res[r]].d)
+                                : c->dev->lib.scan(op, ty, t.p[r], parts, t.p[r]);
+        c->lib_calls++;
+        if (rc != 0) {
+            temps_free(c, &t, nr);
+            lib_fail(c, how == RUN_RED ? "a reduction of block partials" : "a scan of block partials");
+        }
+    }
+    if (how == RUN_SCAN && n > 0)
+        launch_grid(c, e[EP_SCAN3], grid, 1, n, 4, t.table, NULL);
+    temps_free(c, &t, nr);
+}
+
+/* A permute's two passes over N source elements into ND destination
+ * elements: CLAIM marks each destination with its last source, PERM writes
+ * the claimants (translate/codegen.h). */
+static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int64_t nd)
+{
+    if (n <= 0)
+        return;
+    int32_t *w = dalloc(c, (size_t)(nd ? nd : 1) * 4);
+    if (nd && c->dev->memset0(c->dev, w, (size_t)nd * 4) != 0)
+        dev_fail(c, "clearing a permute's claims");
+    launch(c, claim, n, 4, w, NULL);
+    launch(c, perm, n, 4, w, NULL);
+    dfree(c, w);
+}
+
+/* OUT = the exclusive scan of the N (> 0) counts IN (device); returns
+ * their total. */
+static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *out, const char *what)
+{
+    if (c->dev->lib.scan(VK_ADD, VK_INT, in, n, out) != 0)
+        lib_fail(c, what);
+    c->lib_calls++;
+    int32_t last[2];
+    d2h(c, &last[0], out + n - 1, 4);
+    d2h(c, &last[1], in + n - 1, 4);
+    return (int64_t)last[0] + last[1];
+}
+
+/* FILTER, PARTITION or a one-segment SEG_FILTER by the fused skeletons:
+ * per-block counts, their exclusive scan (the primitive) and total, then
+ * the tile scans and the scatter. */
+static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
+{
+    int seg = s->kind == LS_SEG_FILTER, nr = s->nres;
+    int nkept = s->kind == LS_PARTITION ? nr / 2 : seg ? nr - 1 : nr;
+    int64_t n = seg ? c->hv[s->shape.var].n : shape_n(c, &s->shape), count = 0;
+    unsigned grid = grid_for(c, n, 1);
+    int32_t *cnt = dalloc_fixed(c, (size_t)grid * 4), *off = dalloc_fixed(c, (size_t)grid * 4);
+    upload_table(c);
+    if (n > 0) {
+        launch_grid(c, e[EP_FCOUNT], grid, 1, n, 4, cnt, NULL);
+        count = scan_count(c, cnt, grid, off, "the scan of a filter's block counts");
+    }
+    for (int r = 0; r < nkept; r++)
+        new_result(c, s->res[r], count);
+    for (int r = nkept; r < nr && !seg; r++)
+        new_result(c, s->res[r], n - count);
+    if (seg) {
+        /* the new descriptor: one segment of COUNT */
+        int nv = s->res[nr - 1];
+        Value *ns = new_result(c, nv, 1);
+        DevCopy *dc = ns->dev;
+        int32_t len1 = (int32_t)count;
+        int64_t off1 = 0;
+        h2d(c, dc->d, &len1, 4);
+        dc->off = dalloc_fixed(c, sizeof off1); /* one segment: not charged, as on the host */
+        h2d(c, dc->off, &off1, sizeof off1);
+        ns->n = count;
+        ns->sane = 1;
+        c->hv[nv].n = count;
+        c->hv[nv].off = dc->off;
+    }
+    upload_table(c);
+    if (n > 0)
+        launch_grid(c, e[EP_FPACK], grid, 1, n, 4, off, NULL);
+    dfree(c, cnt);
+    dfree(c, off);
+}
+
+static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
+{
+    Entry *e = &c->ent[unique][(size_t)j * NEP];
+    void *f1 = e[EP_MAIN], *f2 = e[EP_PACK];
+    if (s->kind != LS_LIB && !f1)
+        rt_fatal("cuda: internal error: no entry point for SOAC %d of vk_u%d", j, unique);
+    int nr = s->nres;
+    Temps t;
+    memset(&t, 0, sizeof t);
+    switch (s->kind) {
+    case LS_MAP: case LS_ONCE: case LS_PERMUTE: {
+        int64_t n = shape_n(c, &s->shape);
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], n);
+            if (s->kind == LS_PERMUTE && c->dev->memset0(c->dev, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
+                dev_fail(c, "clearing a result");
+        }
+        upload_table(c);
+        if (s->kind == LS_PERMUTE)
+            permute_passes(c, f1, f2, n, n);
+        else
+            launch(c, f1, n, 3, NULL, NULL);
+        return;
+    }
+    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: {
+        int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
+        int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
+        int sd = s->shape.var;
+        int64_t n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
+        int64_t m = seg ? c->hv[sd].len : 1;
+        int how = choose_run(c, s, seg, red, n, m);
+        c->runs[how]++;
+        if (how != RUN_LIB) {
+            for (int r = 0; r < nr; r++)
+                new_result(c, s->res[r], red ? m : n);
+            run_fused_red(c, e, s, how, n, m);
+            return;
+        }
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], red ? m : n);
+            if (red) {
+                t.p[r] = dalloc(c, (size_t)(n ? n : 1) * esize_of(v));
+                t.own[r] = 1;
+            } else {
+                t.p[r] = c->hv[s->res[r]].d;
+            }
+        }
+        temps_table(c, &t, nr);
+        upload_table(c);
+        launch(c, f1, n, 4, t.table, NULL);
+        for (int r = 0; r < nr; r++) {
+            VkOp op = vk_op(s->rops[r]);
+            VkType ty = vk_type(c->types[s->res[r]].base);
+            void *out = c->hv[s->res[r]].d;
+            int rc;
+            if (!seg)
+                rc = red ? c->dev->lib.reduce(op, ty, t.p[r], n, out) : c->dev->lib.scan(op, ty, t.p[r], n, out);
+            else if (red)
+                rc = c->dev->lib.seg_reduce(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+            else
+                rc = c->dev->lib.seg_scan(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+            c->lib_calls++;
+            if (rc != 0) {
+                temps_free(c, &t, nr);
+                lib_fail(c, red ? "a reduction" : "a scan");
+            }
+        }
+        temps_free(c, &t, nr);
+        return;
+    }
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: {
+        if ((s->kind != LS_SEG_FILTER || c->hv[s->shape.var].len == 1) && c->strategy != ST_LIB) {
+            c->runs[RUN_FILTER]++;
+            run_fused_filter(c, e, s);
+            return;
+        }
+        c->runs[RUN_FLAGS]++;
+        int sd = s->shape.var;
+        int64_t n = s->kind == LS_SEG_FILTER ? c->hv[sd].n : shape_n(c, &s->shape);
+        int32_t *f = dalloc(c, (size_t)(n ? n : 1) * 4), *p = dalloc(c, (size_t)(n ? n : 1) * 4);
+        upload_table(c);
+        launch(c, f1, n, 4, f, NULL);
+        int64_t count = 0;
+        if (n > 0)
+            count = scan_count(c, f, n, p, "the scan of a filter's flags");
+        int nkept = s->kind == LS_PARTITION ? nr / 2 : s->kind == LS_SEG_FILTER ? nr - 1 : nr;
+        for (int r = 0; r < nkept; r++)
+            new_result(c, s->res[r], count);
+        if (s->kind == LS_PARTITION)
+            for (int r = nkept; r < nr; r++)
+                new_result(c, s->res[r], n - count);
+        if (s->kind == LS_SEG_FILTER) {
+            int nv = s->res[nr - 1];
+            int64_t m = c->hv[sd].len;
+            Value *ns = new_result(c, nv, m);
+            DevCopy *dc = ns->dev;
+            if (m > 0) {
+                if (c->dev->lib.seg_reduce(VK_ADD, VK_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
+                    lib_fail(c, "counting a filter's segments");
+                dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
+                int64_t total = 0;
+                if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
+                    lib_fail(c, "the offsets of a filter's segments");
+                c->lib_calls += 2;
+                c->d2h_count++;
+                c->d2h_bytes += 8;
+                if (total != count)
+                    rt_fatal("cuda: internal error: filter kept %lld elements, its segments %lld",
+                             (long long)count, (long long)total);
+            }
+            ns->n = count;
+            ns->sane = 1;
+            c->hv[nv].n = count;
+            c->hv[nv].off = dc->off;
+        }
+        upload_table(c);
+        launch(c, f2, n, 5, f, p);
+        dfree(c, f);
+        dfree(c, p);
+        return;
+    }
+    case LS_SEG_PERMUTE: {
+        int ssd = s->shape.var, dsd = s->dst_sd;
+        int64_t nd = c->hv[dsd].n, n = c->hv[ssd].n;
+        for (int r = 0; r < nr; r++) {
+            Value *v = new_result(c, s->res[r], nd);
+            size_t bytes = (size_t)nd * esize_of(v);
+            if (s->dflt[r] >= 0) {
+                const vk_arr *d = &c->hv[s->dflt[r]];
+                if (d->len != nd)
+                    kernel_fail(VKF_DFLTLEN, nd, d->len, 0);
+                if (bytes && c->dev->d2d(c->dev, c->hv[s->res[r]].d, d->d, bytes) != 0)
+                    dev_fail(c, "copying a default");
+            } else if (bytes && c->dev->memset0(c->dev, c->hv[s->res[r]].d, bytes) != 0) {
+                dev_fail(c, "clearing a result");
+            }
+        }
+        upload_table(c);
+        permute_passes(c, f1, f2, n, nd);
+        return;
+    }
+    case LS_LIB: {
+        int res = s->res[0];
+        if (s->lib == LL_RAND_STREAM) {
+            const vk_arr *lim = &c->hv[s->args[0]];
+            int64_t n = c->types[s->args[0]].kind == LV_SEGDES ? lim->n : lim->len;
+            new_result(c, res, n);
+            RandState *st = rnd_global();
+            if (n > 0) {
+                if (c->dev->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
+                    lib_fail(c, "RAND");
+                c->lib_calls++;
+                vkr_jump(st->ring, &st->k, (uint64_t)n);
+            }
+            return;
+        }
+        int dv = s->args[0], sd = s->args[1];
+        const vk_arr *d = &c->hv[dv];
+        LcuBase b = c->types[dv].base;
+        if (b != LB_INT && b != LB_FLOAT)
+            rt_fatal("%s of a Bool vector", lcu_lib_name(s->lib));
+        if (c->hv[sd].n != d->len)
+            rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),
+                     (long long)c->hv[sd].n, (long long)d->len);
+        new_result(c, res, d->len);
+        if (d->len > 0) {
+            if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, vk_type(b), d->d, c->hv[sd].d, c->hv[sd].off,
+                                     c->hv[sd].len, d->len, c->hv[res].d) != 0)
+                lib_fail(c, "RANK");
+            c->lib_calls++;
+        }
+        return;
+    }
+    default:
+        rt_fatal("cuda: internal error: SOAC %s", lcu_soac_name(s->kind));
+    }
+}
+
+/* ---- choosing host or device ------------------------------------------------- */
+
+static int family(const LcuKernel *k)
+{
+    int f = FAM_ELEM;
+    for (int j = 0; j < k->nsoacs; j++) {
+        LcuSoacKind s = k->soacs[j]->kind;
+        if (s == LS_LIB)
+            return FAM_LIB;
+        if (s != LS_MAP && s != LS_ONCE && s != LS_PERMUTE)
+            f = FAM_SCAN;
+    }
+    return f;
+}
+
+static void release_internal(const LcuKernel *k, const int *map, Value **env)
+{
+    for (int i = 0; i < k->nsoacs; i++) {
+        const LcuSoac *s = k->soacs[i];
+        for (int r = 0; r < s->nres; r++) {
+            int v = s->res[r], ret = 0;
+            for (int j = 0; j < k->nrets && !ret; j++)
+                ret = k->rets[j] == v;
+            if (!ret && env[map[v]]) {
+                val_release(env[map[v]]);
+                env[map[v]] = NULL;
+            }
+        }
+    }
+}
+
+static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
+{
+    CudaExec *c = (CudaExec *)x;
+    const LcuKernel *k = bp->steps[step].k;
+    int fam = family(k);
+    const CgKernelCode *kc = block < c->nblocks && c->code[block] ? &c->code[block][step] : NULL;
+    int gen = kc && kc->unique >= 0;
+    int64_t size = 0;
+    int insane = 0;
+    for (int p = 0; p < k->nparams; p++) {
+        Value *v = env[k->params[p]];
+        if (!v)
+            rt_fatal("cuda: kernel K%d: parameter x%d is not bound", k->id, k->params[p]);
+        if (v->type == VT_PAIR)
+            rt_fatal("cuda: kernel K%d: parameter x%d is a pair", k->id, k->params[p]);
+        int64_t sz = v->type == VT_SEGDES ? v->n : v->len;
+        if (sz > size)
+            size = sz;
+        if (v->type == VT_SEGDES && !v->sane)
+            insane = 1;
+    }
+    if (!gen || insane || size < c->host_max[fam]) {
+        for (int p = 0; p < k->nparams; p++)
+            val_for_host(env[k->params[p]]);
+        c->on_host[fam]++;
+        c->inner->run_kernel(c->inner, block, bp, step, env);
+        return;
+    }
+    c->on_device[fam]++;
+    if (c->vcap < kc->nlocal) {
+        if (c->dv)
+            dfree(c, c->dv);
+        free(c->hv);
+        c->vcap = kc->nlocal * 2;
+        c->hv = calloc((size_t)c->vcap, sizeof *c->hv);
+        c->dv = dalloc_fixed(c, (size_t)c->vcap * sizeof *c->hv);
+        if (!c->hv)
+            rt_fatal("out of host memory");
+    }
+    c->env = env;
+    c->map = kc->map;
+    c->types = kc->ltypes;
+    c->k = kc->canon;
+    c->nvars = kc->nlocal;
+    for (int p = 0; p < kc->canon->nparams; p++) {
+        int l = kc->canon->params[p];
+        bind_param(c, l, env[kc->map[l]]);
+    }
+    if (c->dev->memset0(c->dev, c->er_d, 4 * sizeof *c->er_d) != 0)
+        dev_fail(c, "clearing the error record");
+    for (int j = 0; j < kc->canon->nsoacs; j++)
+        run_soac(c, c->ubase[block] + kc->unique, j, kc->canon->soacs[j]);
+    unsigned long long er[4];
+    d2h(c, er, c->er_d, sizeof er);
+    if (er[0])
+        kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
+    release_internal(kc->canon, kc->map, env);
+}
+
+/* ---- preparation ----------------------------------------------------------------- */
+
+/* The entry point of SOAC kind S's first phase (see phase2 for the second). */
+static const char *phase1(LcuSoacKind s)
+{
+    switch (s) {
+    case LS_MAP: case LS_ONCE: return "map";
+    case LS_PERMUTE: case LS_SEG_PERMUTE: return "claim";
+    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: return "vals";
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: return "flags";
+    default: return NULL;
+    }
+}
+
+/* The entry point of the second phase, or NULL. */
+static const char *phase2(LcuSoacKind s)
+{
+    switch (s) {
+    case LS_PERMUTE: case LS_SEG_PERMUTE: return "perm";
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: return "pack";
+    default: return NULL;
+    }
+}
+
+/* --cuda-check over many programs (tests/cuda_check.sh):
+ * $VINTERP_CUDA_CHECK_DONE names a folder with a file per kernel compiled
+ * already (its text's hash); a unit leaves those out, and adds its own
+ * once it has compiled. */
+static int done_seen(void *dir, uint64_t h)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%016llx", (const char *)dir, (unsigned long long)h);
+    return access(path, F_OK) == 0;
+}
+
+static void done_record(const char *dir, const CgUnit *u)
+{
+    const uint64_t *h;
+    int n = cg_unit_emitted(u, &h);
+    for (int i = 0; i < n; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%016llx", dir, (unsigned long long)h[i]);
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
+/* The CUDA unit of the kernels of PLANS (NULL entries skipped); CODE per
+ * block and step, or NULL (text only); kernels DONE_DIR has are left out
+ * (NULL: none). */
+static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated,
+                         const char *done_dir)
+{
+    CgUnit *u = cg_unit_new(CG_CUDA);
+    if (!u)
+        rt_fatal("out of host memory");
+    if (done_dir)
+        cg_unit_omit_seen(u, done_seen, (void *)done_dir);
+    char why[300];
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
+            kc->unique = -1;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
+                ++*generated;
+            else
+                ++*not_generated;
+            if (!code)
+                cg_kernel_code_free(kc);
+        }
+    }
+    return u;
+}
+
+/* Is the host path's code compiled? Only when some kernel runs go to the
+ * host by size: with every threshold 0 (tiered, where the tiers keep short
+ * runs in the interpreter, or every kernel forced onto the device) the
+ * host path runs only what the device cannot (descriptors with negative
+ * lengths), by the evaluator, and its C unit is not worth compiling. */
+static int host_path_compiled(const CudaExec *c)
+{
+    return c->host_max[FAM_ELEM] > 0 || c->host_max[FAM_SCAN] > 0 || c->host_max[FAM_LIB] > 0;
+}
+
+/* The tier thread: the host path's unit and the CUDA unit into the cache. */
+static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuildStats *st, char *msg, size_t msglen)
+{
+    CudaExec *c = (CudaExec *)x;
+    int inner = c->inner->build && host_path_compiled(c) ? c->inner->build(c->inner, nblocks, plans, st, msg, msglen)
+                                                         : 0;
+    if (inner < 0 || (inner > 0 && st->probe))
+        return inner;
+    int gen = 0, notgen = 0;
+    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen, NULL);
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    int rc = gen > 0 ? c->dev->build(c->dev, text, len, st, msg, msglen) : 0;
+    cg_unit_free(u);
+    return rc;
+}
+
+/* One unit for the blocks of PLANS: the host path's, then the CUDA text
+ * compiled and loaded, and the entry points of its distinct kernels. */
+static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
+                        size_t msglen)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (!c->compile_only && c->inner->prepare && host_path_compiled(c) &&
+        c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
+        return -1;
+    double t0 = now();
+    if (!c->code) {
+        c->nblocks = nblocks;
+        c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
+        c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
+        c->ubase = calloc((size_t)nblocks + 1, sizeof *c->ubase);
+        c->upath = calloc((size_t)nblocks + 1, sizeof *c->upath);
+        if (!c->code || !c->nsteps || !c->ubase || !c->upath)
+            rt_fatal("out of host memory");
+    }
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        if (c->code[k])
+            rt_fatal("cuda: internal error: block %d prepared twice", k);
+        c->nsteps[k] = bp->nsteps;
+        c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
+        if (!c->code[k])
+            rt_fatal("out of host memory");
+        for (int s = 0; s < bp->nsteps; s++)
+            c->code[k][s].unique = -1;
+    }
+    const char *done = c->compile_only ? getenv("VINTERP_CUDA_CHECK_DONE") : NULL;
+    if (done && !*done)
+        done = NULL;
+    CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated, done);
+    const uint64_t *emitted;
+    int nemitted = cg_unit_emitted(u, &emitted);
+    size_t len = 0;
+    const char *text = cg_unit_text(u, &len);
+    c->unit_bytes += len;
+    int nd = cg_unit_distinct(u), base = c->ndistinct;
+    c->units++;
+    c->generate_seconds += now() - t0;
+    int rc = 0;
+    void *mod = NULL;
+    if (nd > 0 && (!done || nemitted > 0)) {
+        double l0 = now();
+        mod = c->dev->load(c->dev, text, len, msg, msglen);
+        c->load_seconds += now() - l0;
+        if (!mod)
+            rc = -1;
+        else if (done)
+            done_record(done, u);
+    }
+    cg_unit_free(u);
+    if (c->compile_only || rc != 0)
+        return rc;
+    char *path = strdup(c->dev->unit_path);
+    if (!path)
+        rt_fatal("out of host memory");
+    char **po = realloc(c->paths_owned, (size_t)(c->npaths + 1) * sizeof *po);
+    if (!po)
+        rt_fatal("out of host memory");
+    c->paths_owned = po;
+    po[c->npaths++] = path;
+    /* Entry points per distinct kernel of this unit (numbered from BASE in
+     * c->ent), from any kernel that uses it. */
+    Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
+    if (!ent)
+        rt_fatal("out of host memory");
+    c->ent = ent;
+    memset(ent + base, 0, (size_t)(nd + 1) * sizeof *ent);
+    c->ndistinct = base + nd;
+    /* Kernels that share a text can differ in their library SOACs (which
+     * have no text): the tables are sized for the longest. */
+    int *width = calloc((size_t)nd + 1, sizeof *width);
+    if (!width)
+        rt_fatal("out of host memory");
+    for (int k = 0; k < nblocks; k++) {
+        if (!plans[k])
+            continue;
+        c->ubase[k] = base;
+        c->upath[k] = path;
+        for (int s = 0; s < c->nsteps[k]; s++) {
+            const CgKernelCode *kc = &c->code[k][s];
+            if (kc->unique >= 0 && kc->canon->nsoacs > width[kc->unique])
+                width[kc->unique] = kc->canon->nsoacs;
+        }
+    }
+    for (int k = 0; k < nblocks && rc == 0; k++) {
+        for (int s = 0; plans[k] && s < c->nsteps[k] && rc == 0; s++) {
+            const CgKernelCode *kc = &c->code[k][s];
+            if (kc->unique < 0 || ent[base + kc->unique])
+                continue;
+            const LcuKernel *kk = kc->canon;
+            size_t w = ((size_t)width[kc->unique] + 1) * NEP;
+            Entry *en = calloc(w, sizeof *en);
+            if (!en)
+                rt_fatal("out of host memory");
+            ent[base + kc->unique] = en;
+            char name[32], ep[96];
+            cg_unique_name(name, sizeof name, kc->unique);
+            for (int j = 0; j < kk->nsoacs && rc == 0; j++)
+                for (int q = 0; q < NEP && rc == 0; q++) {
+                    const char *sfx = q == EP_MAIN ? phase1(kk->soacs[j]->kind)
+                                      : q == EP_PACK ? phase2(kk->soacs[j]->kind)
+                                                     : ep_suffix[q];
+                    if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
+                        continue;
+                    snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
+                    if (!(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
+                        snprintf(msg, msglen, "the generated unit lacks %s", ep);
+                        rc = -1;
+                    }
+                }
+        }
+    }
+    free(width);
+    return rc;
+}
+
+static const char *cuda_where(Executor *x, int block, int step, char *buf, size_t len)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (block < c->nblocks && c->code[block] && c->code[block][step].unique >= 0) {
+        const char *path = c->upath[block] ? c->upath[block] : "";
+        snprintf(buf, len, "generated CUDA vk_u%d_* in %s (device %s)%s", c->code[block][step].unique,
+                 path[0] ? path : "(no cache)", c->dev->name,
+                 c->inner->where ? "; on the host path: " : "");
+        size_t used = strlen(buf);
+        if (c->inner->where && used < len)
+            c->inner->where(c->inner, block, step, buf + used, len - used);
+        return buf;
+    }
+    return c->inner->where ? c->inner->where(c->inner, block, step, buf, len) : NULL;
+}
+
+static void cuda_report(Executor *x, FILE *f)
+{
+    CudaExec *c = (CudaExec *)x;
+    fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), %d units of "
+               "%zu bytes in all generated in %.6f s, compiled and loaded in %.6f s\n",
+            c->dev->name, c->dev->kind, c->dev->arch, c->kernels_generated, c->ndistinct, c->kernels_not_generated,
+            c->units, c->unit_bytes, c->generate_seconds, c->load_seconds);
+    if (c->dev->report)
+        c->dev->report(c->dev, f);
+    for (int i = 0; i < NFAM; i++)
+        fprintf(f, "stats: cuda: %s kernels: %lld runs on the device, %lld on the host (threshold %lld elements)\n",
+                fam_name[i], (long long)c->on_device[i], (long long)c->on_host[i], (long long)c->host_max[i]);
+    fprintf(f, "stats: cuda: %lld device launches, %lld primitive calls; host to device %lld bytes in %lld copies, "
+               "device to host %lld bytes in %lld copies, %.6f s in transfers\n",
+            (long long)c->launches, (long long)c->lib_calls, (long long)c->h2d_bytes, (long long)c->h2d_count,
+            (long long)c->d2h_bytes, (long long)c->d2h_count, c->transfer_seconds);
+    fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
+    for (int i = 0; i < NRUN; i++)
+        fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
+    fputc('\n', f);
+    exec_report_keys(f, "cuda", c->paths_owned, c->npaths);
+    if (c->inner->report)
+        c->inner->report(c->inner, f);
+}
+
+static void cuda_free(Executor *x)
+{
+    CudaExec *c = (CudaExec *)x;
+    for (int k = 0; k < c->nblocks; k++) {
+        for (int st = 0; c->code && c->code[k] && st < c->nsteps[k]; st++)
+            cg_kernel_code_free(&c->code[k][st]);
+        free(c->code ? c->code[k] : NULL);
+    }
+    for (int u = 0; u < c->ndistinct; u++)
+        free(c->ent ? c->ent[u] : NULL);
+    free(c->ent);
+    for (int u = 0; u < c->npaths; u++)
+        free(c->paths_owned[u]);
+    free(c->paths_owned);
+    free(c->ubase);
+    free(c->upath);
+    free(c->code);
+    free(c->nsteps);
+    free(c->hv);
+    if (c->dev) {
+        if (c->dv)
+            dfree(c, c->dv);
+        if (c->er_d)
+            dfree(c, c->er_d);
+    }
+    c->inner->free(c->inner);
+    free(c->allocs);
+    /* Values freed after this (there should be none: the interpreter goes
+     * first) drop only their DevCopy records: the device goes here. */
+    current = NULL;
+    if (c->dev)
+        c->dev->close(c->dev);
+    free(c);
+}
+
+static int64_t env_threshold(const char *name, int64_t dflt)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    long long v = strtoll(e, &end, 10);
+    return *end || v < 0 ? dflt : (int64_t)v;
+}
+
+static int emulated(void)
+{
+    const char *e = getenv("VINTERP_CUDA_EMULATE");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+int cuda_usable(int dev, char *why, size_t len)
+{
+    if (emulated()) {
+        if (jit_have(JIT_CXX))
+            return 1;
+        snprintf(why, len, "VINTERP_CUDA_EMULATE is set but there is no C++ compiler (set VINTERP_CXX)");
+        return 0;
+    }
+    return cuda_real_usable(dev, why, len);
+}
+
+Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only_arch, int tiered, char *why,
+                        size_t len)
+{
+    CudaDev *dev = compile_only_arch || !emulated() ? cuda_real_open(devno, o, compile_only_arch, why, len)
+                                                    : cuda_emul_open(o, why, len);
+    if (!dev)
+        return NULL;
+    CudaExec *c = calloc(1, sizeof *c);
+    if (!c)
+        rt_fatal("out of host memory");
+    c->dev = dev;
+    c->compile_only = compile_only_arch;
+    c->base.name = "cuda";
+    c->base.eager = 1;
+    c->base.prepare = cuda_prepare;
+    c->base.build = cuda_build;
+    c->base.run_kernel = cuda_run;
+    c->base.where = cuda_where;
+    c->base.report = cuda_report;
+    c->base.free = cuda_free;
+    /* Tiered, a block runs here only when its run is long enough (the
+     * tiers' dispatch rule, tier.h): every kernel goes to the device, and
+     * the host path (kernels the generator cannot express, descriptors
+     * with negative lengths) is the evaluator, which compiles nothing.
+     * Untiered (--tier=eager), steps below a size threshold per family
+     * run on the host as generated C; see README "cuda backend". */
+    c->inner = !tiered && jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
+    c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", tiered ? 0 : 16384);
+    c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", tiered ? 0 : 65536);
+    c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", tiered ? 0 : 65536);
+    const char *st = getenv("VINTERP_CUDA_STRATEGY");
+    for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
+        if (strcmp(st, st_name[i]) == 0)
+            c->strategy = i;
+    if (!compile_only_arch) {
+        c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
+        current = c;
+        val_set_device(&hooks);
+    }
+    return &c->base;
+}

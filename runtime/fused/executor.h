@@ -1,0 +1,53 @@
+/* runtime/fused/executor.h — what runs the kernels of block plans. The backend
+ * (runtime/fused/backend.c) owns translation, host steps, shape checks and
+ * --check; an executor only runs kernel steps.
+ *
+ *   lcu   the λcu reference evaluator (runtime/fused/exec_lcu.c)
+ *   cpu   generated C, compiled and cached (runtime/fused/exec_cpu.c)
+ *   cuda  generated CUDA, NVRTC, the GPU (runtime/fused/exec_cuda.c)
+ */
+#ifndef RUNTIME_EXECUTOR_H
+#define RUNTIME_EXECUTOR_H
+
+#include <stdio.h>
+#include "runtime/jit/jit.h"
+#include "runtime/core/value.h"
+#include "translate/plan.h"
+
+typedef struct Executor Executor;
+struct Executor {
+    const char *name;
+    /* 1: wants every block's plan before the run (one compilation). */
+    int eager;
+    /* Generate, compile (or find in the cache) and load the code of the
+     * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
+     * every planned block; tiered: once per promoted block (a block is
+     * prepared at most once). NULL: nothing to compile (lcu). Returns 0,
+     * or -1 with MSG. */
+    int (*prepare)(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen);
+    /* Tiered: compile what prepare of the same PLANS will load into the
+     * kernel cache, without loading (so prepare finds it). Runs on the
+     * tier thread beside run_kernel: it reads only the executor's
+     * options. NULL: nothing to build. 0, or -1 with MSG; with ST->probe
+     * nothing is compiled, and 1 says that something is not cached. */
+    int (*build)(Executor *x, int nblocks, BlockPlan *const *plans, JitBuildStats *st, char *msg, size_t msglen);
+    /* Run kernel step STEP of block BLOCK's plan over ENV (as
+     * lcu_eval_kernel does: params bound, results stored, internal
+     * variables released). */
+    void (*run_kernel)(Executor *x, int block, const BlockPlan *bp, int step, Value **env);
+    /* Where the code of a kernel lives (a file and function), for --check
+     * reports; NULL when nothing was generated. */
+    const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);
+    /* The cached source file of block BLOCK's unit (tiered: the unit of
+     * that block alone), in BUF; NULL when it has none (not loaded, not
+     * cached, or an executor without units). The tiers keep the block's
+     * measured speeds beside it (runtime/fused/tier_verdict.h). */
+    const char *(*unit_file)(Executor *x, int block, char *buf, size_t len);
+    /* -d stats lines of its own. */
+    void (*report)(Executor *x, FILE *f);
+    void (*free)(Executor *x);
+};
+
+Executor *exec_lcu_new(void);
+
+#endif

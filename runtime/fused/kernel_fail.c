@@ -1,0 +1,36 @@
+/* runtime/fused/kernel_fail.c — the messages of generated code's run-time
+ * errors (the codes of translate/codegen_abi.h), worded as the λcu
+ * evaluator words them. */
+#include "runtime/fused/kernel_fail.h"
+#include "runtime/core/errors.h"
+#include "translate/codegen_abi.h"
+
+void kernel_fail(int code, int64_t a, int64_t b, int64_t d)
+{
+    switch (code) {
+    case VKF_DIV0: rt_fatal("integer division by zero (element %lld)", (long long)a);
+    case VKF_DIVOVF: rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)a);
+    case VKF_MOD0: rt_fatal("integer remainder by zero (element %lld)", (long long)a);
+    case VKF_MODOVF: rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)a);
+    case VKF_RAND0: rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)a);
+    case VKF_CHECKIDX: rt_fatal("index %lld is outside its segment of length %lld", (long long)a, (long long)b);
+    case VKF_SUB: rt_fatal("index %lld outside an array of length %lld", (long long)a, (long long)b);
+    case VKF_SEGOF:
+        rt_fatal("seg_of: element %lld outside descriptor x%lld of %lld elements", (long long)a, (long long)b,
+                 (long long)d);
+    case VKF_NOSEG: rt_fatal("seg_of: element %lld of x%lld lies in no segment", (long long)a, (long long)b);
+    case VKF_SEGSTART:
+    case VKF_SEGLEN:
+        rt_fatal("%s: segment %lld outside descriptor x%lld of %lld segments",
+                 code == VKF_SEGSTART ? "seg_start" : "seg_len", (long long)a, (long long)b, (long long)d);
+    case VKF_PERM:
+        rt_fatal("index %lld at position %lld is outside its segment of length %lld", (long long)b, (long long)a,
+                 (long long)d);
+    case VKF_DSTSEG:
+        rt_fatal("segment %lld of the destination descriptor has no matching segment", (long long)a);
+    case VKF_DFLTLEN:
+        rt_fatal("destination descriptor covers %lld elements, default has %lld", (long long)a, (long long)b);
+    default: rt_fatal("generated code failed with code %d", code);
+    }
+}
+

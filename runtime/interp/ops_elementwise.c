@@ -1,0 +1,295 @@
+/* runtime/interp/ops_elementwise.c — elementwise instructions (VCODE.md §4.1). */
+#include "runtime/interp/ops.h"
+#include "runtime/core/errors.h"
+#include "runtime/core/par.h"
+#include "runtime/core/rand.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static ValType vt_of(VcType t)
+{
+    switch (t) {
+    case TY_BOOL: return VT_BOOL;
+    case TY_FLOAT: return VT_FLOAT;
+    case TY_SEGDES: return VT_SEGDES;
+    default: return VT_INT;
+    }
+}
+
+/* Result buffer for an op whose arguments are the top K entries: reuse one
+ * of them when only the stack holds it and it has the result's element
+ * size and length. */
+static Value *result_for(Interp *it, int k, ValType rt, int64_t len)
+{
+    static const int depths[4][4] = { { 0, -1 }, { 1, 0, -1 }, { 2, 1, 0, -1 }, { -1 } };
+    Value *r = ops_reusable(it, rt, len, depths[k - 1]);
+    if (r) {
+        val_ref(r);
+        r->type = (uint8_t)rt;
+        return r;
+    }
+    return val_new(rt, len);
+}
+
+/* An elementwise instruction's loop over elements [lo, hi): its
+ * arguments and result. Split between threads (runtime/core/par.h) when the
+ * vector is long and the operation cannot fail: element i depends on
+ * element i alone, so the results are the same whatever the split. */
+typedef struct {
+    const Instr *ins;
+    const Value *a, *b, *c;     /* arguments in stack order (b, c may be NULL) */
+    Value *r;
+} ElemJob;
+
+#define LOOP2(T, RT, EXPR)                                                    \
+    do {                                                                      \
+        const T *x = (const T *)j->a->data, *y = (const T *)j->b->data;      \
+        RT *o = (RT *)j->r->data;                                             \
+        OPS_IVDEP                                                             \
+        for (int64_t i = lo; i < hi; i++) {                                   \
+            T p = x[i], q = y[i];                                             \
+            o[i] = (RT)(EXPR);                                                \
+        }                                                                     \
+    } while (0)
+
+#define U32(v) ((uint32_t)(v))
+
+static void binary_range(void *job, int64_t lo, int64_t hi)
+{
+    const ElemJob *j = job;
+    int isf = j->ins->type == TY_FLOAT;
+    switch (j->ins->op) {
+    case OP_ADD:
+        if (isf) LOOP2(double, double, p + q);
+        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) + U32(q)));
+        break;
+    case OP_SUB:
+        if (isf) LOOP2(double, double, p - q);
+        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) - U32(q)));
+        break;
+    case OP_MUL:
+        if (isf) LOOP2(double, double, p * q);
+        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) * U32(q)));
+        break;
+    case OP_DIV:
+        if (isf) {
+            LOOP2(double, double, p / q);
+        } else { /* can fail: never split */
+            const int32_t *x = VI(j->a), *y = VI(j->b);
+            int32_t *o = VI(j->r);
+            for (int64_t i = lo; i < hi; i++) {
+                if (y[i] == 0)
+                    rt_fatal("integer division by zero (element %lld)", (long long)i);
+                if (y[i] == -1 && x[i] == INT32_MIN)
+                    rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)i);
+                o[i] = x[i] / y[i];
+            }
+        }
+        break;
+    case OP_MOD: { /* can fail: never split */
+        const int32_t *x = VI(j->a), *y = VI(j->b);
+        int32_t *o = VI(j->r);
+        for (int64_t i = lo; i < hi; i++) {
+            if (y[i] == 0)
+                rt_fatal("integer remainder by zero (element %lld)", (long long)i);
+            if (y[i] == -1 && x[i] == INT32_MIN)
+                rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)i);
+            o[i] = x[i] % y[i];
+        }
+        break;
+    }
+    case OP_LT:
+        if (isf) LOOP2(double, int32_t, p < q);
+        else LOOP2(int32_t, int32_t, p < q);
+        break;
+    case OP_LE:
+        if (isf) LOOP2(double, int32_t, p <= q);
+        else LOOP2(int32_t, int32_t, p <= q);
+        break;
+    case OP_GT:
+        if (isf) LOOP2(double, int32_t, p > q);
+        else LOOP2(int32_t, int32_t, p > q);
+        break;
+    case OP_GE:
+        if (isf) LOOP2(double, int32_t, p >= q);
+        else LOOP2(int32_t, int32_t, p >= q);
+        break;
+    case OP_EQ:
+        if (isf) LOOP2(double, int32_t, p == q);
+        else LOOP2(int32_t, int32_t, p == q);
+        break;
+    case OP_NE:
+        if (isf) LOOP2(double, int32_t, p != q);
+        else LOOP2(int32_t, int32_t, p != q);
+        break;
+    case OP_LSHIFT:
+        LOOP2(int32_t, int32_t, (int32_t)(U32(p) << (q & 31)));
+        break;
+    case OP_RSHIFT:
+        LOOP2(int32_t, int32_t, p >> (q & 31));
+        break;
+    case OP_AND:
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) & (q != 0));
+        else LOOP2(int32_t, int32_t, p & q);
+        break;
+    case OP_OR:
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) | (q != 0));
+        else LOOP2(int32_t, int32_t, p | q);
+        break;
+    case OP_XOR:
+        LOOP2(int32_t, int32_t, p ^ q);
+        break;
+    default:
+        rt_fatal("internal error: not a binary op");
+    }
+}
+
+void op_binary(Interp *it, const Instr *ins)
+{
+    Value *a = vs_at(it, 1), *b = vs_at(it, 0);
+    int64_t n = a->len;
+    int isf = ins->type == TY_FLOAT;
+    ValType rt;
+    switch (ins->op) {
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
+        rt = VT_BOOL;
+        break;
+    default:
+        rt = (ValType)a->type;
+        break;
+    }
+    ElemJob j = { ins, a, b, NULL, result_for(it, 2, rt, n) };
+    int may_fail = !isf && (ins->op == OP_DIV || ins->op == OP_MOD);
+    par_for(n, may_fail ? INT64_MAX : PAR_MIN_CHEAP, binary_range, &j);
+    ops_finish(it, 2, j.r);
+}
+
+/* Float → Int as x86 cvttsd2si: NaN and out-of-range give INT32_MIN. */
+static inline int32_t f2i(double d)
+{
+    if (d > -2147483649.0 && d < 2147483648.0)
+        return (int32_t)d;
+    return INT32_MIN;
+}
+
+#define LOOP1(T, RT, EXPR)                                                    \
+    do {                                                                      \
+        const T *x = (const T *)j->a->data;                                   \
+        RT *o = (RT *)j->r->data;                                             \
+        OPS_IVDEP                                                             \
+        for (int64_t i = lo; i < hi; i++) {                                   \
+            T p = x[i];                                                       \
+            o[i] = (RT)(EXPR);                                                \
+        }                                                                     \
+    } while (0)
+
+static void unary_range(void *job, int64_t lo, int64_t hi)
+{
+    const ElemJob *j = job;
+    switch (j->ins->op) {
+    case OP_NOT:
+        if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, p == 0);
+        else LOOP1(int32_t, int32_t, ~p);
+        break;
+    case OP_FLOOR: LOOP1(double, int32_t, f2i(floor(p))); break;
+    case OP_CEIL: LOOP1(double, int32_t, f2i(ceil(p))); break;
+    case OP_TRUNC: LOOP1(double, int32_t, f2i(p)); break;
+    case OP_ROUND: LOOP1(double, int32_t, f2i(p + 0.5)); break;
+    case OP_LOG: LOOP1(double, double, log(p)); break;
+    case OP_SQRT: LOOP1(double, double, sqrt(p)); break;
+    case OP_EXP: LOOP1(double, double, exp(p)); break;
+    case OP_SIN: LOOP1(double, double, sin(p)); break;
+    case OP_COS: LOOP1(double, double, cos(p)); break;
+    case OP_TAN: LOOP1(double, double, tan(p)); break;
+    case OP_ASIN: LOOP1(double, double, asin(p)); break;
+    case OP_ACOS: LOOP1(double, double, acos(p)); break;
+    case OP_ATAN: LOOP1(double, double, atan(p)); break;
+    case OP_SINH: LOOP1(double, double, sinh(p)); break;
+    case OP_COSH: LOOP1(double, double, cosh(p)); break;
+    case OP_TANH: LOOP1(double, double, tanh(p)); break;
+    case OP_I_TO_F: LOOP1(int32_t, double, (double)p); break;
+    case OP_I_TO_B: LOOP1(int32_t, int32_t, p != 0); break;
+    case OP_B_TO_I:
+        /* a Bool holds 0 or 1 as an int32: in place there is nothing to do */
+        if (j->r != j->a)
+            LOOP1(int32_t, int32_t, p);
+        break;
+    default:
+        rt_fatal("internal error: not a unary op");
+    }
+}
+
+void op_unary(Interp *it, const Instr *ins)
+{
+    Value *a = vs_at(it, 0);
+    int64_t n = a->len;
+    ValType rt;
+    int math = 0;
+    switch (ins->op) {
+    case OP_NOT: rt = (ValType)a->type; break;
+    case OP_FLOOR: case OP_CEIL: case OP_TRUNC: case OP_ROUND: case OP_B_TO_I: rt = VT_INT; break;
+    case OP_I_TO_B: rt = VT_BOOL; break;
+    case OP_I_TO_F: rt = VT_FLOAT; break;
+    default: rt = VT_FLOAT; math = 1; break;
+    }
+    ElemJob j = { ins, a, NULL, NULL, result_for(it, 1, rt, n) };
+    par_for(n, math ? PAR_MIN_MATH : PAR_MIN_CHEAP, unary_range, &j);
+    ops_finish(it, 1, j.r);
+}
+
+static void select_range(void *job, int64_t lo, int64_t hi)
+{
+    const ElemJob *j = job;
+    const int32_t *fl = VI(j->a);
+    if (j->r->type == VT_FLOAT) {
+        const double *x = VF(j->b), *y = VF(j->c);
+        double *o = VF(j->r);
+        OPS_IVDEP
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = fl[i] ? x[i] : y[i];
+    } else {
+        const int32_t *x = VI(j->b), *y = VI(j->c);
+        int32_t *o = VI(j->r);
+        OPS_IVDEP
+        for (int64_t i = lo; i < hi; i++)
+            o[i] = fl[i] ? x[i] : y[i];
+    }
+}
+
+void op_select(Interp *it, const Instr *ins)
+{
+    Value *f = vs_at(it, 2), *a = vs_at(it, 1), *b = vs_at(it, 0);
+    ElemJob j = { ins, f, a, b, result_for(it, 3, vt_of(ins->type), f->len) };
+    par_for(f->len, PAR_MIN_CHEAP, select_range, &j);
+    ops_finish(it, 3, j.r);
+}
+
+void op_rand(Interp *it, const Instr *ins)
+{
+    (void)ins;
+    Value *a = vs_at(it, 0);
+    int64_t n = a->len;
+    const int32_t *lim = VI(a);
+    for (int64_t i = 0; i < n; i++)
+        if (lim[i] == 0)
+            rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)i);
+    Value *r = result_for(it, 1, VT_INT, n);
+    int32_t *o = VI(r);
+    RandState *st = rnd_global();
+    if (r == a) {
+        /* In place: draw in chunks so the limits are still readable. */
+        int32_t buf[1024];
+        for (int64_t i = 0; i < n; i += 1024) {
+            int64_t c = n - i < 1024 ? n - i : 1024;
+            rnd_fill(st, buf, c);
+            for (int64_t j = 0; j < c; j++)
+                o[i + j] = buf[j] % o[i + j];
+        }
+    } else {
+        rnd_fill(st, o, n);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = o[i] % lim[i];
+    }
+    ops_finish(it, 1, r);
+}

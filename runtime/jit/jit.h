@@ -1,0 +1,96 @@
+/* runtime/jit/jit.h — compiling generated C into a shared object, through an
+ * on-disk cache.
+ *
+ * The cache key is a 128-bit hash of the source, the target, the
+ * compiler's identity (its path, size and time stamp), the options, the
+ * project version and the generated-code ABI version. An entry is
+ * DIR/KEY.so beside DIR/KEY.c (the source, for people reading --check
+ * reports). Entries are written under temporary names and renamed into
+ * place, so a concurrent or interrupted run never leaves a half-written
+ * entry under a real name. Every unit defines `vk_unit_key`, the key
+ * itself: a file that does not load, or whose key differs, is recompiled,
+ * never trusted.
+ *
+ * DIR: the option (--cache-dir), else $VINTERP_CACHE_DIR, else
+ * $XDG_CACHE_HOME/vinterp, else $HOME/.cache/vinterp. Disabled by
+ * --no-cache or VINTERP_NO_CACHE=1: then units are built in a temporary
+ * directory that is removed once loaded. The compiler is $VINTERP_CC (else
+ * "cc"); its options are "-O2 -shared -fPIC -ffp-contract=off -fopenmp",
+ * or $VINTERP_CFLAGS. */
+#ifndef RUNTIME_JIT_H
+#define RUNTIME_JIT_H
+
+#include <stddef.h>
+
+typedef struct {
+    const char *cache_dir;  /* NULL: from the environment */
+    int no_cache;
+    int private_dir;        /* cache_dir is this run's own (tiers under --no-cache): used whatever the environment says */
+} JitOptions;
+
+typedef struct {
+    int compiled;           /* units compiled */
+    int hits;               /* units found in the cache */
+    int rejected;           /* cache entries that failed validation */
+    double compile_seconds; /* in the compiler */
+    double load_seconds;    /* dlopen and validation */
+    char dir[1024];         /* the cache directory used ("" when none) */
+} JitStats;
+
+/* One build request's figures (an executor's build, the device's). */
+typedef struct {
+    int probe;                  /* in: compile nothing, only look in the cache */
+    int compiled, hits;         /* units compiled, found in the cache */
+    double compile_seconds;
+} JitBuildStats;
+
+/* Is the C compiler there (and does it run)? */
+int jit_have_compiler(void);
+
+/* Build (or find) the shared object of SRC and dlopen it. Returns the
+ * handle, or NULL with a reason in MSG. SRCPATH receives the path of the
+ * cached source ("" when the cache is off). */
+void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st, char *srcpath, size_t srcpathlen,
+                 char *msg, size_t msglen);
+
+/* The same for another language: C++ is the generated CUDA compiled for
+ * the emulated device ($VINTERP_CXX, else c++; options $VINTERP_CXXFLAGS,
+ * else "-x c++ -O2 -shared -fPIC -ffp-contract=off"). */
+typedef enum { JIT_C = 0, JIT_CXX } JitLang;
+int jit_have(JitLang lang);
+void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
+               size_t srcpathlen, char *msg, size_t msglen);
+
+/* Compile SRC into the cache without loading it (a later jit_load of the
+ * same text is a hit). Thread-safe: the tier thread's builds. Needs the
+ * cache (not --no-cache). PROBE: compile nothing, only look. 0 (in the
+ * cache now), 1 (PROBE: not in the cache), or -1 with MSG. */
+int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *msg,
+              size_t msglen);
+
+/* Once, before any thread: the process settings generated units read
+ * (OpenMP's wait policy). */
+void jit_init(void);
+/* --no-cache under tiers: the worker builds into the cache and the main
+ * thread loads from it, so the run gets a cache directory of its own,
+ * removed at exit. 0, or -1 with MSG. */
+int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
+/* The run is ending: kill a compiler still running and start none. */
+void jit_abandon(void);
+
+/* Compiles started on the calling thread from now on ask FN(ARG) every
+ * 5 ms whether the compiler may run (0) or is to be stopped (1: its
+ * process group gets SIGSTOP until FN says 0 again). FN NULL: no pacing.
+ * The tier worker paces its compiles to its share of the run. */
+typedef int (*JitPacer)(void *arg);
+void jit_set_pacer(JitPacer fn, void *arg);
+
+/* The cache directory (created): 0 with its path in OUT, 1 when the cache
+ * is off, -1 when it cannot be used. For other kinds of cached code
+ * (cubins), which keep the same rules: temporary name, rename, validate. */
+int jit_dir(const JitOptions *o, char *out, size_t len);
+
+/* The 128-bit hash used for keys, as 32 hex digits (+ NUL). */
+void jit_hash_hex(const void *data, size_t len, char out[33]);
+
+#endif
