@@ -23,7 +23,7 @@
  * overlapping segments (or only empty ones), and there the results are
  * unspecified: use the host path for such descriptors.
  *
- * Scans and reductions follow VCODE.md §4.2/§4.3 (and runtime/interp/ops_scan.c):
+ * Scans and reductions follow vcode/SPEC.md §4.2/§4.3 (and runtime/interp/ops_scan.c):
  * exclusive scans from the identity, Int arithmetic wrapping, AND/OR/XOR
  * bitwise on Int and logical (0/1 results) on Bool, Float MAX/MIN with the
  * ±(double)1.0e36f identities. Int and Bool results, and Float MAX/MIN
@@ -40,12 +40,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* VCODE's scalar semantics, on the device too under nvcc. */
+#if defined(__CUDACC__) && !defined(VS_FN)
+#define VS_FN static __host__ __device__ __forceinline__
+#endif
+#include "vcode/semantics.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef enum { VK_INT = 0, VK_BOOL = 1, VK_FLOAT = 2 } VkType;
 typedef enum { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR } VkOp;
+
+/* The reduction operator of vcode/semantics.h that OP over TYPE is; -1
+ * when there is none (a Float AND, a Bool ADD). */
+static inline int vk_rop(VkOp op, VkType type)
+{
+    static const signed char rops[3][7] = {
+        { VS_IADD, VS_IMUL, VS_IMAX, VS_IMIN, VS_IAND, VS_IOR, VS_IXOR },
+        { -1, -1, -1, -1, VS_BAND, VS_BOR, VS_BXOR },
+        { VS_FADD, VS_FMUL, VS_FMAX, VS_FMIN, -1, -1, -1 },
+    };
+    return (unsigned)type < 3 && (unsigned)op < 7 ? rops[type][op] : -1;
+}
 
 /* ---- Device and errors ------------------------------------------------ */
 
@@ -121,7 +139,7 @@ int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
 int vk_seg_scan(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
                 const int64_t *off_d, int64_t m, int64_t n, void *out_d);
 
-/* ---- Rank (VCODE.md §4.7, runtime/core/rank.c) ------------------------------
+/* ---- Rank (vcode/SPEC.md §4.7, runtime/core/rank.c) ------------------------------
  * rank_d[i] = the 0-based place of element i when its segment is sorted
  * stably, ascending (down = 0) or descending (down != 0), ties keeping
  * their original order in both directions. TYPE is VK_INT (signed order) or
@@ -139,7 +157,7 @@ int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
 int vk_select_flagged(VkType type, const void *in_d, const int32_t *flags_d, int64_t n,
                       void *out_d, int64_t *count_host);
 
-/* ---- Permutes (VCODE.md §4.4, runtime/interp/ops_permute.c) --------------------
+/* ---- Permutes (vcode/SPEC.md §4.4, runtime/interp/ops_permute.c) --------------------
  * ESIZE is the element size, 4 or 8. Indices are relative to the segment
  * and checked: an index outside its segment, or a non-empty segment with no
  * partner segment, fails with -1 and the runtime's message, reporting the
@@ -176,7 +194,7 @@ int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_
 int vk_elems_get(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);
 int vk_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d);
 
-/* ---- RAND (VCODE.md §4.14) ---------------------------------------------
+/* ---- RAND (vcode/SPEC.md §4.14) ---------------------------------------------
  * out_d[0 .. n) = the next n draws of the random() stream whose state is
  * (ring, k) (runtime/core/rand.h's RandState fields), bit-identical to rnd_fill,
  * computed in parallel with the jump-ahead of kernels/rand_jump.h. The

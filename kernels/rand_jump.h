@@ -1,5 +1,5 @@
 /* kernels/rand_jump.h — jump-ahead for the RAND stream (glibc random(),
- * TYPE_3; VCODE.md §4.14, runtime/core/rand.h), usable from C11 and CUDA C++.
+ * TYPE_3; vcode/SPEC.md §4.14, runtime/core/rand.h), usable from C11 and CUDA C++.
  *
  * The stream is r[i] = r[i-31] + r[i-3] (mod 2^32), output (int32)(r[i] >> 1).
  * A state is the window of the last 31 values: runtime/core/rand.h keeps it as

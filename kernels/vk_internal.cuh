@@ -109,23 +109,12 @@ int vk_seg_ids_internal(const int32_t *len_d, const int64_t *off_d, int64_t m, i
 struct VkIntRule {
     typedef int32_t T;
     typedef int32_t S;
-    int op;     /* VkOp */
+    int rop;    /* vcode/semantics.h's operator */
     int32_t id; /* identity */
     int norm;   /* Bool: read x != 0 */
     __device__ __forceinline__ S lift(T x) const { return norm ? (x != 0) : x; }
     __device__ __forceinline__ S ident() const { return id; }
-    __device__ __forceinline__ S operator()(S a, S b) const
-    {
-        switch (op) {
-        case VK_ADD: return (int32_t)((uint32_t)a + (uint32_t)b);
-        case VK_MUL: return (int32_t)((uint32_t)a * (uint32_t)b);
-        case VK_MAX: return a > b ? a : b;
-        case VK_MIN: return a < b ? a : b;
-        case VK_AND: return a & b;
-        case VK_OR: return a | b;
-        default: return a ^ b;
-        }
-    }
+    __device__ __forceinline__ S operator()(S a, S b) const { return vs_rop_icombine(rop, a, b); }
     __device__ __forceinline__ T fin(S s) const { return s; }
     __device__ __forceinline__ T seq_init() const { return id; }
     __device__ __forceinline__ T step(T acc, T x) const { return (*this)(acc, lift(x)); }
@@ -142,9 +131,9 @@ struct VkFltArith {
     __device__ __forceinline__ S lift(T x) const { return x; }
     __device__ __forceinline__ S ident() const { return mul ? 1.0 : -0.0; }
     __device__ __forceinline__ S operator()(S a, S b) const { return mul ? a * b : a + b; }
-    __device__ __forceinline__ T fin(S s) const { return mul ? 1.0 * s : 0.0 + s; }
-    __device__ __forceinline__ T seq_init() const { return mul ? 1.0 : 0.0; }
-    __device__ __forceinline__ T step(T acc, T x) const { return mul ? acc * x : acc + x; }
+    __device__ __forceinline__ T fin(S s) const { return vs_rop_fcombine(mul ? VS_FMUL : VS_FADD, seq_init(), s); }
+    __device__ __forceinline__ T seq_init() const { return vs_rop_fident(mul ? VS_FMUL : VS_FADD); }
+    __device__ __forceinline__ T step(T acc, T x) const { return vs_rop_fcombine(mul ? VS_FMUL : VS_FADD, acc, x); }
 };
 
 /* Float MAX / MIN, exactly. The reference step f_x(acc) = acc > x ? acc : x
@@ -195,7 +184,7 @@ struct VkFltMinMax {
     }
     __device__ __forceinline__ T seq_init() const
     {
-        return max ? -(double)1.0e36f : (double)1.0e36f;
+        return vs_rop_fident(max ? VS_FMAX : VS_FMIN);
     }
     __device__ __forceinline__ T fin(S s) const
     {

@@ -1,5 +1,5 @@
 /* kernels/vk_permute.cu — scatter and gather with checked segment-relative
- * indices (VCODE.md §4.4, runtime/interp/ops_permute.c), and PACK's select.
+ * indices (vcode/SPEC.md §4.4, runtime/interp/ops_permute.c), and PACK's select.
  *
  * One thread per element; the element's segment comes from vk_seg_ids (a
  * scan) when there are several segments. Errors are reported through one

@@ -1,5 +1,5 @@
 /* kernels/vk_rand.cu — RAND's draws in parallel, bit-identical to the
- * sequential random() stream (VCODE.md §4.14, runtime/core/rand.c), through the
+ * sequential random() stream (vcode/SPEC.md §4.14, runtime/core/rand.c), through the
  * polynomial jump-ahead of kernels/rand_jump.h.
  *
  * Layout: thread t of block b produces the C = 31 * 32 = 992 draws starting

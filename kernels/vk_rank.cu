@@ -1,4 +1,4 @@
-/* kernels/vk_rank.cu — stable segmented rank (VCODE.md §4.7), the GPU
+/* kernels/vk_rank.cu — stable segmented rank (vcode/SPEC.md §4.7), the GPU
  * counterpart of runtime/core/rank.c.
  *
  * Keys are mapped, as rank.c maps them, to unsigned integers whose

@@ -1,5 +1,5 @@
 /* kernels/vk_scan.cu — reductions and exclusive scans, plain and segmented
- * (VCODE.md §4.2, §4.3), and segment ids.
+ * (vcode/SPEC.md §4.2, §4.3), and segment ids.
  *
  * Strategies (VkStrategy), chosen from the average segment length
  * avg = n / m unless forced with vk_set_strategy:
@@ -310,15 +310,11 @@ __global__ void k_chunk_counts(VkSegs sg, int64_t c, int32_t *cnt)
 VkIntRule int_rule(VkOp op, int is_bool)
 {
     VkIntRule r;
-    r.op = op;
+    r.rop = vk_rop(op, is_bool ? VK_BOOL : VK_INT);
+    if (r.rop < 0) /* a Bool ADD, MUL, MAX, MIN: the Int rule over 0/1 */
+        r.rop = vk_rop(op, VK_INT);
     r.norm = is_bool;
-    switch (op) {
-    case VK_MUL: r.id = 1; break;
-    case VK_MAX: r.id = INT32_MIN; break;
-    case VK_MIN: r.id = INT32_MAX; break;
-    case VK_AND: r.id = is_bool ? 1 : -1; break;
-    default: r.id = 0; break;
-    }
+    r.id = vs_rop_iident(r.rop);
     return r;
 }
 

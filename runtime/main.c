@@ -1,4 +1,4 @@
-/* runtime/main.c — the vinterp command line (VCODE.md §7). */
+/* runtime/main.c — the vinterp command line (vcode/SPEC.md §7). */
 #define _GNU_SOURCE
 #include "runtime/fused/backend.h"
 #include "runtime/fused/exec_cpu.h"

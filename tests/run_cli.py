@@ -73,7 +73,7 @@ objs = json_objects(err)
 check("lcu --profile=json adds a kernel report", rc == 0 and len(objs) == 2 and len(objs[1]["kernels"]) >= 1)
 rc, out, err = run("--backend=lcu", "-d", "stats", fib)
 check("lcu -d stats summary", rc == 0 and out == ref_out and "kernel launches" in err)
-# -d traces (VCODE.md §7): the classic line formats, on a tiny program.
+# -d traces (vcode/SPEC.md §7): the classic line formats, on a tiny program.
 tiny = os.path.join(HERE, "cli_trace.vcode.tmp")
 with open(tiny, "w") as f:
     f.write("FUNC MAIN\nCONST INT 5\nCALL G\nRET\nFUNC G\nCONST INT (1 2)\nCOPY 1 0\nPOP 1 0\nRET\n")

@@ -77,36 +77,44 @@ void cg_buf_free(CgBuf *b)
 static const char abi_arr_text[] = VK_ABI_ARR(VK_ABI_STRING);
 static const char abi_ctx_text[] = VK_ABI_CTX(VK_ABI_STRING);
 
-/* The scalar helpers, in the common subset of C11 and CUDA C++. VK_FN,
- * vk_errp, VK_FAIL and vk_f64 come from the target's head. */
+/* VCODE's scalar semantics, the very text the runtime compiles. Its fault
+ * codes are the ABI's. */
+static const char semantics_text[] = VS_SEMANTICS(VS_STRING);
+_Static_assert((int)VKF_DIV0 == (int)VS_DIV0 && (int)VKF_MOD0 == (int)VS_MOD0 && (int)VKF_DIVOVF == (int)VS_DIVOVF &&
+                   (int)VKF_MODOVF == (int)VS_MODOVF && (int)VKF_RAND0 == (int)VS_RAND0 &&
+                   (int)VKF_CHECKIDX == (int)VS_CHECKIDX,
+               "the ABI's fault codes are vcode/semantics.h's");
+
+/* The scalar helpers over it, in the common subset of C11 and CUDA C++:
+ * faults go to the target's VK_FAIL. VK_FN, vk_errp, VK_FAIL and vk_f64
+ * come from the target's head. */
 static const char helpers_text[] =
     "#define VK_INT_MIN (-2147483647 - 1)\n"
-    "VK_FN int32_t vk_f2i(double d)\n"
-    "{\n"
-    "    if (d > -2147483649.0 && d < 2147483648.0)\n"
-    "        return (int32_t)d;\n"
-    "    return VK_INT_MIN;\n"
-    "}\n"
+    "VK_FN int32_t vk_f2i(double d) { return vs_f2i(d); }\n"
     "VK_FN int32_t vk_idiv(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
     "{\n"
-    "    if (b == 0) { VK_FAIL(er, VKF_DIV0, i, 0, 0); return 0; }\n"
-    "    if (b == -1 && a == VK_INT_MIN) { VK_FAIL(er, VKF_DIVOVF, i, 0, 0); return 0; }\n"
-    "    return a / b;\n"
+    "    int32_t r = 0;\n"
+    "    int f = vs_idiv(a, b, &r);\n"
+    "    if (f) VK_FAIL(er, f, i, 0, 0);\n"
+    "    return r;\n"
     "}\n"
     "VK_FN int32_t vk_imod(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
     "{\n"
-    "    if (b == 0) { VK_FAIL(er, VKF_MOD0, i, 0, 0); return 0; }\n"
-    "    if (b == -1 && a == VK_INT_MIN) { VK_FAIL(er, VKF_MODOVF, i, 0, 0); return 0; }\n"
-    "    return a % b;\n"
+    "    int32_t r = 0;\n"
+    "    int f = vs_imod(a, b, &r);\n"
+    "    if (f) VK_FAIL(er, f, i, 0, 0);\n"
+    "    return r;\n"
     "}\n"
     "VK_FN int32_t vk_randmod(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
     "{\n"
-    "    if (b == 0) { VK_FAIL(er, VKF_RAND0, i, 0, 0); return 0; }\n"
-    "    return b == -1 ? 0 : a % b;\n"
+    "    int32_t r = 0;\n"
+    "    int f = vs_randmod(a, b, &r);\n"
+    "    if (f) VK_FAIL(er, f, i, 0, 0);\n"
+    "    return r;\n"
     "}\n"
     "VK_FN int32_t vk_checkidx(vk_errp er, int32_t a, int32_t b)\n"
     "{\n"
-    "    if (a < 0 || a >= b) { VK_FAIL(er, VKF_CHECKIDX, a, b, 0); return 0; }\n"
+    "    if (vs_checkidx(a, b)) { VK_FAIL(er, VS_CHECKIDX, a, b, 0); return 0; }\n"
     "    return a;\n"
     "}\n"
     "VK_FN int32_t vk_ldi(vk_errp er, const vk_arr *x, int64_t j)\n"
@@ -257,6 +265,9 @@ void cg_emit_prelude(CgBuf *b, CgTarget t)
         cg_puts(b, "\n");
     }
     cg_puts(b, t == CG_CUDA ? cuda_tail : c_tail);
+    cg_puts(b, "#define VS_FN VK_FN\n");
+    cg_puts(b, semantics_text);
+    cg_puts(b, "\n");
     cg_puts(b, helpers_text);
 }
 
@@ -275,45 +286,34 @@ static void emit_double(CgBuf *b, double d)
     }
 }
 
+static int rop_is_float(LcuRop r) { return r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN; }
+
 void cg_rop_identity(CgBuf *b, LcuRop r)
 {
-    switch (r) {
-    case LR_IADD: case LR_IOR: case LR_IXOR: case LR_BOR: case LR_BXOR: cg_puts(b, "0"); break;
-    case LR_IMUL: case LR_BAND: cg_puts(b, "1"); break;
-    case LR_IMAX: cg_puts(b, "VK_INT_MIN"); break;
-    case LR_IMIN: cg_puts(b, "2147483647"); break;
-    case LR_IAND: cg_puts(b, "(-1)"); break;
-    case LR_FADD: cg_puts(b, "0.0"); break;
-    case LR_FMUL: cg_puts(b, "1.0"); break;
-    case LR_FMAX: cg_puts(b, "("); emit_double(b, -(double)1.0e36f); cg_puts(b, ")"); break;
-    case LR_FMIN: emit_double(b, (double)1.0e36f); break;
-    default: cg_puts(b, "0"); break;
+    if (rop_is_float(r)) {
+        cg_puts(b, "(");
+        emit_double(b, vs_rop_fident(r));
+        cg_puts(b, ")");
+    } else {
+        int32_t v = vs_rop_iident(r);
+        if (v == INT32_MIN)
+            cg_puts(b, "VK_INT_MIN");
+        else
+            cg_printf(b, "(%d)", (int)v);
     }
 }
 
+/* The combine is the pasted semantics' (vs_rop_*combine), the operator a
+ * constant: the compiler folds it to the one expression. */
 void cg_rop_combine(CgBuf *b, LcuRop r, const char *a, const char *x)
 {
-    switch (r) {
-    case LR_IADD: cg_printf(b, "%s = (int32_t)((uint32_t)%s + (uint32_t)%s);", a, a, x); break;
-    case LR_IMUL: cg_printf(b, "%s = (int32_t)((uint32_t)%s * (uint32_t)%s);", a, a, x); break;
-    case LR_IMAX: case LR_FMAX: cg_printf(b, "%s = %s > %s ? %s : %s;", a, a, x, a, x); break;
-    case LR_IMIN: case LR_FMIN: cg_printf(b, "%s = %s < %s ? %s : %s;", a, a, x, a, x); break;
-    case LR_IAND: cg_printf(b, "%s &= %s;", a, x); break;
-    case LR_IOR: cg_printf(b, "%s |= %s;", a, x); break;
-    case LR_IXOR: cg_printf(b, "%s ^= %s;", a, x); break;
-    case LR_FADD: cg_printf(b, "%s = %s + %s;", a, a, x); break;
-    case LR_FMUL: cg_printf(b, "%s = %s * %s;", a, a, x); break;
-    case LR_BAND: cg_printf(b, "%s = %s && %s;", a, a, x); break;
-    case LR_BOR: cg_printf(b, "%s = %s || %s;", a, a, x); break;
-    case LR_BXOR: cg_printf(b, "%s = (%s != 0) != (%s != 0);", a, a, x); break;
-    default: break;
-    }
+    cg_printf(b, "%s = vs_rop_%ccombine(%d, %s, %s);", a, rop_is_float(r) ? 'f' : 'i', (int)r, a, x);
 }
 
 int cg_tree_safe(const LcuSoac *s)
 {
     for (int r = 0; r < s->nres; r++)
-        if (s->rops[r] == LR_FMAX || s->rops[r] == LR_FMIN)
+        if (!vs_rop_tree_ok(s->rops[r]))
             return 0;
     return 1;
 }

@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "vcode/semantics.h"
+
 /* ---- types ------------------------------------------------------------ */
 
 typedef enum { LB_INT = 0, LB_BOOL, LB_FLOAT } LcuBase;      /* element types */
@@ -110,12 +112,14 @@ typedef enum {
     LS_COUNT
 } LcuSoacKind;
 
-/* Reduction operators (thesis Fig. 6), with the VCODE identities. */
+/* Reduction operators (thesis Fig. 6): VCODE's (vcode/semantics.h, which
+ * defines their identities and combines). */
 typedef enum {
-    LR_IADD, LR_IMUL, LR_IMAX, LR_IMIN, LR_IAND, LR_IOR, LR_IXOR,
-    LR_FADD, LR_FMUL, LR_FMAX, LR_FMIN,
-    LR_BAND, LR_BOR, LR_BXOR,
-    LR_COUNT
+    LR_IADD = VS_IADD, LR_IMUL = VS_IMUL, LR_IMAX = VS_IMAX, LR_IMIN = VS_IMIN, LR_IAND = VS_IAND,
+    LR_IOR = VS_IOR, LR_IXOR = VS_IXOR,
+    LR_FADD = VS_FADD, LR_FMUL = VS_FMUL, LR_FMAX = VS_FMAX, LR_FMIN = VS_FMIN,
+    LR_BAND = VS_BAND, LR_BOR = VS_BOR, LR_BXOR = VS_BXOR,
+    LR_COUNT = VS_NROPS
 } LcuRop;
 
 /* Library kernels: what fusion never merges. */

@@ -18,18 +18,9 @@ static void *xrealloc(void *p, size_t n)
 LcuExpr *rewrite_rop_identity(LcuRop r)
 {
     switch (r) {
-    case LR_IADD: case LR_IOR: case LR_IXOR: return lcu_int(0);
-    case LR_IMUL: return lcu_int(1);
-    case LR_IMAX: return lcu_int(INT32_MIN);
-    case LR_IMIN: return lcu_int(INT32_MAX);
-    case LR_IAND: return lcu_int(-1);
-    case LR_FADD: return lcu_float(0.0);
-    case LR_FMUL: return lcu_float(1.0);
-    case LR_FMAX: return lcu_float(-(double)1.0e36f);
-    case LR_FMIN: return lcu_float((double)1.0e36f);
-    case LR_BAND: return lcu_bool(1);
-    case LR_BOR: case LR_BXOR: return lcu_bool(0);
-    default: return lcu_int(0);
+    case LR_FADD: case LR_FMUL: case LR_FMAX: case LR_FMIN: return lcu_float(vs_rop_fident(r));
+    case LR_BAND: case LR_BOR: case LR_BXOR: return lcu_bool(vs_rop_iident(r));
+    default: return lcu_int(vs_rop_iident(r));
     }
 }
 

@@ -205,7 +205,7 @@ static int apply_sig(Checker *c, AStack *a, const Instr *in, const char *args, c
 {
     int k = (int)strlen(args);
     as_need(a, k);
-    /* The classic's always-on checks keep their own texts (VCODE.md §4.6, §4.9). */
+    /* The classic's always-on checks keep their own texts (vcode/SPEC.md §4.6, §4.9). */
     if (in->op == OP_LENGTH && a->s[a->n - 1] == AT_SEGDES)
         return fail_classic(c, in, "applying LENGTH to a segment descriptor.");
     if (in->op == OP_LENGTHS && concrete(a->s[a->n - 1]) && a->s[a->n - 1] != AT_SEGDES)
@@ -443,7 +443,7 @@ static int walk(Checker *c, int fi, AStack *out)
             rc = apply_sig(c, &a, in, "*", "IB");
             break;
         /* The I/O ops check their own arguments at run time, with the
-         * classic's rules (VCODE.md §4.15); '*' is "any value" here. */
+         * classic's rules (vcode/SPEC.md §4.15); '*' is "any value" here. */
         case OP_FOPEN:
             rc = apply_sig(c, &a, in, "**", "IIB");
             break;

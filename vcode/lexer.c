@@ -1,4 +1,4 @@
-/* vcode/lexer.c — VCODE tokens by longest match (VCODE.md §1.3). */
+/* vcode/lexer.c — VCODE tokens by longest match (vcode/SPEC.md §1.3). */
 #include "vcode/lexer.h"
 
 #include <stdlib.h>

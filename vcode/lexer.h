@@ -1,4 +1,4 @@
-/* vcode/lexer.h — tokens of VCODE text (VCODE.md §1). */
+/* vcode/lexer.h — tokens of VCODE text (vcode/SPEC.md §1). */
 #ifndef VCODE_LEXER_H
 #define VCODE_LEXER_H
 
@@ -22,7 +22,7 @@ typedef struct {
     TokKind kind;
     int line;           /* source line */
     int cline;          /* the classic interpreter's line count, which skips
-                           newlines inside comments and strings (VCODE.md §1.1) */
+                           newlines inside comments and strings (vcode/SPEC.md §1.1) */
     const char *text;   /* points into the source; not NUL-terminated */
     size_t len;
     int32_t ival;

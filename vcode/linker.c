@@ -1,4 +1,4 @@
-/* vcode/linker.c — resolve CALL targets and the entry point (VCODE.md §2.5).
+/* vcode/linker.c — resolve CALL targets and the entry point (vcode/SPEC.md §2.5).
  * A later definition of a name wins for every call. */
 #include "vcode/program.h"
 
@@ -54,7 +54,7 @@ int vc_link(Program *p, VcError *err)
             if (p->code[i].op == OP_CALL)
                 fprintf(stderr, "vinterp: linker: linking %s\n", p->code[i].name);
     /* As the classic: every unresolved call, last first, by instruction
-     * index, then "Parse failure" (VCODE.md §2.5). */
+     * index, then "Parse failure" (vcode/SPEC.md §2.5). */
     size_t used = 0;
     for (int i = p->ncode - 1; i >= 0; i--) {
         Instr *in = &p->code[i];

@@ -1,4 +1,4 @@
-/* vcode/parser.c — VCODE text → Program (VCODE.md §2).
+/* vcode/parser.c — VCODE text → Program (vcode/SPEC.md §2).
  *
  * Unlike the classic interpreter, every syntax error is fatal: the message
  * names the file, the line and the offending token. */
@@ -70,7 +70,7 @@ static int fail(Parser *ps, int line, const char *fmt, ...)
 }
 
 /* A parse error the classic interpreter reports with a fixed text: the
- * message is printed as is (VCODE.md §6.2). */
+ * message is printed as is (vcode/SPEC.md §6.2). */
 static int fail_classic(Parser *ps, const char *fmt, ...)
 {
     if (ps->failed)
@@ -157,7 +157,7 @@ static int add_const(Parser *ps, VcType t, int64_t len, int32_t *ints, double *f
     return p->nconsts++;
 }
 
-/* CONST forms (VCODE.md §2.3). The current token follows CONST. */
+/* CONST forms (vcode/SPEC.md §2.3). The current token follows CONST. */
 static int parse_const(Parser *ps, Instr *in)
 {
     VcType t = type_word(&ps->tok);
@@ -358,7 +358,7 @@ static int parse_function(Parser *ps)
     add_func(ps, &name, fline);
     ps->p->funcs[ps->p->nfuncs - 1].cline = fcline;
     /* The classic keeps 49 characters of a longer name ("label NAME greater
-     * than 50 characters, truncating.", VCODE.md §1.6), so a CALL by the
+     * than 50 characters, truncating.", vcode/SPEC.md §1.6), so a CALL by the
      * whole name does not resolve there; here the whole name is the name.
      * One warning per FUNC (CALLs say nothing: any that resolve name a FUNC
      * that has warned). */

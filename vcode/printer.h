@@ -1,6 +1,6 @@
 /* vcode/printer.h — the -d program / -d command line for an instruction:
  *     (IDX) vop = NAME; DETAILS; line = N
- * (VCODE.md §7). */
+ * (vcode/SPEC.md §7). */
 #ifndef VCODE_PRINTER_H
 #define VCODE_PRINTER_H
 

@@ -1,4 +1,4 @@
-/* runtime/core/print.c — text form of values (VCODE.md §4.15, §5.1). */
+/* runtime/core/print.c — text form of values (vcode/SPEC.md §4.15, §5.1). */
 #include "runtime/core/print.h"
 
 #include <string.h>

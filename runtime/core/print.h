@@ -1,4 +1,4 @@
-/* runtime/core/print.h — the text form of values (VCODE.md §4.15, §5.1). */
+/* runtime/core/print.h — the text form of values (vcode/SPEC.md §4.15, §5.1). */
 #ifndef RUNTIME_PRINT_H
 #define RUNTIME_PRINT_H
 

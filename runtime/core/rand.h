@@ -1,6 +1,6 @@
 /* runtime/core/rand.h — the C library random() stream (glibc TYPE_3 additive
  * feedback generator), implemented here so that RAND gives the same numbers
- * on every platform (VCODE.md §4.14).
+ * on every platform (vcode/SPEC.md §4.14).
  *
  * With r[0..30] from the seed, r[31..33] = r[0..2] and
  * r[i] = r[i-31] + r[i-3] (mod 2^32) for i >= 34, output k is

@@ -1,5 +1,5 @@
 /* runtime/core/rank.c — the stable rank of every element within its segment
- * (VCODE.md §4.7), shared by the RANK instructions and the λcu evaluator. Floats rank in true
+ * (vcode/SPEC.md §4.7), shared by the RANK instructions and the λcu evaluator. Floats rank in true
  * numeric order (-0.0 before +0.0, NaNs by bit pattern at the ends).
  *
  * Keys are mapped to unsigned integers whose ascending order is the wanted

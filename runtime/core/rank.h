@@ -1,4 +1,4 @@
-/* runtime/core/rank.h — stable ranks within segments (VCODE.md §4.7): out[i] is
+/* runtime/core/rank.h — stable ranks within segments (vcode/SPEC.md §4.7): out[i] is
  * the position data[i] takes when its segment is sorted, ascending (or
  * descending when DOWN), equal keys keeping their order; floats in true
  * numeric order (-0.0 before +0.0, NaNs by bit pattern at the ends).

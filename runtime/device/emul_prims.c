@@ -10,8 +10,6 @@
 
 /* ---- the primitives ------------------------------------------------------------ */
 
-#define FLOAT_BIG ((double)1.0e36f)
-
 static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *n_host)
 {
     int64_t acc = 0;
@@ -41,37 +39,17 @@ static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *
             o[at] = acc;                                                      \
     } while (0)
 
-#define U32(v) ((uint32_t)(v))
-
+/* The operator's identity and combine are vcode/semantics.h's. */
 static int fold(VkOp op, VkType ty, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
 {
-    if (ty == VK_FLOAT) {
-        switch (op) {
-        case VK_ADD: FOLD(double, 0.0, acc + v); return 0;
-        case VK_MUL: FOLD(double, 1.0, acc * v); return 0;
-        case VK_MAX: FOLD(double, -FLOAT_BIG, acc > v ? acc : v); return 0;
-        case VK_MIN: FOLD(double, FLOAT_BIG, acc < v ? acc : v); return 0;
-        default: return -1;
-        }
-    }
-    if (ty == VK_INT) {
-        switch (op) {
-        case VK_ADD: FOLD(int32_t, 0, (int32_t)(U32(acc) + U32(v))); return 0;
-        case VK_MUL: FOLD(int32_t, 1, (int32_t)(U32(acc) * U32(v))); return 0;
-        case VK_MAX: FOLD(int32_t, INT32_MIN, acc > v ? acc : v); return 0;
-        case VK_MIN: FOLD(int32_t, INT32_MAX, acc < v ? acc : v); return 0;
-        case VK_AND: FOLD(int32_t, -1, acc & v); return 0;
-        case VK_OR: FOLD(int32_t, 0, acc | v); return 0;
-        case VK_XOR: FOLD(int32_t, 0, acc ^ v); return 0;
-        }
+    int r = vk_rop(op, ty);
+    if (r < 0)
         return -1;
-    }
-    switch (op) {
-    case VK_AND: FOLD(int32_t, 1, acc && v); return 0;
-    case VK_OR: FOLD(int32_t, 0, acc || v); return 0;
-    case VK_XOR: FOLD(int32_t, 0, (acc != 0) != (v != 0)); return 0;
-    default: return -1;
-    }
+    if (ty == VK_FLOAT)
+        FOLD(double, vs_rop_fident(r), vs_rop_fcombine(r, acc, v));
+    else
+        FOLD(int32_t, vs_rop_iident(r), vs_rop_icombine(r, acc, v));
+    return 0;
 }
 
 static int em_reduce(VkOp op, VkType ty, const void *in, int64_t n, void *out)

@@ -1,19 +1,17 @@
 /* runtime/fused/kernel_fail.c — the messages of generated code's run-time
- * errors (the codes of translate/codegen_abi.h), worded as the λcu
- * evaluator words them. */
+ * errors (the codes of translate/codegen_abi.h): VCODE's faults in
+ * vcode/semantics.h's words, the others worded as the λcu evaluator words
+ * them. */
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/core/errors.h"
 #include "translate/codegen_abi.h"
+#include "vcode/semantics.h"
 
 void kernel_fail(int code, int64_t a, int64_t b, int64_t d)
 {
     switch (code) {
-    case VKF_DIV0: rt_fatal("integer division by zero (element %lld)", (long long)a);
-    case VKF_DIVOVF: rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)a);
-    case VKF_MOD0: rt_fatal("integer remainder by zero (element %lld)", (long long)a);
-    case VKF_MODOVF: rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)a);
-    case VKF_RAND0: rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)a);
-    case VKF_CHECKIDX: rt_fatal("index %lld is outside its segment of length %lld", (long long)a, (long long)b);
+    case VKF_DIV0: case VKF_DIVOVF: case VKF_MOD0: case VKF_MODOVF: case VKF_RAND0: case VKF_CHECKIDX:
+        rt_fatal(vs_fault_format(code), (long long)a, (long long)b); /* vcode/semantics.h's */
     case VKF_SUB: rt_fatal("index %lld outside an array of length %lld", (long long)a, (long long)b);
     case VKF_SEGOF:
         rt_fatal("seg_of: element %lld outside descriptor x%lld of %lld elements", (long long)a, (long long)b,

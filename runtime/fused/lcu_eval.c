@@ -7,7 +7,7 @@
  * scans combine strictly left to right from the VCODE identity, scatters
  * write in increasing source order, integer arithmetic wraps through
  * unsigned, and float->int conversions follow cvttsd2si: the results are
- * those of runtime/ops_*.c, bit for bit.
+ * those of runtime/interp/ops_*.c, bit for bit.
  *
  * Per kernel evaluation: one locals array (sized by the largest local
  * number in any thunk of the kernel), and a small table of seg_of hints
@@ -36,9 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The float MAX/MIN identity: the single-precision 1.0e36 widened
- * (VCODE.md §4.2). */
-#define FLOAT_BIG ((double)1.0e36f)
 
 typedef union {
     int32_t i;
@@ -128,13 +125,6 @@ static ValType vt_of_var(const LcuVarType *t)
     }
 }
 
-/* Float -> Int as x86 cvttsd2si: NaN and out-of-range give INT32_MIN. */
-static inline int32_t f2i(double d)
-{
-    if (d > -2147483649.0 && d < 2147483648.0)
-        return (int32_t)d;
-    return INT32_MIN;
-}
 
 #define U32(v) ((uint32_t)(v))
 
@@ -258,7 +248,8 @@ static Scal ev(Ctx *c, const LcuExpr *e);
 
 static Scal prim(Ctx *c, const LcuExpr *e)
 {
-    Scal a = ev(c, e->kids[0]), b = { 0 }, r;
+    Scal a = ev(c, e->kids[0]), b = { 0 }, r = { 0 };
+    int f;
     LcuBase t = e->kids[0]->type;
     int isf = t == LB_FLOAT, isb = t == LB_BOOL;
     if (e->nkids > 1)
@@ -281,18 +272,12 @@ static Scal prim(Ctx *c, const LcuExpr *e)
             r.f = a.f / b.f;
             return r;
         }
-        if (b.i == 0)
-            rt_fatal("integer division by zero (element %lld)", (long long)c->index);
-        if (b.i == -1 && a.i == INT32_MIN)
-            rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)c->index);
-        r.i = a.i / b.i;
+        if ((f = vs_idiv(a.i, b.i, &r.i)) != VS_OK)
+            rt_fatal(vs_fault_format(f), (long long)c->index);
         return r;
     case LP_MOD:
-        if (b.i == 0)
-            rt_fatal("integer remainder by zero (element %lld)", (long long)c->index);
-        if (b.i == -1 && a.i == INT32_MIN)
-            rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)c->index);
-        r.i = a.i % b.i;
+        if ((f = vs_imod(a.i, b.i, &r.i)) != VS_OK)
+            rt_fatal(vs_fault_format(f), (long long)c->index);
         return r;
     case LP_LT: r.i = isf ? a.f < b.f : a.i < b.i; return r;
     case LP_LE: r.i = isf ? a.f <= b.f : a.i <= b.i; return r;
@@ -310,10 +295,10 @@ static Scal prim(Ctx *c, const LcuExpr *e)
         if (isf) r.f = -a.f;
         else r.i = (int32_t)(0u - U32(a.i));
         return r;
-    case LP_FLOOR: r.i = f2i(floor(a.f)); return r;
-    case LP_CEIL: r.i = f2i(ceil(a.f)); return r;
-    case LP_TRUNC: r.i = f2i(a.f); return r;
-    case LP_ROUND: r.i = f2i(a.f + 0.5); return r;
+    case LP_FLOOR: r.i = vs_f2i(floor(a.f)); return r;
+    case LP_CEIL: r.i = vs_f2i(ceil(a.f)); return r;
+    case LP_TRUNC: r.i = vs_f2i(a.f); return r;
+    case LP_ROUND: r.i = vs_f2i(a.f + 0.5); return r;
     case LP_LOG: r.f = log(a.f); return r;
     case LP_SQRT: r.f = sqrt(a.f); return r;
     case LP_EXP: r.f = exp(a.f); return r;
@@ -330,13 +315,12 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     case LP_I_TO_B: r.i = a.i != 0; return r;
     case LP_B_TO_I: r.i = a.i; return r;
     case LP_RANDMOD:
-        if (b.i == 0)
-            rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)c->index);
-        r.i = b.i == -1 ? 0 : a.i % b.i;
+        if ((f = vs_randmod(a.i, b.i, &r.i)) != VS_OK)
+            rt_fatal(vs_fault_format(f), (long long)c->index);
         return r;
     case LP_CHECKIDX:
-        if (a.i < 0 || a.i >= b.i)
-            rt_fatal("index %d is outside its segment of length %d", a.i, b.i);
+        if ((f = vs_checkidx(a.i, b.i)) != VS_OK)
+            rt_fatal(vs_fault_format(f), (long long)a.i, (long long)b.i);
         r.i = a.i;
         return r;
     default:
@@ -596,40 +580,19 @@ static inline void outs_put(const Outs *o, int first, int n, int64_t at, const S
 static Scal rop_identity(LcuRop r)
 {
     Scal s;
-    switch (r) {
-    case LR_IADD: case LR_IOR: case LR_IXOR: case LR_BOR: case LR_BXOR: s.i = 0; break;
-    case LR_IMUL: case LR_BAND: s.i = 1; break;
-    case LR_IMAX: s.i = INT32_MIN; break;
-    case LR_IMIN: s.i = INT32_MAX; break;
-    case LR_IAND: s.i = -1; break;
-    case LR_FADD: s.f = 0.0; break;
-    case LR_FMUL: s.f = 1.0; break;
-    case LR_FMAX: s.f = -FLOAT_BIG; break;
-    case LR_FMIN: s.f = FLOAT_BIG; break;
-    default: rt_fatal("lcu: internal error: reduction operator %d", (int)r);
-    }
+    if (r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN)
+        s.f = vs_rop_fident(r);
+    else
+        s.i = vs_rop_iident(r);
     return s;
 }
 
 static inline Scal rop_combine(LcuRop r, Scal a, Scal v)
 {
-    switch (r) {
-    case LR_IADD: a.i = (int32_t)(U32(a.i) + U32(v.i)); break;
-    case LR_IMUL: a.i = (int32_t)(U32(a.i) * U32(v.i)); break;
-    case LR_IMAX: a.i = a.i > v.i ? a.i : v.i; break;
-    case LR_IMIN: a.i = a.i < v.i ? a.i : v.i; break;
-    case LR_IAND: a.i &= v.i; break;
-    case LR_IOR: a.i |= v.i; break;
-    case LR_IXOR: a.i ^= v.i; break;
-    case LR_FADD: a.f = a.f + v.f; break;
-    case LR_FMUL: a.f = a.f * v.f; break;
-    case LR_FMAX: a.f = a.f > v.f ? a.f : v.f; break;
-    case LR_FMIN: a.f = a.f < v.f ? a.f : v.f; break;
-    case LR_BAND: a.i = a.i && v.i; break;
-    case LR_BOR: a.i = a.i || v.i; break;
-    case LR_BXOR: a.i = (a.i != 0) != (v.i != 0); break;
-    default: break;
-    }
+    if (r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN)
+        a.f = vs_rop_fcombine(r, a.f, v.f);
+    else
+        a.i = vs_rop_icombine(r, a.i, v.i);
     return a;
 }
 

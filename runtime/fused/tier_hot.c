@@ -1,10 +1,10 @@
 /* runtime/fused/tier_hot.c — hot blocks that ran once, kept per program for its
  * next run (see tier_hot.h). */
 #include "runtime/fused/tier_hot.h"
+#include "runtime/fused/tier_verdict.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len)
 {
@@ -42,6 +42,22 @@ int tier_hot_read(const char *path, int nblocks, unsigned char *hot)
     return ok ? set : 0;
 }
 
+typedef struct {
+    int nblocks;
+    const unsigned char *hot;
+} HotList;
+
+static int write_hot(FILE *f, const void *arg)
+{
+    const HotList *h = arg;
+    if (fprintf(f, "vinterp-hot 1 %d\n", h->nblocks) < 0)
+        return -1;
+    for (int k = 0; k < h->nblocks; k++)
+        if (h->hot[k] && fprintf(f, "%d\n", k) < 0)
+            return -1;
+    return 0;
+}
+
 int tier_hot_write(const char *path, int nblocks, const unsigned char *hot)
 {
     int fresh = 0;
@@ -49,20 +65,6 @@ int tier_hot_write(const char *path, int nblocks, const unsigned char *hot)
         fresh |= hot[k] == HOT_NEW;
     if (!fresh)
         return 0;
-    char tmp[1400];
-    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
-        return -1;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
-    int ok = fprintf(f, "vinterp-hot 1 %d\n", nblocks) > 0;
-    for (int k = 0; k < nblocks && ok; k++)
-        if (hot[k])
-            ok = fprintf(f, "%d\n", k) > 0;
-    ok &= fclose(f) == 0;
-    if (!ok || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 1;
+    HotList h = { nblocks, hot };
+    return tier_file_replace(path, write_hot, &h) == 0 ? 1 : -1;
 }

@@ -68,7 +68,7 @@ int tier_verdict_read(const char *path, TierSpeeds *s)
     return 1;
 }
 
-int tier_verdict_write(const char *path, const TierSpeeds *s)
+int tier_file_replace(const char *path, int (*write)(FILE *f, const void *arg), const void *arg)
 {
     char tmp[1400];
     if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
@@ -76,8 +76,7 @@ int tier_verdict_write(const char *path, const TierSpeeds *s)
     FILE *f = fopen(tmp, "w");
     if (!f)
         return -1;
-    int ok = fprintf(f, "vinterp-tier 1 %lld %.9g %lld %lld %.9g %lld\n", (long long)s->late_n, s->late_secs,
-                     (long long)s->late_work, (long long)s->fused_n, s->fused_secs, (long long)s->fused_work) > 0;
+    int ok = write(f, arg) == 0;
     ok &= fclose(f) == 0;
     if (!ok || rename(tmp, path) != 0) {
         unlink(tmp);
@@ -85,6 +84,16 @@ int tier_verdict_write(const char *path, const TierSpeeds *s)
     }
     return 0;
 }
+
+static int write_speeds(FILE *f, const void *arg)
+{
+    const TierSpeeds *s = arg;
+    return fprintf(f, "vinterp-tier 1 %lld %.9g %lld %lld %.9g %lld\n", (long long)s->late_n, s->late_secs,
+                   (long long)s->late_work, (long long)s->fused_n, s->fused_secs, (long long)s->fused_work) > 0
+               ? 0 : -1;
+}
+
+int tier_verdict_write(const char *path, const TierSpeeds *s) { return tier_file_replace(path, write_speeds, s); }
 
 int tier_verdict_slower(const TierSpeeds *s)
 {

@@ -17,6 +17,7 @@
 #define RUNTIME_TIER_VERDICT_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "vcode/program.h"
@@ -37,6 +38,10 @@ uint64_t tier_program_id(const Program *p);
 int tier_verdict_read(const char *path, TierSpeeds *s);
 /* Write S to PATH (temporary name, rename). 0 or -1. */
 int tier_verdict_write(const char *path, const TierSpeeds *s);
+/* Write to PATH what WRITE(F, ARG) prints (0, or -1 on an error), through
+ * a temporary name and a rename: a reader sees the old file or the new
+ * one, never a part. 0 or -1. */
+int tier_file_replace(const char *path, int (*write)(FILE *f, const void *arg), const void *arg);
 /* 1 when S is enough to judge (two sampled interpreted runs, four fused
  * ones) and the fused runs are the slower per unit of work; 0 when enough
  * and they are not; -1 when not enough. */

@@ -53,7 +53,7 @@ static void classic_check(Interp *it, const Instr *ins, const OpInfo *oi, int k)
                 rules[nr][1] = (unsigned char)oi->ref[i][r];
                 nr++;
             }
-        /* The classic table's DFPERMUTE rules (VCODE.md §4.4). */
+        /* The classic table's DFPERMUTE rules (vcode/SPEC.md §4.4). */
         if (ins->op == OP_DFPERMUTE && i == 3) {
             rules[nr][0] = LC_SAME;
             rules[nr][1] = 1;

@@ -3,7 +3,7 @@
  *
  * They always run (a wrong program must fail cleanly, never read outside a
  * vector). Under -c the failures are reported with the classic messages
- * (VCODE.md §3.6) and "vinterp: aborting: failed argument check.";
+ * (vcode/SPEC.md §3.6) and "vinterp: aborting: failed argument check.";
  * otherwise the first failure is a fatal error in the project's format. */
 #ifndef RUNTIME_ARGCHECK_H
 #define RUNTIME_ARGCHECK_H

@@ -9,6 +9,7 @@
 #define RUNTIME_OPS_H
 
 #include "runtime/interp/interp.h"
+#include "vcode/semantics.h"
 
 /* Pop K arguments (releasing them) and push RES (whose reference the
  * caller owns). RES may be one of the arguments reused in place. */
@@ -44,8 +45,6 @@ void op_lengths(Interp *it, const Instr *ins);
 /* ops_rank.c */
 void op_rank(Interp *it, const Instr *ins);
 
-/* The float MAX/MIN identity: 1.0e36 as a float, widened (VCODE.md §4.2). */
-#define VC_FLOAT_BIG ((double)1.0e36f)
 
 /* The common length of every segment of SD when it has at least one
  * segment and all are the same length (a uniform descriptor: NESL's

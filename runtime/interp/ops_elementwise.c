@@ -1,4 +1,4 @@
-/* runtime/interp/ops_elementwise.c — elementwise instructions (VCODE.md §4.1). */
+/* runtime/interp/ops_elementwise.c — elementwise instructions (vcode/SPEC.md §4.1). */
 #include "runtime/interp/ops.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/par.h"
@@ -79,11 +79,9 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
             const int32_t *x = VI(j->a), *y = VI(j->b);
             int32_t *o = VI(j->r);
             for (int64_t i = lo; i < hi; i++) {
-                if (y[i] == 0)
-                    rt_fatal("integer division by zero (element %lld)", (long long)i);
-                if (y[i] == -1 && x[i] == INT32_MIN)
-                    rt_fatal("integer overflow: -2147483648 / -1 (element %lld)", (long long)i);
-                o[i] = x[i] / y[i];
+                int f = vs_idiv(x[i], y[i], &o[i]);
+                if (f != VS_OK)
+                    rt_fatal(vs_fault_format(f), (long long)i);
             }
         }
         break;
@@ -91,11 +89,9 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
         const int32_t *x = VI(j->a), *y = VI(j->b);
         int32_t *o = VI(j->r);
         for (int64_t i = lo; i < hi; i++) {
-            if (y[i] == 0)
-                rt_fatal("integer remainder by zero (element %lld)", (long long)i);
-            if (y[i] == -1 && x[i] == INT32_MIN)
-                rt_fatal("integer overflow: -2147483648 %% -1 (element %lld)", (long long)i);
-            o[i] = x[i] % y[i];
+            int f = vs_imod(x[i], y[i], &o[i]);
+            if (f != VS_OK)
+                rt_fatal(vs_fault_format(f), (long long)i);
         }
         break;
     }
@@ -165,14 +161,6 @@ void op_binary(Interp *it, const Instr *ins)
     ops_finish(it, 2, j.r);
 }
 
-/* Float → Int as x86 cvttsd2si: NaN and out-of-range give INT32_MIN. */
-static inline int32_t f2i(double d)
-{
-    if (d > -2147483649.0 && d < 2147483648.0)
-        return (int32_t)d;
-    return INT32_MIN;
-}
-
 #define LOOP1(T, RT, EXPR)                                                    \
     do {                                                                      \
         const T *x = (const T *)j->a->data;                                   \
@@ -192,10 +180,10 @@ static void unary_range(void *job, int64_t lo, int64_t hi)
         if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, p == 0);
         else LOOP1(int32_t, int32_t, ~p);
         break;
-    case OP_FLOOR: LOOP1(double, int32_t, f2i(floor(p))); break;
-    case OP_CEIL: LOOP1(double, int32_t, f2i(ceil(p))); break;
-    case OP_TRUNC: LOOP1(double, int32_t, f2i(p)); break;
-    case OP_ROUND: LOOP1(double, int32_t, f2i(p + 0.5)); break;
+    case OP_FLOOR: LOOP1(double, int32_t, vs_f2i(floor(p))); break;
+    case OP_CEIL: LOOP1(double, int32_t, vs_f2i(ceil(p))); break;
+    case OP_TRUNC: LOOP1(double, int32_t, vs_f2i(p)); break;
+    case OP_ROUND: LOOP1(double, int32_t, vs_f2i(p + 0.5)); break;
     case OP_LOG: LOOP1(double, double, log(p)); break;
     case OP_SQRT: LOOP1(double, double, sqrt(p)); break;
     case OP_EXP: LOOP1(double, double, exp(p)); break;

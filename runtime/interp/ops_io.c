@@ -1,4 +1,4 @@
-/* runtime/interp/ops_io.c — the I/O instructions (VCODE.md §4.15): READ, WRITE,
+/* runtime/interp/ops_io.c — the I/O instructions (vcode/SPEC.md §4.15): READ, WRITE,
  * FOPEN, FCLOSE, FREAD, FREAD_CHAR, FWRITE, SPAWN, and the file table.
  *
  * VCODE file descriptors index a 256-slot table of stdio streams; slots 0-2

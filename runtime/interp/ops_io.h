@@ -1,4 +1,4 @@
-/* runtime/interp/ops_io.h — the I/O instructions (VCODE.md §4.15): READ, WRITE,
+/* runtime/interp/ops_io.h — the I/O instructions (vcode/SPEC.md §4.15): READ, WRITE,
  * FOPEN, FCLOSE, FREAD, FREAD_CHAR, FWRITE, SPAWN, and the file table. */
 #ifndef RUNTIME_OPS_IO_H
 #define RUNTIME_OPS_IO_H

@@ -1,4 +1,4 @@
-/* runtime/interp/ops_permute.c — the six permutes (VCODE.md §4.4).
+/* runtime/interp/ops_permute.c — the six permutes (vcode/SPEC.md §4.4).
  *
  * Indices are relative to their segment and are checked: an index outside
  * its segment is a fatal error (the classic wrote outside the vector).

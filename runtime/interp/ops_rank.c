@@ -1,4 +1,4 @@
-/* runtime/interp/ops_rank.c — RANK_UP and RANK_DOWN (VCODE.md §4.7). */
+/* runtime/interp/ops_rank.c — RANK_UP and RANK_DOWN (vcode/SPEC.md §4.7). */
 #include "runtime/interp/ops.h"
 #include "runtime/core/rank.h"
 

@@ -1,5 +1,5 @@
 /* runtime/interp/ops_scan.c — segmented exclusive scans and reductions
- * (VCODE.md §4.2, §4.3). Every segment is combined strictly left to
+ * (vcode/SPEC.md §4.2, §4.3). Every segment is combined strictly left to
  * right from the identity, so float results are bit-exact. */
 #include "runtime/interp/ops.h"
 #include "runtime/core/errors.h"
@@ -21,24 +21,25 @@ static Kind kind_of(Opcode op)
     }
 }
 
-/* The combine rules. Int arithmetic wraps; Bool values are 0 or 1, so
- * their AND/OR/XOR are bitwise (no short circuit: the reductions
- * vectorise). Float MAX/MIN are the comparison acc > v ? acc : v (and <):
- * on a tie or a NaN the element is kept. */
-static inline int32_t c_iadd(int32_t a, int32_t v) { return (int32_t)((uint32_t)a + (uint32_t)v); }
-static inline int32_t c_imul(int32_t a, int32_t v) { return (int32_t)((uint32_t)a * (uint32_t)v); }
-static inline int32_t c_imax(int32_t a, int32_t v) { return a > v ? a : v; }
-static inline int32_t c_imin(int32_t a, int32_t v) { return a < v ? a : v; }
-static inline int32_t c_iand(int32_t a, int32_t v) { return a & v; }
-static inline int32_t c_ior(int32_t a, int32_t v) { return a | v; }
-static inline int32_t c_ixor(int32_t a, int32_t v) { return a ^ v; }
-static inline int32_t c_band(int32_t a, int32_t v) { return a & (v != 0); }
-static inline int32_t c_bor(int32_t a, int32_t v) { return a | (v != 0); }
-static inline int32_t c_bxor(int32_t a, int32_t v) { return a ^ (v != 0); }
-static inline double c_fadd(double a, double v) { return a + v; }
-static inline double c_fmul(double a, double v) { return a * v; }
-static inline double c_fmax(double a, double v) { return a > v ? a : v; }
-static inline double c_fmin(double a, double v) { return a < v ? a : v; }
+/* The combine rules and identities are vcode/semantics.h's; each function
+ * below fixes the operator, so the switch folds away. Bool values are 0
+ * or 1 and their AND/OR/XOR bitwise (the reductions vectorise). */
+#define DEF_COMBINE(NAME, T, FN, R)                                           \
+    static inline T NAME(T a, T v) { return FN(R, a, v); }
+DEF_COMBINE(c_iadd, int32_t, vs_rop_icombine, VS_IADD)
+DEF_COMBINE(c_imul, int32_t, vs_rop_icombine, VS_IMUL)
+DEF_COMBINE(c_imax, int32_t, vs_rop_icombine, VS_IMAX)
+DEF_COMBINE(c_imin, int32_t, vs_rop_icombine, VS_IMIN)
+DEF_COMBINE(c_iand, int32_t, vs_rop_icombine, VS_IAND)
+DEF_COMBINE(c_ior, int32_t, vs_rop_icombine, VS_IOR)
+DEF_COMBINE(c_ixor, int32_t, vs_rop_icombine, VS_IXOR)
+DEF_COMBINE(c_band, int32_t, vs_rop_icombine, VS_BAND)
+DEF_COMBINE(c_bor, int32_t, vs_rop_icombine, VS_BOR)
+DEF_COMBINE(c_bxor, int32_t, vs_rop_icombine, VS_BXOR)
+DEF_COMBINE(c_fadd, double, vs_rop_fcombine, VS_FADD)
+DEF_COMBINE(c_fmul, double, vs_rop_fcombine, VS_FMUL)
+DEF_COMBINE(c_fmax, double, vs_rop_fcombine, VS_FMAX)
+DEF_COMBINE(c_fmin, double, vs_rop_fcombine, VS_FMIN)
 
 /* Uniform segments of a short length L: straight-line code per segment. */
 #define SCAN_FIXED(L, T, ID, FN)                                              \
@@ -97,20 +98,20 @@ static inline double c_fmin(double a, double v) { return a < v ? a : v; }
         }                                                                     \
     }
 
-DEF_SEG_RUN(run_fadd, double, 0.0, c_fadd)
-DEF_SEG_RUN(run_fmul, double, 1.0, c_fmul)
-DEF_SEG_RUN(run_fmax, double, -VC_FLOAT_BIG, c_fmax)
-DEF_SEG_RUN(run_fmin, double, VC_FLOAT_BIG, c_fmin)
-DEF_SEG_RUN(run_iadd, int32_t, 0, c_iadd)
-DEF_SEG_RUN(run_imul, int32_t, 1, c_imul)
-DEF_SEG_RUN(run_imax, int32_t, INT32_MIN, c_imax)
-DEF_SEG_RUN(run_imin, int32_t, INT32_MAX, c_imin)
-DEF_SEG_RUN(run_iand, int32_t, -1, c_iand)
-DEF_SEG_RUN(run_ior, int32_t, 0, c_ior)
-DEF_SEG_RUN(run_ixor, int32_t, 0, c_ixor)
-DEF_SEG_RUN(run_band, int32_t, 1, c_band)
-DEF_SEG_RUN(run_bor, int32_t, 0, c_bor)
-DEF_SEG_RUN(run_bxor, int32_t, 0, c_bxor)
+DEF_SEG_RUN(run_fadd, double, vs_rop_fident(VS_FADD), c_fadd)
+DEF_SEG_RUN(run_fmul, double, vs_rop_fident(VS_FMUL), c_fmul)
+DEF_SEG_RUN(run_fmax, double, vs_rop_fident(VS_FMAX), c_fmax)
+DEF_SEG_RUN(run_fmin, double, vs_rop_fident(VS_FMIN), c_fmin)
+DEF_SEG_RUN(run_iadd, int32_t, vs_rop_iident(VS_IADD), c_iadd)
+DEF_SEG_RUN(run_imul, int32_t, vs_rop_iident(VS_IMUL), c_imul)
+DEF_SEG_RUN(run_imax, int32_t, vs_rop_iident(VS_IMAX), c_imax)
+DEF_SEG_RUN(run_imin, int32_t, vs_rop_iident(VS_IMIN), c_imin)
+DEF_SEG_RUN(run_iand, int32_t, vs_rop_iident(VS_IAND), c_iand)
+DEF_SEG_RUN(run_ior, int32_t, vs_rop_iident(VS_IOR), c_ior)
+DEF_SEG_RUN(run_ixor, int32_t, vs_rop_iident(VS_IXOR), c_ixor)
+DEF_SEG_RUN(run_band, int32_t, vs_rop_iident(VS_BAND), c_band)
+DEF_SEG_RUN(run_bor, int32_t, vs_rop_iident(VS_BOR), c_bor)
+DEF_SEG_RUN(run_bxor, int32_t, vs_rop_iident(VS_BXOR), c_bxor)
 
 static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan)
 {

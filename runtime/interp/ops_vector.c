@@ -1,5 +1,5 @@
 /* runtime/interp/ops_vector.c — EXTRACT, REPLACE, DIST, INDEX, PACK and the
- * descriptor instructions LENGTH, MAKE_SEGDES, LENGTHS (VCODE.md §4.5–4.9). */
+ * descriptor instructions LENGTH, MAKE_SEGDES, LENGTHS (vcode/SPEC.md §4.5–4.9). */
 #include "runtime/interp/ops.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/par.h"

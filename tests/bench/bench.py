@@ -186,7 +186,7 @@ def classic_times(readme):
 
 
 def problem_size(vcode):
-    """The first CONST INT of the entry function (VCODE.md 2.5), or None.
+    """The first CONST INT of the entry function (vcode/SPEC.md 2.5), or None.
 
     The entry function is FUNC MAIN if there is one, else the first FUNC's name
     (its last definition).  Comments run from { to the first }.

@@ -3,7 +3,7 @@
  * Bytes that parse, link and check as a VCODE program are inlined, split
  * into basic blocks, and every block with vector instructions is planned
  * with fusion off and on: dataflow graph, lowering, length classes, the
- * fusion ILP (lp_solve, short time limit) or greedy schedule, rewriting,
+ * fusion ILP (lp_solve, bounded by solver work) or greedy schedule, rewriting,
  * and the validator on every resulting kernel. A block may be refused
  * (plan_build returns -1 for a type conflict, say), but a kernel the
  * validator rejects after fusion is a bug in the rewriter: the target

@@ -59,7 +59,7 @@ static Token lex1(const char *s)
 
 static void test_lexer(void)
 {
-    /* Longest match, ties to the earlier class (VCODE.md §1.3). */
+    /* Longest match, ties to the earlier class (vcode/SPEC.md §1.3). */
     Token t = lex1("5");
     CHECK(t.kind == TK_INT && t.ival == 5);
     t = lex1("-5");

@@ -1,5 +1,5 @@
 /* tests/unit/test_lcu_eval.c — the λcu evaluator on small kernels whose
- * right answer is written down here (most from VCODE.md §4), then on random
+ * right answer is written down here (most from vcode/SPEC.md §4), then on random
  * inputs against the reference interpreter's own ops, bit for bit. */
 #include "check.h"
 #include "translate/lcu.h"
@@ -367,7 +367,7 @@ static void test_map_float(void)
     CHECK(is_ints(4, 7, (int32_t[]){ -2, 0, -11, 1, -4, 3, INT32_MIN }));
     CHECK(is_bools(5, 7, (int32_t[]){ 0, 1, 0, 0, 0, 0, 0 }));  /* NaN != NaN */
 
-    /* Conversions at the edges (VCODE.md §4.1). */
+    /* Conversions at the edges (vcode/SPEC.md §4.1). */
     bind(6, floats(4, (double[]){ -2147483648.9, 2147483647.9, -0.5, 0.49999999999999994 }));
     decl(7, LV_ARRAY, LB_INT);
     decl(8, LV_ARRAY, LB_INT);
@@ -561,7 +561,7 @@ static void test_filter_partition_once(void)
     clear_env();
 }
 
-/* The permutes of VCODE.md §4.4: source [3 2], data (10 20 30 40 50). */
+/* The permutes of vcode/SPEC.md §4.4: source [3 2], data (10 20 30 40 50). */
 static void test_seg_permute(void)
 {
     bind(0, ints(5, (int32_t[]){ 10, 20, 30, 40, 50 }));
@@ -625,7 +625,7 @@ static void test_seg_permute(void)
 
 static void test_seg_filter(void)
 {
-    /* PACK (VCODE.md §4.8): (1 2 3 4 5), (T F F T T), [3 2] -> (1 4 5), [1 2]. */
+    /* PACK (vcode/SPEC.md §4.8): (1 2 3 4 5), (T F F T T), [3 2] -> (1 4 5), [1 2]. */
     bind(0, ints(5, (int32_t[]){ 1, 2, 3, 4, 5 }));
     bind(1, bools(5, (int32_t[]){ 1, 0, 0, 1, 1 }));
     bind(2, segs(2, (int32_t[]){ 3, 2 }));

@@ -1,4 +1,4 @@
-/* tests/unit/test_rand.c — the random() stream (VCODE.md §4.14). */
+/* tests/unit/test_rand.c — the random() stream (vcode/SPEC.md §4.14). */
 #include "check.h"
 #include "runtime/core/rand.h"
 

@@ -100,7 +100,7 @@ int main(void)
     vkr_jump(r2, &k2, 1000005);
     CHECK(k1 == k2 && memcmp(r1, r2, sizeof r1) == 0);
 
-    /* The first draws after srandom(0) (VCODE.md §4.14). */
+    /* The first draws after srandom(0) (vcode/SPEC.md §4.14). */
     rnd_seed(&s, 0);
     int32_t first[3];
     vkr_fill(s.ring, &s.k, first, 3);

@@ -1,0 +1,156 @@
+/* vcode/semantics.h — what VCODE's scalar operations mean, written once:
+ * the conversions and integer operations that can fail or saturate, the
+ * RAND range step, the reduction operators (identity, combine, whether a
+ * tree may combine them), and the run-time faults with their messages
+ * (vcode/SPEC.md §4.1-§4.3, §4.14).
+ *
+ * The reference's operations (runtime/interp), the λcu evaluator
+ * (runtime/fused/lcu_eval.c), the translator's rewrite rules and code
+ * generator (translate/), the emulated device (runtime/device) and the CUDA
+ * primitives (kernels/) all include it; the code generator pastes the text
+ * of VS_SEMANTICS (stringified) at the top of every generated unit, as it
+ * does the ABI (translate/codegen_abi.h), so generated code cannot drift
+ * from the interpreter. Hence the subset of C11 that CUDA C++ also
+ * compiles, and no preprocessor lines inside VS_SEMANTICS. VS_FN is
+ * `static inline` unless the includer defines it (CUDA: __host__
+ * __device__; the generated prelude: the target's VK_FN).
+ *
+ * Adding a binary scalar operation: one line here (vs_NAME), one in
+ * vcode/optable.c, one in the lowering table (translate/lower.c). */
+#ifndef VCODE_SEMANTICS_H
+#define VCODE_SEMANTICS_H
+
+#include <stdint.h>
+
+#ifndef VS_FN
+#define VS_FN static inline
+#endif
+
+#define VS_SEMANTICS(X) X(                                                    \
+    enum vs_fault {                                                           \
+        VS_OK = 0, VS_DIV0 = 1, VS_MOD0 = 2, VS_DIVOVF = 3, VS_MODOVF = 4,    \
+        VS_RAND0 = 5, VS_CHECKIDX = 6                                         \
+    };                                                                        \
+    enum vs_rop {                                                             \
+        VS_IADD, VS_IMUL, VS_IMAX, VS_IMIN, VS_IAND, VS_IOR, VS_IXOR,         \
+        VS_FADD, VS_FMUL, VS_FMAX, VS_FMIN, VS_BAND, VS_BOR, VS_BXOR,         \
+        VS_NROPS                                                              \
+    };                                                                        \
+    /* Float -> Int as x86's cvttsd2si: NaN and out of range give the */     \
+    /* most negative Int. */                                                  \
+    VS_FN int32_t vs_f2i(double d)                                            \
+    {                                                                         \
+        if (d > -2147483649.0 && d < 2147483648.0)                            \
+            return (int32_t)d;                                                \
+        return -2147483647 - 1;                                               \
+    }                                                                         \
+    /* Int / and %: a fault code, else 0 with the result in *R. */           \
+    VS_FN int vs_idiv(int32_t a, int32_t b, int32_t *r)                       \
+    {                                                                         \
+        if (b == 0)                                                           \
+            return VS_DIV0;                                                   \
+        if (b == -1 && a == -2147483647 - 1)                                  \
+            return VS_DIVOVF;                                                 \
+        *r = a / b;                                                           \
+        return VS_OK;                                                         \
+    }                                                                         \
+    VS_FN int vs_imod(int32_t a, int32_t b, int32_t *r)                       \
+    {                                                                         \
+        if (b == 0)                                                           \
+            return VS_MOD0;                                                   \
+        if (b == -1 && a == -2147483647 - 1)                                  \
+            return VS_MODOVF;                                                 \
+        *r = a % b;                                                           \
+        return VS_OK;                                                         \
+    }                                                                         \
+    /* RAND's range step: draw A (from random()) into range B. */            \
+    VS_FN int vs_randmod(int32_t a, int32_t b, int32_t *r)                    \
+    {                                                                         \
+        if (b == 0)                                                           \
+            return VS_RAND0;                                                  \
+        *r = b == -1 ? 0 : a % b;                                             \
+        return VS_OK;                                                         \
+    }                                                                         \
+    /* An index A into a segment of length B. */                             \
+    VS_FN int vs_checkidx(int32_t a, int32_t b)                               \
+    {                                                                         \
+        return a < 0 || a >= b ? VS_CHECKIDX : VS_OK;                         \
+    }                                                                         \
+    /* The reduction operators: Int and Bool values in int32_t (Bools 0 */   \
+    /* or 1), Float in double. Scans and reductions combine each segment */  \
+    /* strictly left to right from the identity. */                          \
+    VS_FN int32_t vs_rop_iident(int r)                                        \
+    {                                                                         \
+        switch (r) {                                                          \
+        case VS_IMUL: case VS_BAND: return 1;                                 \
+        case VS_IMAX: return -2147483647 - 1;                                 \
+        case VS_IMIN: return 2147483647;                                      \
+        case VS_IAND: return -1;                                              \
+        default: return 0;                                                    \
+        }                                                                     \
+    }                                                                         \
+    /* The float MAX/MIN identity is 1.0e36 as a single float, widened. */   \
+    VS_FN double vs_rop_fident(int r)                                         \
+    {                                                                         \
+        switch (r) {                                                          \
+        case VS_FMUL: return 1.0;                                             \
+        case VS_FMAX: return -(double)1.0e36f;                                \
+        case VS_FMIN: return (double)1.0e36f;                                 \
+        default: return 0.0;                                                  \
+        }                                                                     \
+    }                                                                         \
+    VS_FN int32_t vs_rop_icombine(int r, int32_t a, int32_t x)                \
+    {                                                                         \
+        switch (r) {                                                          \
+        case VS_IADD: return (int32_t)((uint32_t)a + (uint32_t)x);            \
+        case VS_IMUL: return (int32_t)((uint32_t)a * (uint32_t)x);            \
+        case VS_IMAX: return a > x ? a : x;                                   \
+        case VS_IMIN: return a < x ? a : x;                                   \
+        case VS_IAND: return a & x;                                           \
+        case VS_IOR: return a | x;                                            \
+        case VS_IXOR: return a ^ x;                                           \
+        case VS_BAND: return a & (x != 0);                                    \
+        case VS_BOR: return a | (x != 0);                                     \
+        case VS_BXOR: return a ^ (x != 0);                                    \
+        default: return a;                                                    \
+        }                                                                     \
+    }                                                                         \
+    VS_FN double vs_rop_fcombine(int r, double a, double x)                   \
+    {                                                                         \
+        switch (r) {                                                          \
+        case VS_FADD: return a + x;                                           \
+        case VS_FMUL: return a * x;                                           \
+        case VS_FMAX: return a > x ? a : x;                                   \
+        case VS_FMIN: return a < x ? a : x;                                   \
+        default: return a;                                                    \
+        }                                                                     \
+    }                                                                         \
+    /* May a tree of partial results stand for the left-to-right fold? */   \
+    /* Integer and Bool operators are associative; float + and * are */      \
+    /* not, but a tree changes only the rounding (the GPU's sums are within */ \
+    /* a bound of the reference); float MAX and MIN are not associative */   \
+    /* with NaNs and signed zeros and need a state (kernels/vk_internal.cuh). */ \
+    VS_FN int vs_rop_tree_ok(int r) { return r != VS_FMAX && r != VS_FMIN; } \
+)
+
+#define VS_EXPAND(...) __VA_ARGS__
+#define VS_STRING(...) #__VA_ARGS__
+
+VS_SEMANTICS(VS_EXPAND)
+
+/* A fault's message: a printf format of the element (or index) A and,
+ * for VS_CHECKIDX, the segment length B, both long long. Host only. */
+static inline const char *vs_fault_format(int code)
+{
+    switch (code) {
+    case VS_DIV0: return "integer division by zero (element %lld)";
+    case VS_DIVOVF: return "integer overflow: -2147483648 / -1 (element %lld)";
+    case VS_MOD0: return "integer remainder by zero (element %lld)";
+    case VS_MODOVF: return "integer overflow: -2147483648 %% -1 (element %lld)";
+    case VS_RAND0: return "range 0 at element %lld (RAND needs a non-zero range)";
+    case VS_CHECKIDX: return "index %lld is outside its segment of length %lld";
+    default: return "fault %lld";
+    }
+}
+
+#endif
