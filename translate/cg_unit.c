@@ -243,3 +243,52 @@ void cg_kernel_code_free(CgKernelCode *kc)
     memset(kc, 0, sizeof *kc);
     kc->unique = -1;
 }
+
+/* ---- units of block plans ---------------------------------------------------- */
+
+int cg_plans_code(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *nsteps)
+{
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        if (code[k])
+            return -2;
+        nsteps[k] = bp->nsteps;
+        code[k] = calloc((size_t)bp->nsteps + 1, sizeof **code);
+        if (!code[k])
+            return -1;
+        for (int s = 0; s < bp->nsteps; s++)
+            code[k][s].unique = -1;
+    }
+    return 0;
+}
+
+CgUnit *cg_plans_unit(CgTarget t, int nblocks, BlockPlan *const *plans, CgKernelCode **code,
+                      int (*seen)(void *ctx, uint64_t hash), void *ctx, int *generated, int *not_generated)
+{
+    CgUnit *u = cg_unit_new(t);
+    if (!u)
+        return NULL;
+    if (seen)
+        cg_unit_omit_seen(u, seen, ctx);
+    char why[300];
+    for (int k = 0; k < nblocks; k++) {
+        const BlockPlan *bp = plans[k];
+        if (!bp)
+            continue;
+        for (int s = 0; s < bp->nsteps; s++) {
+            if (bp->steps[s].kind != STEP_KERNEL)
+                continue;
+            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
+            kc->unique = -1;
+            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
+                ++*generated;
+            else
+                ++*not_generated;
+            if (!code)
+                cg_kernel_code_free(kc);
+        }
+    }
+    return u;
+}

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include "translate/codegen.h"
+#include "translate/plan.h"
 
 typedef struct {
     int unique;             /* N of vk_u<N>, or -1 when not generated */
@@ -42,6 +43,18 @@ int cg_unit_emitted(const CgUnit *u, const uint64_t **hashes);
 const char *cg_unit_text(const CgUnit *u, size_t *len);
 int cg_unit_distinct(const CgUnit *u);
 void cg_unit_free(CgUnit *u);
+
+/* What an executor builds from block plans. cg_plans_code: for each block
+ * k with PLANS[k], CODE[k] and NSTEPS[k] get one CgKernelCode per plan step
+ * (unique -1: in no unit yet); 0, -1 out of memory, -2 when a block
+ * already has its code (prepared twice). cg_plans_unit: the unit (target
+ * T) of every kernel step of PLANS, each step's code in CODE[k][s] (CODE
+ * NULL: the text only), skipping the kernels SEEN says are compiled
+ * already (SEEN may be NULL); counts the kernels generated and those left
+ * to the evaluator. NULL when out of memory. */
+int cg_plans_code(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *nsteps);
+CgUnit *cg_plans_unit(CgTarget t, int nblocks, BlockPlan *const *plans, CgKernelCode **code,
+                      int (*seen)(void *ctx, uint64_t hash), void *ctx, int *generated, int *not_generated);
 void cg_kernel_code_free(CgKernelCode *kc);
 /* The function (C) or entry-point prefix (CUDA) name of unique N. */
 void cg_unique_name(char *buf, size_t len, int unique);

@@ -16,6 +16,7 @@
  * recompiled, never trusted. */
 #define _GNU_SOURCE
 #include "runtime/device/cuda_dev.h"
+#include "runtime/core/clock.h"
 #include "runtime/core/version.h"
 #include "translate/codegen_abi.h"
 
@@ -98,13 +99,6 @@ typedef struct {
     char cache[1024];
     char err[512];
 } RealDev;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 #define SYM(lib, field, name)                                                                            \
     do {                                                                                                 \
@@ -391,7 +385,7 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
             }
         }
     }
-    double t0 = now();
+    double t0 = rt_seconds();
     if (cache == 0 && !r->compile_only && access(path, R_OK) == 0) {
         size_t n = 0;
         char *cub = read_all(path, &n);
@@ -399,7 +393,7 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
         free(cub);
         if (mod) {
             r->hits++;
-            r->load_seconds += now() - t0;
+            r->load_seconds += rt_seconds() - t0;
             return keep_module(r, mod, msg, msglen);
         }
         r->rejected++;
@@ -415,7 +409,7 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
     memcpy(text, src, len);
     snprintf(text + len, 128, "\nextern \"C\" __device__ const char vk_unit_key[33] = \"%s\";\n", key);
     nvrtcProgram prog = NULL;
-    double c0 = now();
+    double c0 = rt_seconds();
     nvrtcResult rc = r->rtc.CreateProgram(&prog, text, "vinterp_unit.cu", 0, NULL, NULL);
     free(text);
     if (rc != 0) {
@@ -425,9 +419,9 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
     const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
     rc = r->rtc.CompileProgram(prog, 4, opts);
     if (load)
-        r->compile_seconds += now() - c0;
+        r->compile_seconds += rt_seconds() - c0;
     else
-        bst->compile_seconds += now() - c0;
+        bst->compile_seconds += rt_seconds() - c0;
     if (rc != 0) {
         size_t ls = 0;
         r->rtc.GetProgramLogSize(prog, &ls);
@@ -470,9 +464,9 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
         free(cub);
         return r; /* a non-NULL dummy: nothing is loaded */
     }
-    double l0 = now();
+    double l0 = rt_seconds();
     void *mod = load_checked(r, cub, key);
-    r->load_seconds += now() - l0;
+    r->load_seconds += rt_seconds() - l0;
     free(cub);
     if (!mod) {
         snprintf(msg, msglen, "the compiled cubin does not load: %s", r->err[0] ? r->err : "bad key");

@@ -6,8 +6,10 @@
  * built, or whose inputs do not match what the plan assumed (types, length
  * classes), is interpreted instruction by instruction instead. */
 #include "runtime/fused/backend.h"
+#include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
+#include "runtime/fused/lcu_eval.h"
 #include "runtime/fused/replace_step.h"
 #include "runtime/fused/tier_hot.h"
 #include "runtime/fused/tier_verdict.h"
@@ -93,13 +95,6 @@ struct Backend {
     double kernel_seconds, host_seconds;
 };
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Plan block K into its entry: 0, or -1 (not plannable). Touches only the
  * entry: the worker runs it too. */
 static int plan_block(Backend *b, int k)
@@ -154,7 +149,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         else
             atomic_store(&b->entries[k].state, BS_INTERP);
     }
-    b->t_start = now();
+    b->t_start = rt_seconds();
     b->profiling = o->profiling;
     b->tiered = x->build != NULL && o->tier.mode != TIER_EAGER;
     if (b->tiered) {
@@ -191,13 +186,6 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
 }
 
 const int *backend_block_map(const Backend *b) { return b->block_at; }
-
-static ValType vt_of(const LcuVarType *t)
-{
-    if (t->kind == LV_SEGDES)
-        return VT_SEGDES;
-    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
-}
 
 /* Record the length quantities of variable V; 0 if consistent with the
  * classes seen so far. */
@@ -528,7 +516,7 @@ static void tier_job(void *arg, int k)
         else
             snprintf(e->why, sizeof e->why, "build failed: %.130s", msg);
     }
-    e->ready_t = now() - b->t_start;
+    e->ready_t = rt_seconds() - b->t_start;
     atomic_store_explicit(&e->state, rc == 0 ? BS_READY : BS_FAILED, memory_order_release);
 }
 
@@ -537,7 +525,7 @@ static void tier_trace(const Backend *b, int k, const char *what)
     const BlockEntry *e = &b->entries[k];
     const Block *bl = &b->blocks[k];
     fprintf(b->opt.tier.trace, "tier: %.6f s: block %d (lines %d-%d, %s): %s after %lld entries, work %lld%s%s\n",
-            now() - b->t_start, k, b->prog->code[bl->start].line, b->prog->code[bl->end - 1].line,
+            rt_seconds() - b->t_start, k, b->prog->code[bl->start].line, b->prog->code[bl->end - 1].line,
             b->prog->funcs[bl->func].name, what, (long long)e->entries, (long long)e->work, e->why[0] ? "; " : "",
             e->why);
 }
@@ -554,7 +542,7 @@ static void tier_install(Backend *b, int k)
     b->fg_plans[k] = &e->plan;
     int rc = b->x->prepare(b->x, b->prog, b->nblocks, b->fg_plans, msg, sizeof msg);
     b->fg_plans[k] = NULL;
-    e->installed_t = now() - b->t_start;
+    e->installed_t = rt_seconds() - b->t_start;
     if (rc != 0) {
         snprintf(e->why, sizeof e->why, "load failed: %.140s", msg);
         b->failures++;
@@ -650,7 +638,7 @@ static int tier_probe(Backend *b, int k, int64_t w)
     if (!hit)
         return 0;
     e->hits = 1;
-    e->ready_t = now() - b->t_start;
+    e->ready_t = rt_seconds() - b->t_start;
     if (b->opt.tier.trace)
         tier_trace(b, k, "promoted, its code in the cache");
     tier_install(b, k);
@@ -661,7 +649,7 @@ static void tier_mark_promoted(Backend *b, int k)
 {
     BlockEntry *e = &b->entries[k];
     e->promoted_entry = e->entries;
-    e->promoted_t = now() - b->t_start;
+    e->promoted_t = rt_seconds() - b->t_start;
     b->promotions++;
 }
 
@@ -798,9 +786,9 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     if (it->opt.max_steps || it->opt.progress)
         return -1; /* the interpreter loop counts the instructions */
     /* Interpreted here, timed: the fused code must beat this. */
-    double t0 = now();
+    double t0 = rt_seconds();
     interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
-    double dt = now() - t0;
+    double dt = rt_seconds() - t0;
     e->interp_secs += dt;
     e->interp_work += w;
     e->interp_timed++;
@@ -890,7 +878,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             e->short_runs++;
             return -1;
         }
-        t_run = now();
+        t_run = rt_seconds();
         /* The 3rd and 6th run after the install, then every 8th (the
          * 11th, 19th, ...), is interpreted, timed: tier_judge's sample of
          * the other tier. */
@@ -898,7 +886,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         if ((si == 2 || si == 5 || si % 8 == 2) && !it->opt.max_steps && !it->opt.progress) {
             int64_t w = len * b->blocks[k].nvector;
             interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
-            double dt = now() - t_run;
+            double dt = rt_seconds() - t_run;
             e->entries++;
             e->elements += len;
             e->big_runs++;
@@ -922,7 +910,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             }
             continue;
         }
-        if ((bp->typed[j] && v->type != vt_of(&bp->types[j])) || note_shape(b, bp, j, v) < 0) {
+        if ((bp->typed[j] && v->type != lcu_val_type(&bp->types[j])) || note_shape(b, bp, j, v) < 0) {
             e->fallbacks++;
             return -1;
         }
@@ -961,11 +949,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     for (int s = 0; s < bp->nsteps; s++) {
         PlanStep *ps = &bp->steps[s];
         rt_set_where(b->prog, &b->prog->code[g->nodes[ps->node].instr]);
-        double t0 = now();
+        double t0 = rt_seconds();
         if (ps->kind == STEP_HOST) {
             const DfgNode *nd = &g->nodes[ps->node];
             host_step(b, it, bp, s, nd);
-            b->host_seconds += now() - t0;
+            b->host_seconds += rt_seconds() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
                          b->prog->code[bp->blk.end - 1].line);
@@ -974,7 +962,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             b->x->run_kernel(b->x, k, bp, s, env);
             if (nd)
                 settle_donors(b, bp, s);
-            double dt = now() - t0;
+            double dt = rt_seconds() - t0;
             e->launches[s]++;
             e->seconds[s] += dt;
             b->kernel_seconds += dt;
@@ -1030,7 +1018,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         e->elements += len;
         e->big_runs++;
         e->work += len * b->blocks[k].nvector;
-        tier_judge(b, k, len * b->blocks[k].nvector, now() - t_run);
+        tier_judge(b, k, len * b->blocks[k].nvector, rt_seconds() - t_run);
     }
     e->runs++;
     return bp->blk.end;

@@ -14,6 +14,7 @@
  * of a filter) and segment tables are freed after the call, or at the next
  * call when a fatal error left through the embedder's hook. */
 #include "runtime/fused/exec_cpu.h"
+#include "runtime/core/clock.h"
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/core/errors.h"
 #include "translate/cg_unit.h"
@@ -58,20 +59,6 @@ typedef struct {
     int nscratch, scratchcap;
     int64_t scratch_units;      /* charged for them (-m) */
 } CpuExec;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static ValType vt_of(const LcuVarType *t)
-{
-    if (t->kind == LV_SEGDES)
-        return VT_SEGDES;
-    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
-}
 
 /* Scratch memory of a kernel call (segment tables, the generated code's
  * temporaries): charged against -m while the call holds it. */
@@ -146,13 +133,13 @@ static void *cb_alloc(vk_ctx *cx, int var, int64_t len, int zero)
     Value **slot = &c->env[c->map[var]];
     /* storage offered in the slot (val_donate) is the argument the
      * elementwise loop reads: never zeroed first */
-    Value *v = t->kind == LV_SEGDES || zero ? NULL : val_take_donation(*slot, vt_of(t), len);
+    Value *v = t->kind == LV_SEGDES || zero ? NULL : val_take_donation(*slot, lcu_val_type(t), len);
     if (v)
         val_drop_device(v);
     else if (t->kind == LV_SEGDES)
         v = seg_new(len);
     else
-        v = zero ? val_new_zero(vt_of(t), len) : val_new(vt_of(t), len);
+        v = zero ? val_new_zero(lcu_val_type(t), len) : val_new(lcu_val_type(t), len);
     if (*slot)
         val_release(*slot);
     *slot = v;
@@ -260,31 +247,12 @@ static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value
     free_scratch(c);
 }
 
-/* The unit of the kernels of PLANS (NULL entries skipped): its text, and
- * per block and step the kernel's code (CODE may be NULL: text only). */
+/* The unit of the kernels of PLANS (cg_plans_unit). */
 static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated)
 {
-    CgUnit *u = cg_unit_new(CG_C);
+    CgUnit *u = cg_plans_unit(CG_C, nblocks, plans, code, NULL, NULL, generated, not_generated);
     if (!u)
         rt_fatal("out of host memory");
-    char why[300];
-    for (int k = 0; k < nblocks; k++) {
-        const BlockPlan *bp = plans[k];
-        if (!bp)
-            continue;
-        for (int s = 0; s < bp->nsteps; s++) {
-            if (bp->steps[s].kind != STEP_KERNEL)
-                continue;
-            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
-            kc->unique = -1;
-            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
-                ++*generated;
-            else
-                ++*not_generated;
-            if (!code)
-                cg_kernel_code_free(kc);
-        }
-    }
     return u;
 }
 
@@ -312,7 +280,7 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
 {
     (void)p;
     CpuExec *c = (CpuExec *)x;
-    double t0 = now();
+    double t0 = rt_seconds();
     if (!c->fns) {
         c->nblocks = nblocks;
         c->fns = calloc((size_t)nblocks + 1, sizeof *c->fns);
@@ -322,19 +290,11 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
         if (!c->fns || !c->code || !c->nsteps || !c->unit_of)
             rt_fatal("out of host memory");
     }
-    for (int k = 0; k < nblocks; k++) {
-        const BlockPlan *bp = plans[k];
-        if (!bp)
-            continue;
-        if (c->code[k])
-            rt_fatal("cpu: internal error: block %d prepared twice", k);
-        c->nsteps[k] = bp->nsteps;
-        c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
-        if (!c->code[k])
-            rt_fatal("out of host memory");
-        for (int s = 0; s < bp->nsteps; s++)
-            c->code[k][s].unique = -1;
-    }
+    int coded = cg_plans_code(nblocks, plans, c->code, c->nsteps);
+    if (coded == -2)
+        rt_fatal("cpu: internal error: a block prepared twice");
+    if (coded < 0)
+        rt_fatal("out of host memory");
     CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated);
     size_t len = 0;
     const char *text = cg_unit_text(u, &len);
@@ -342,7 +302,7 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
     int nd = cg_unit_distinct(u);
     c->kernels_distinct += nd;
     c->units++;
-    c->generate_seconds += now() - t0;
+    c->generate_seconds += rt_seconds() - t0;
     int rc = 0;
     void *handle = NULL;
     if (nd > 0) {

@@ -22,6 +22,7 @@
  * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
  * descriptor its int64 offsets. */
 #include "runtime/fused/exec_cuda.h"
+#include "runtime/core/clock.h"
 #include "runtime/device/cuda_dev.h"
 #include "runtime/core/errors.h"
 #include "runtime/fused/exec_cpu.h"
@@ -119,20 +120,6 @@ typedef struct {
 } CudaExec;
 
 static CudaExec *current; /* the value hooks' executor (one per process) */
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static ValType vt_of(const LcuVarType *t)
-{
-    if (t->kind == LV_SEGDES)
-        return VT_SEGDES;
-    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
-}
 
 static size_t esize_of(const Value *v) { return v->type == VT_FLOAT ? 8 : 4; }
 
@@ -241,10 +228,10 @@ static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (!bytes)
         return;
-    double t0 = now();
+    double t0 = rt_seconds();
     if (c->dev->h2d(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy to the device");
-    c->transfer_seconds += now() - t0;
+    c->transfer_seconds += rt_seconds() - t0;
     c->h2d_bytes += (int64_t)bytes;
     c->h2d_count++;
 }
@@ -253,10 +240,10 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (!bytes)
         return;
-    double t0 = now();
+    double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy from the device");
-    c->transfer_seconds += now() - t0;
+    c->transfer_seconds += rt_seconds() - t0;
     c->d2h_bytes += (int64_t)bytes;
     c->d2h_count++;
 }
@@ -356,7 +343,7 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
     Value **slot = &c->env[c->map[var]];
     /* storage offered in the slot (val_donate): its device copy, when it
      * has one, is written in place */
-    Value *v = t->kind == LV_SEGDES ? NULL : val_take_donation(*slot, vt_of(t), len);
+    Value *v = t->kind == LV_SEGDES ? NULL : val_take_donation(*slot, lcu_val_type(t), len);
     DevCopy *dc;
     if (v && v->dev && !((DevCopy *)v->dev)->off) {
         dc = v->dev;
@@ -364,7 +351,7 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
         if (v)
             val_drop_device(v);
         else
-            v = t->kind == LV_SEGDES ? seg_new(len) : val_new(vt_of(t), len);
+            v = t->kind == LV_SEGDES ? seg_new(len) : val_new(lcu_val_type(t), len);
         dc = new_copy(v);
         dc->d = dalloc(c, (size_t)len * esize_of(v));
     }
@@ -942,29 +929,10 @@ static void done_record(const char *dir, const CgUnit *u)
 static CgUnit *make_unit(int nblocks, BlockPlan *const *plans, CgKernelCode **code, int *generated, int *not_generated,
                          const char *done_dir)
 {
-    CgUnit *u = cg_unit_new(CG_CUDA);
+    CgUnit *u = cg_plans_unit(CG_CUDA, nblocks, plans, code, done_dir ? done_seen : NULL, (void *)done_dir, generated,
+                              not_generated);
     if (!u)
         rt_fatal("out of host memory");
-    if (done_dir)
-        cg_unit_omit_seen(u, done_seen, (void *)done_dir);
-    char why[300];
-    for (int k = 0; k < nblocks; k++) {
-        const BlockPlan *bp = plans[k];
-        if (!bp)
-            continue;
-        for (int s = 0; s < bp->nsteps; s++) {
-            if (bp->steps[s].kind != STEP_KERNEL)
-                continue;
-            CgKernelCode tmp, *kc = code ? &code[k][s] : &tmp;
-            kc->unique = -1;
-            if (cg_unit_add(u, bp->steps[s].k, bp->types, bp->nvars, kc, why, sizeof why) == 0)
-                ++*generated;
-            else
-                ++*not_generated;
-            if (!code)
-                cg_kernel_code_free(kc);
-        }
-    }
     return u;
 }
 
@@ -1004,7 +972,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     if (!c->compile_only && c->inner->prepare && host_path_compiled(c) &&
         c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
         return -1;
-    double t0 = now();
+    double t0 = rt_seconds();
     if (!c->code) {
         c->nblocks = nblocks;
         c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
@@ -1014,19 +982,11 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         if (!c->code || !c->nsteps || !c->ubase || !c->upath)
             rt_fatal("out of host memory");
     }
-    for (int k = 0; k < nblocks; k++) {
-        const BlockPlan *bp = plans[k];
-        if (!bp)
-            continue;
-        if (c->code[k])
-            rt_fatal("cuda: internal error: block %d prepared twice", k);
-        c->nsteps[k] = bp->nsteps;
-        c->code[k] = calloc((size_t)bp->nsteps + 1, sizeof **c->code);
-        if (!c->code[k])
-            rt_fatal("out of host memory");
-        for (int s = 0; s < bp->nsteps; s++)
-            c->code[k][s].unique = -1;
-    }
+    int coded = cg_plans_code(nblocks, plans, c->code, c->nsteps);
+    if (coded == -2)
+        rt_fatal("cuda: internal error: a block prepared twice");
+    if (coded < 0)
+        rt_fatal("out of host memory");
     const char *done = c->compile_only ? getenv("VINTERP_CUDA_CHECK_DONE") : NULL;
     if (done && !*done)
         done = NULL;
@@ -1038,13 +998,13 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     c->unit_bytes += len;
     int nd = cg_unit_distinct(u), base = c->ndistinct;
     c->units++;
-    c->generate_seconds += now() - t0;
+    c->generate_seconds += rt_seconds() - t0;
     int rc = 0;
     void *mod = NULL;
     if (nd > 0 && (!done || nemitted > 0)) {
-        double l0 = now();
+        double l0 = rt_seconds();
         mod = c->dev->load(c->dev, text, len, msg, msglen);
-        c->load_seconds += now() - l0;
+        c->load_seconds += rt_seconds() - l0;
         if (!mod)
             rc = -1;
         else if (done)

@@ -114,17 +114,6 @@ static void scratch_free(Ctx *c)
 
 static int64_t nonneg(int64_t x) { return x > 0 ? x : 0; }
 
-static ValType vt_of_var(const LcuVarType *t)
-{
-    if (t->kind == LV_SEGDES)
-        return VT_SEGDES;
-    switch (t->base) {
-    case LB_BOOL: return VT_BOOL;
-    case LB_FLOAT: return VT_FLOAT;
-    default: return VT_INT;
-    }
-}
-
 
 #define U32(v) ((uint32_t)(v))
 
@@ -553,7 +542,7 @@ static void outs_new(Outs *o, const LcuSoac *s, int first, int n, const LcuVarTy
 {
     for (int r = 0; r < n; r++) {
         int var = s->res[first + r];
-        ValType t = vt_of_var(&types[var]);
+        ValType t = lcu_val_type(&types[var]);
         if (t == VT_SEGDES)
             rt_fatal("lcu: internal error: %s result x%d is typed as a descriptor",
                      lcu_soac_name(s->kind), var);
@@ -646,7 +635,7 @@ static void run_map(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_t n
 {
     /* a single result may take the storage offered in its slot (the
      * element i of the donor is read before element i is written) */
-    Value *d = s->nres == 1 ? val_take_donation(c->env[s->res[0]], vt_of_var(&types[s->res[0]]), n) : NULL;
+    Value *d = s->nres == 1 ? val_take_donation(c->env[s->res[0]], lcu_val_type(&types[s->res[0]]), n) : NULL;
     if (d) {
         val_drop_device(d);
         o->v[0] = d;
@@ -786,7 +775,7 @@ static void run_seg_permute(Ctx *c, const LcuSoac *s, const LcuVarType *types, V
     int nr = s->nres;
     for (int r = 0; r < nr; r++) {
         int var = s->res[r];
-        ValType t = vt_of_var(&types[var]);
+        ValType t = lcu_val_type(&types[var]);
         if (t == VT_SEGDES)
             rt_fatal("lcu: internal error: SEG_PERMUTE result x%d is typed as a descriptor", var);
         Value *v;

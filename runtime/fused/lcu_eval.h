@@ -11,6 +11,14 @@
 #include "translate/lcu.h"
 #include "runtime/core/value.h"
 
+/* The value type of a λcu variable type. */
+static inline ValType lcu_val_type(const LcuVarType *t)
+{
+    if (t->kind == LV_SEGDES)
+        return VT_SEGDES;
+    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
+}
+
 /* ENV maps plan variables to values. The kernel's params must be bound
  * (non-NULL); every variable the kernel binds is stored into ENV as a new
  * reference (a previous value there is released). Internal variables the

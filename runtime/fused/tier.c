@@ -5,6 +5,7 @@
  * killed, and the job in progress gets a bounded time to notice. */
 #define _GNU_SOURCE
 #include "runtime/fused/tier.h"
+#include "runtime/core/clock.h"
 #include "runtime/jit/jit.h"
 
 #include <errno.h>
@@ -118,13 +119,6 @@ struct TierWorker {
     int paused;
 };
 
-static double mono(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Wait on W's cv (mu held) until SECONDS have passed, or W is told to
  * stop, or (ANY) the cv is signalled. */
 static void wait_for(TierWorker *w, double seconds, int any)
@@ -153,7 +147,7 @@ static int hooked;
 static int worker_pacer(void *arg)
 {
     TierWorker *w = arg;
-    double t = mono();
+    double t = rt_seconds();
     pthread_mutex_lock(&w->mu);
     double allowed = w->share * (t - w->t0);
     double running = t - w->job_t0 - w->job_paused - (w->paused ? t - w->pause_t0 : 0.0);
@@ -187,26 +181,26 @@ static void *worker_main(void *p)
             break;
         /* The share: the next job starts when the busy time so far is
          * within SHARE of the time since the start. */
-        double early = w->draining ? 0.0 : w->busy_s / w->share - (mono() - w->t0);
+        double early = w->draining ? 0.0 : w->busy_s / w->share - (rt_seconds() - w->t0);
         if (early > 0) {
-            double t = mono();
+            double t = rt_seconds();
             wait_for(w, early, 1);
-            w->throttled += mono() - t;
+            w->throttled += rt_seconds() - t;
             continue; /* stopped, drained or the share reached: look again */
         }
         int k = w->q[w->qhead];
         w->qhead = (w->qhead + 1) % w->qcap;
         w->qlen--;
         w->busy = 1;
-        w->job_t0 = mono();
+        w->job_t0 = rt_seconds();
         w->job_paused = 0.0;
         w->paused = 0;
         pthread_mutex_unlock(&w->mu);
         w->job(w->arg, k);
         pthread_mutex_lock(&w->mu);
-        double t = mono() - w->job_t0;
+        double t = rt_seconds() - w->job_t0;
         if (w->paused) /* ended while stopped: killed at the end of the run */
-            w->job_paused += mono() - w->pause_t0;
+            w->job_paused += rt_seconds() - w->pause_t0;
         w->paused = 0;
         w->busy = 0;
         w->busy_s += t - w->job_paused;
@@ -264,7 +258,7 @@ TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share
     w->arg = arg;
     w->delay = delay;
     w->share = share > 0 && share <= 1 ? share : 1.0;
-    w->t0 = mono();
+    w->t0 = rt_seconds();
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     pthread_cond_init(&w->idle, NULL);
@@ -315,7 +309,7 @@ void tier_worker_push(TierWorker *w, int k)
 double tier_worker_busy(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->busy_s, now = mono();
+    double t = w->busy_s, now = rt_seconds();
     if (w->busy) /* the job in progress, so far */
         t += now - w->job_t0 - w->job_paused - (w->paused ? now - w->pause_t0 : 0.0);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
@@ -325,7 +319,7 @@ double tier_worker_busy(const TierWorker *w)
 double tier_worker_throttled(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->throttled, now = mono();
+    double t = w->throttled, now = rt_seconds();
     if (w->busy)
         t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);

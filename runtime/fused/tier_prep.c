@@ -3,6 +3,7 @@
  * tier_prep.h). The worker's first job (-1) is this preparation; its
  * later jobs are the backend's promoted blocks. */
 #include "runtime/fused/tier_prep.h"
+#include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
 #include "runtime/fused/tier.h"
 #include "translate/inline.h"
@@ -29,13 +30,6 @@ struct TierPrep {
     double busy, throttled;     /* the worker's, when it stopped */
     char why[200];      /* why there is no switch */
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void prepare(TierPrep *tp)
 {
@@ -74,7 +68,7 @@ static void prepare(TierPrep *tp)
     tp->sw.block_ctx = b;
     tp->sw.block_at = backend_block_map(b);
     tp->sw.pcmap = tp->pcmap;
-    tp->ready_t = now() - tp->t0;
+    tp->ready_t = rt_seconds() - tp->t0;
     atomic_store(&tp->ready, 1);
     atomic_store_explicit(&tp->it->pending, &tp->sw, memory_order_release);
 }
@@ -97,7 +91,7 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     tp->opt = *o;
     tp->x = x;
     tp->it = it;
-    tp->t0 = now();
+    tp->t0 = rt_seconds();
     tp->ready_t = -1.0;
     if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms, 0.01 * (double)o->tier.share_pct))) {
         x->free(x);

@@ -2,6 +2,7 @@
  * constants, timers, SRAND, and dispatch to the op implementations. */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/interp/interp.h"
+#include "runtime/core/clock.h"
 #include "runtime/interp/argcheck.h"
 #include "runtime/core/errors.h"
 #include "runtime/interp/ops.h"
@@ -51,16 +52,6 @@ void vs_need(Interp *it, int64_t k)
                  k == 1 ? "" : "s", (long long)it->sp);
 }
 
-static ValType vt_of(VcType t)
-{
-    switch (t) {
-    case TY_BOOL: return VT_BOOL;
-    case TY_FLOAT: return VT_FLOAT;
-    case TY_SEGDES: return VT_SEGDES;
-    default: return VT_INT;
-    }
-}
-
 void interp_init(Interp *it, const Program *p, const InterpOptions *opt)
 {
     memset(it, 0, sizeof *it);
@@ -80,10 +71,10 @@ void interp_init(Interp *it, const Program *p, const InterpOptions *opt)
                 memcpy(v->data, c->ints, (size_t)c->len * 4);
             seg_finish(v);
         } else {
-            v = val_new(vt_of(c->type), c->len);
+            v = val_new(ops_val_type(c->type), c->len);
             if (c->len)
                 memcpy(v->data, c->type == TY_FLOAT ? (void *)c->floats : (void *)c->ints,
-                       (size_t)c->len * val_esize(vt_of(c->type)));
+                       (size_t)c->len * val_esize(ops_val_type(c->type)));
         }
         it->consts[i] = v;
     }
@@ -122,13 +113,6 @@ static void stack_operands(Interp *it, const Instr *ins)
     if ((int64_t)i + j > it->sp)
         rt_fatal("stack underflow: %s %d %d needs %lld entries, the stack holds %lld", name, i, j,
                  (long long)i + j, (long long)it->sp);
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* STOP_TIMER's value: seconds and nanoseconds subtracted separately, as
@@ -171,7 +155,7 @@ static void trace_before(Interp *it, int pc)
  * pipes or under the NESL front end. */
 static void progress_tick(int64_t steps, int64_t depth, double *last)
 {
-    double t = now_seconds();
+    double t = rt_seconds();
     if (t - *last < 1.0)
         return;
     *last = t;
@@ -262,7 +246,7 @@ static void exec_data_op(Interp *it, const Instr *ins)
         if (ins->ckind == CK_VECTOR) {
             v = val_ref(it->consts[ins->cidx]);
         } else {
-            v = val_new(vt_of(ins->type), 1);
+            v = val_new(ops_val_type(ins->type), 1);
             if (ins->type == TY_FLOAT)
                 VF(v)[0] = ins->fval;
             else
@@ -383,7 +367,7 @@ int interp_run(Interp *it)
     int64_t steps = 0, max_steps = it->opt.max_steps;
     int progress = it->opt.progress && isatty(2);
     int counting = max_steps > 0 || progress;
-    double progress_last = now_seconds();
+    double progress_last = rt_seconds();
     struct timespec timer_start = { 0, 0 };
     rstack[rsp++] = -1;
     if (it->opt.trace_runtime)

@@ -11,6 +11,17 @@
 #include "runtime/interp/interp.h"
 #include "vcode/semantics.h"
 
+/* The value type of an instruction's type operand. */
+static inline ValType ops_val_type(VcType t)
+{
+    switch (t) {
+    case TY_BOOL: return VT_BOOL;
+    case TY_FLOAT: return VT_FLOAT;
+    case TY_SEGDES: return VT_SEGDES;
+    default: return VT_INT;
+    }
+}
+
 /* Pop K arguments (releasing them) and push RES (whose reference the
  * caller owns). RES may be one of the arguments reused in place. */
 void ops_finish(Interp *it, int k, Value *res);

@@ -7,16 +7,6 @@
 #include <math.h>
 #include <stdint.h>
 
-static ValType vt_of(VcType t)
-{
-    switch (t) {
-    case TY_BOOL: return VT_BOOL;
-    case TY_FLOAT: return VT_FLOAT;
-    case TY_SEGDES: return VT_SEGDES;
-    default: return VT_INT;
-    }
-}
-
 /* Result buffer for an op whose arguments are the top K entries: reuse one
  * of them when only the stack holds it and it has the result's element
  * size and length. */
@@ -248,7 +238,7 @@ static void select_range(void *job, int64_t lo, int64_t hi)
 void op_select(Interp *it, const Instr *ins)
 {
     Value *f = vs_at(it, 2), *a = vs_at(it, 1), *b = vs_at(it, 0);
-    ElemJob j = { ins, f, a, b, result_for(it, 3, vt_of(ins->type), f->len) };
+    ElemJob j = { ins, f, a, b, result_for(it, 3, ops_val_type(ins->type), f->len) };
     par_for(f->len, PAR_MIN_CHEAP, select_range, &j);
     ops_finish(it, 3, j.r);
 }

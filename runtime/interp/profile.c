@@ -4,6 +4,7 @@
  * each activation; inclusive time counts only the outermost activation of
  * a function so that recursion does not count the same time twice. */
 #include "runtime/interp/profile.h"
+#include "runtime/core/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +29,6 @@ static Frame *frames;
 static int64_t nframes, capframes;
 static double t_begin;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 void prof_start(const Program *p, ProfileMode m)
 {
     prog = p;
@@ -49,7 +43,7 @@ void prof_start(const Program *p, ProfileMode m)
         mode = PROF_OFF;
         return;
     }
-    t_begin = now();
+    t_begin = rt_seconds();
 }
 
 int prof_enabled(void) { return mode != PROF_OFF; }
@@ -67,7 +61,7 @@ void prof_enter(int func)
     }
     Frame *fr = &frames[nframes++];
     fr->func = func;
-    fr->start = now();
+    fr->start = rt_seconds();
     fr->child = 0.0;
     funcs[func].calls++;
     funcs[func].active++;
@@ -78,7 +72,7 @@ void prof_leave(void)
     if (nframes == 0)
         return;
     Frame *fr = &frames[--nframes];
-    double dt = now() - fr->start;
+    double dt = rt_seconds() - fr->start;
     FuncProfile *fp = &funcs[fr->func];
     fp->excl += dt - fr->child;
     if (--fp->active == 0)
@@ -115,7 +109,7 @@ void prof_report(FILE *f)
         return;
     while (nframes > 0)
         prof_leave();
-    double total = now() - t_begin;
+    double total = rt_seconds() - t_begin;
     int *order = malloc((size_t)(prog->nfuncs ? prog->nfuncs : 1) * sizeof *order);
     int n = 0;
     for (int i = 0; i < prog->nfuncs; i++)

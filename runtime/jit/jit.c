@@ -1,6 +1,7 @@
 /* runtime/jit/jit.c — generated C to a loaded shared object, through the disk
  * cache (see jit.h). */
 #include "runtime/jit/jit.h"
+#include "runtime/core/clock.h"
 #include "runtime/core/version.h"
 #include "translate/codegen_abi.h"
 
@@ -24,13 +25,6 @@
 extern char **environ;
 
 #define DEFAULT_FLAGS "-O2 -shared -fPIC -ffp-contract=off -fopenmp"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- hashing --------------------------------------------------------------- */
 
@@ -480,7 +474,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
     char so[1200], cfile[1200], tmp_so[1300], tmp_c[1300], log[1300];
     snprintf(so, sizeof so, "%s/%s.so", dir, key);
     snprintf(cfile, sizeof cfile, "%s/%s.%s", dir, key, ext);
-    double t0 = now();
+    double t0 = rt_seconds();
     if (probe) {
         *missing = access(so, R_OK) != 0;
         return st;
@@ -495,7 +489,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
             hd = load_checked(so, key);
             if (hd) {
                 st->hits++;
-                st->load_seconds += now() - t0;
+                st->load_seconds += rt_seconds() - t0;
                 snprintf(srcpath, srcpathlen, "%s", cfile);
                 return hd;
             }
@@ -524,9 +518,9 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
     JitPacer keep = pacer;
     if (retry)
         pacer = NULL;
-    double c0 = now();
+    double c0 = rt_seconds();
     int rc = run_cc(tmp_c, tmp_so, log);
-    st->compile_seconds += now() - c0;
+    st->compile_seconds += rt_seconds() - c0;
     pacer = keep;
     void *hd = NULL;
     if (rc < 0 && atomic_load(&abandoned)) {
