@@ -12,6 +12,7 @@
  * O(1). Float literals are printed exactly (hexadecimal). */
 #include "translate/codegen.h"
 #include "translate/codegen_abi.h"
+#include "translate/lcu_prims.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -496,18 +497,10 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     case LP_CEIL: cg_puts(b, "vk_f2i(ceil("); ex(x, e->kids[0]); cg_puts(b, "))"); return;
     case LP_TRUNC: ex_call1(x, "vk_f2i", e->kids[0]); return;
     case LP_ROUND: cg_puts(b, "vk_f2i("); ex(x, e->kids[0]); cg_puts(b, " + 0.5)"); return;
-    case LP_LOG: ex_call1(x, "log", e->kids[0]); return;
-    case LP_SQRT: ex_call1(x, "sqrt", e->kids[0]); return;
-    case LP_EXP: ex_call1(x, "exp", e->kids[0]); return;
-    case LP_SIN: ex_call1(x, "sin", e->kids[0]); return;
-    case LP_COS: ex_call1(x, "cos", e->kids[0]); return;
-    case LP_TAN: ex_call1(x, "tan", e->kids[0]); return;
-    case LP_ASIN: ex_call1(x, "asin", e->kids[0]); return;
-    case LP_ACOS: ex_call1(x, "acos", e->kids[0]); return;
-    case LP_ATAN: ex_call1(x, "atan", e->kids[0]); return;
-    case LP_SINH: ex_call1(x, "sinh", e->kids[0]); return;
-    case LP_COSH: ex_call1(x, "cosh", e->kids[0]); return;
-    case LP_TANH: ex_call1(x, "tanh", e->kids[0]); return;
+    case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
+    case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
+        ex_call1(x, lcu_prims[e->prim].math, e->kids[0]);
+        return;
     case LP_I_TO_F: cg_puts(b, "((double)"); ex(x, e->kids[0]); cg_puts(b, ")"); return;
     case LP_I_TO_B: cg_puts(b, "((int32_t)("); ex(x, e->kids[0]); cg_puts(b, " != 0))"); return;
     case LP_B_TO_I: ex(x, e->kids[0]); return;

@@ -5,6 +5,7 @@
  * can link it without the interpreter. Allocation failure is fatal
  * ("vinterp: out of memory", exit status 1). */
 #include "translate/lcu.h"
+#include "translate/lcu_prims.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -135,19 +136,11 @@ LcuExpr *lcu_len(int var)
  * prim has a fixed result type. */
 LcuBase lcu_prim_result(LcuPrim p, LcuBase t)
 {
-    switch (p) {
-    case LP_LT: case LP_LE: case LP_GT: case LP_GE: case LP_EQ: case LP_NE:
-    case LP_I_TO_B:
-        return LB_BOOL;
-    case LP_FLOOR: case LP_CEIL: case LP_TRUNC: case LP_ROUND:
-    case LP_B_TO_I: case LP_RANDMOD: case LP_CHECKIDX:
-        return LB_INT;
-    case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
-    case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
-    case LP_I_TO_F:
-        return LB_FLOAT;
-    default:
-        return t;           /* arithmetic, shifts, logic, NOT, NEG */
+    switch ((unsigned)p < LP_COUNT ? lcu_prims[p].result : LPR_OPERAND) {
+    case LPR_INT: return LB_INT;
+    case LPR_BOOL: return LB_BOOL;
+    case LPR_FLOAT: return LB_FLOAT;
+    default: return t;  /* arithmetic, shifts, logic, NOT, NEG */
     }
 }
 
@@ -510,19 +503,7 @@ const char *lcu_rop_name(LcuRop r)
 
 const char *lcu_prim_name(LcuPrim p)
 {
-    static const char *const names[] = {
-        "add", "sub", "mul", "div", "mod",
-        "lt", "le", "gt", "ge", "eq", "ne",
-        "lshift", "rshift", "and", "or", "xor",
-        "not", "neg",
-        "floor", "ceil", "trunc", "round",
-        "log", "sqrt", "exp", "sin", "cos", "tan",
-        "asin", "acos", "atan", "sinh", "cosh", "tanh",
-        "i_to_f", "i_to_b", "b_to_i",
-        "randmod", "checkidx",
-    };
-    _Static_assert(sizeof names / sizeof names[0] == LP_COUNT, "one name per value");
-    return (unsigned)p < LP_COUNT ? names[p] : "?prim";
+    return (unsigned)p < LP_COUNT ? lcu_prims[p].name : "?prim";
 }
 
 const char *lcu_lib_name(LcuLib l)

@@ -56,6 +56,7 @@
  * subscripts, function arguments) nothing is parenthesised. So
  * `x1[i] * (x2[i] + 1)` and `(x1[i] * x2[i]) + 1`. */
 #include "translate/lcu.h"
+#include "translate/lcu_prims.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,25 +83,9 @@ static void print_float(FILE *f, double v)
 /* The infix symbol of P on operands of type T, or NULL for prefix prims. */
 static const char *infix_symbol(LcuPrim p, LcuBase t)
 {
-    switch (p) {
-    case LP_ADD: return "+";
-    case LP_SUB: return "-";
-    case LP_MUL: return "*";
-    case LP_DIV: return "/";
-    case LP_MOD: return "%";
-    case LP_LT: return "<";
-    case LP_LE: return "<=";
-    case LP_GT: return ">";
-    case LP_GE: return ">=";
-    case LP_EQ: return "==";
-    case LP_NE: return "!=";
-    case LP_LSHIFT: return "<<";
-    case LP_RSHIFT: return ">>";
-    case LP_AND: return t == LB_BOOL ? "&&" : "&";
-    case LP_OR: return t == LB_BOOL ? "||" : "|";
-    case LP_XOR: return t == LB_BOOL ? "^^" : "^";
-    default: return NULL;
-    }
+    if ((unsigned)p >= LP_COUNT)
+        return NULL;
+    return t == LB_BOOL && lcu_prims[p].infix_bool ? lcu_prims[p].infix_bool : lcu_prims[p].infix;
 }
 
 static void pexpr(FILE *f, const LcuExpr *e, Ctx ctx);

@@ -45,6 +45,7 @@
  * rops, lib, args) are ignored. With TYPES NULL, the checks that need
  * variable types are skipped. */
 #include "translate/lcu.h"
+#include "translate/lcu_prims.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -154,37 +155,11 @@ static int check_thunk_read(V *v, int var, const char *role, LcuVarType *t)
 }
 
 
-/* Number of operands of P, and whether operand type T is legal for it. */
-static int prim_arity(LcuPrim p)
-{
-    switch (p) {
-    case LP_ADD: case LP_SUB: case LP_MUL: case LP_DIV: case LP_MOD:
-    case LP_LT: case LP_LE: case LP_GT: case LP_GE: case LP_EQ: case LP_NE:
-    case LP_LSHIFT: case LP_RSHIFT: case LP_AND: case LP_OR: case LP_XOR:
-    case LP_RANDMOD: case LP_CHECKIDX:
-        return 2;
-    default:
-        return 1;
-    }
-}
+/* Number of operands of P, and whether operand type T is legal for it
+ * (lcu_prims.h). */
+static int prim_arity(LcuPrim p) { return (unsigned)p < LP_COUNT ? lcu_prims[p].arity : 0; }
 
-static int prim_operand_ok(LcuPrim p, LcuBase t)
-{
-    switch (p) {
-    case LP_ADD: case LP_SUB: case LP_MUL: case LP_DIV: case LP_NEG:
-    case LP_LT: case LP_LE: case LP_GT: case LP_GE: case LP_EQ: case LP_NE:
-        return t == LB_INT || t == LB_FLOAT;
-    case LP_MOD: case LP_LSHIFT: case LP_RSHIFT: case LP_RANDMOD: case LP_CHECKIDX:
-    case LP_I_TO_F: case LP_I_TO_B:
-        return t == LB_INT;
-    case LP_AND: case LP_OR: case LP_XOR: case LP_NOT:
-        return t == LB_INT || t == LB_BOOL;
-    case LP_B_TO_I:
-        return t == LB_BOOL;
-    default:
-        return t == LB_FLOAT;   /* FLOOR .. ROUND, LOG .. TANH */
-    }
-}
+static int prim_operand_ok(LcuPrim p, LcuBase t) { return lcu_prim_operand_ok(p, t); }
 
 static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuBase *tys);
 

@@ -15,6 +15,7 @@
  * Segment-relative indices are checked with checkidx, as the reference
  * interpreter checks them. */
 #include "translate/lower.h"
+#include "translate/lcu_prims.h"
 #include "vcode/optable.h"
 
 #include <stdio.h>
@@ -99,48 +100,7 @@ static LcuShape shape_segm(int sd) { LcuShape s = { LSH_SEG_M, sd }; return s; }
 /* x[i] for array variable X of element type B */
 static LcuExpr *at_i(int x, LcuBase b) { return lcu_sub(x, b, lcu_index()); }
 
-static LcuPrim prim_of(Opcode op)
-{
-    switch (op) {
-    case OP_ADD: return LP_ADD;
-    case OP_SUB: return LP_SUB;
-    case OP_MUL: return LP_MUL;
-    case OP_DIV: return LP_DIV;
-    case OP_MOD: return LP_MOD;
-    case OP_LT: return LP_LT;
-    case OP_LE: return LP_LE;
-    case OP_GT: return LP_GT;
-    case OP_GE: return LP_GE;
-    case OP_EQ: return LP_EQ;
-    case OP_NE: return LP_NE;
-    case OP_LSHIFT: return LP_LSHIFT;
-    case OP_RSHIFT: return LP_RSHIFT;
-    case OP_AND: return LP_AND;
-    case OP_OR: return LP_OR;
-    case OP_XOR: return LP_XOR;
-    case OP_NOT: return LP_NOT;
-    case OP_FLOOR: return LP_FLOOR;
-    case OP_CEIL: return LP_CEIL;
-    case OP_TRUNC: return LP_TRUNC;
-    case OP_ROUND: return LP_ROUND;
-    case OP_LOG: return LP_LOG;
-    case OP_SQRT: return LP_SQRT;
-    case OP_EXP: return LP_EXP;
-    case OP_SIN: return LP_SIN;
-    case OP_COS: return LP_COS;
-    case OP_TAN: return LP_TAN;
-    case OP_ASIN: return LP_ASIN;
-    case OP_ACOS: return LP_ACOS;
-    case OP_ATAN: return LP_ATAN;
-    case OP_SINH: return LP_SINH;
-    case OP_COSH: return LP_COSH;
-    case OP_TANH: return LP_TANH;
-    case OP_I_TO_F: return LP_I_TO_F;
-    case OP_I_TO_B: return LP_I_TO_B;
-    case OP_B_TO_I: return LP_B_TO_I;
-    default: return LP_COUNT;
-    }
-}
+static LcuPrim prim_of(Opcode op) { return lcu_prim_of_op(op); }
 
 static LcuRop rop_of(Opcode op, VcType t)
 {

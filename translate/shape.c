@@ -1,5 +1,6 @@
 /* translate/shape.c — see shape.h. */
 #include "translate/shape.h"
+#include "vcode/optable.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,18 @@ void shape_analyse(const Dfg *g, int nvars, const int *extra_eq, Shapes *s)
     for (int i = 0; i < g->nnodes; i++) {
         const DfgNode *nd = &g->nodes[i];
         const int *a = nd->args, *r = nd->res;
+        /* Between the arguments: the instruction's length rules
+         * (vcode/optable.c), for a descriptor L = its segments, N = its
+         * elements. */
+        const OpInfo *oi = (unsigned)nd->op < OP_COUNT ? &vc_ops[nd->op] : NULL;
+        for (int j = 0; oi && j < nd->nargs && j < OP_MAXARGS; j++)
+            for (int k = 0; k < 2; k++) {
+                int ref = oi->ref[j][k];
+                if (oi->rule[j][k] == LC_NONE || ref < 0 || ref >= nd->nargs)
+                    continue;
+                shape_union(s, oi->rule[j][k] == LC_SAME ? L(a[j]) : N(a[j]), L(a[ref]));
+            }
+        /* The results' lengths. */
         switch (nd->op) {
         case OP_CONST:
             if (nd->scalar)
@@ -51,101 +64,45 @@ void shape_analyse(const Dfg *g, int nvars, const int *extra_eq, Shapes *s)
         case OP_LENGTH:
             shape_union(s, L(r[0]), s->one);
             break;
-        case OP_LENGTHS:
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
-        case OP_MAKE_SEGDES:
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
-        case OP_SELECT:
-            shape_union(s, L(a[2]), L(a[0]));
-            /* fall through */
+        case OP_LENGTHS: case OP_MAKE_SEGDES: case OP_SELECT:
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
         case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
         case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
         case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
-        case OP_RANK_UP: case OP_RANK_DOWN:
-            shape_union(s, N(a[1]), L(a[0]));
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
-        case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
-        case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
-            shape_union(s, N(a[1]), L(a[0]));
-            shape_union(s, L(r[0]), L(a[1]));
-            break;
-        case OP_PERMUTE:
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, N(a[2]), L(a[0]));
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
-        case OP_DPERMUTE: /* data idx dflt ssd dsd */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, N(a[3]), L(a[0]));
-            shape_union(s, N(a[4]), L(a[2]));
-            shape_union(s, L(r[0]), L(a[2]));
-            break;
-        case OP_FPERMUTE: /* data idx flags ssd dsd */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[0]));
-            shape_union(s, N(a[3]), L(a[0]));
-            shape_union(s, L(a[4]), L(a[3]));
-            shape_union(s, L(r[0]), N(a[4]));
-            break;
-        case OP_BPERMUTE: /* data idx ssd dsd */
-            shape_union(s, N(a[2]), L(a[0]));
-            shape_union(s, N(a[3]), L(a[1]));
-            shape_union(s, L(r[0]), L(a[1]));
-            break;
-        case OP_BFPERMUTE: /* data idx flags ssd dsd */
-            shape_union(s, N(a[3]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[1]));
-            shape_union(s, N(a[4]), L(a[1]));
-            shape_union(s, L(a[4]), L(a[3]));
-            shape_union(s, L(r[0]), L(a[1]));
-            break;
-        case OP_DFPERMUTE: /* data idx flags dflt ssd dsd */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[0]));
-            shape_union(s, N(a[4]), L(a[0]));
-            shape_union(s, N(a[5]), L(a[3]));
-            shape_union(s, L(a[5]), L(a[4]));
-            shape_union(s, L(r[0]), L(a[3]));
-            break;
-        case OP_EXTRACT: /* data idx sd */
-            shape_union(s, N(a[2]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[1]));
-            shape_union(s, L(r[0]), L(a[1]));
-            break;
-        case OP_REPLACE: /* data idx vals sd */
-            shape_union(s, N(a[3]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[1]));
-            shape_union(s, L(a[3]), L(a[1]));
-            shape_union(s, L(r[0]), L(a[0]));
-            break;
-        case OP_DIST: /* vals sd */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, L(r[0]), N(a[1]));
-            break;
-        case OP_INDEX: /* init stride sd */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, L(a[2]), L(a[0]));
-            shape_union(s, L(r[0]), N(a[2]));
-            break;
-        case OP_PACK: /* data flags sd -> data' sd' */
-            shape_union(s, L(a[1]), L(a[0]));
-            shape_union(s, N(a[2]), L(a[0]));
-            shape_union(s, L(r[1]), L(a[2]));
-            shape_union(s, L(r[0]), N(r[1]));
-            break;
+        case OP_RANK_UP: case OP_RANK_DOWN: case OP_PERMUTE: case OP_REPLACE:
         case OP_RAND: case OP_NOT: case OP_FLOOR: case OP_CEIL: case OP_TRUNC: case OP_ROUND:
         case OP_LOG: case OP_SQRT: case OP_EXP: case OP_SIN: case OP_COS: case OP_TAN:
         case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_SINH: case OP_COSH: case OP_TANH:
         case OP_I_TO_F: case OP_I_TO_B: case OP_B_TO_I:
             shape_union(s, L(r[0]), L(a[0]));
+            break;
+        case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
+        case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
+        case OP_BPERMUTE: case OP_BFPERMUTE: case OP_EXTRACT:
+            shape_union(s, L(r[0]), L(a[1]));
+            break;
+        case OP_DPERMUTE: /* data idx dflt ssd dsd */
+            shape_union(s, L(r[0]), L(a[2]));
+            break;
+        case OP_FPERMUTE: /* data idx flags ssd dsd */
+            shape_union(s, L(r[0]), N(a[4]));
+            break;
+        case OP_DFPERMUTE: /* data idx flags dflt ssd dsd */
+            /* the index has the data's length: a rule the classic's -c
+             * table (and so optable) lacks */
+            shape_union(s, L(a[1]), L(a[0]));
+            shape_union(s, L(r[0]), L(a[3]));
+            break;
+        case OP_DIST: /* vals sd */
+            shape_union(s, L(r[0]), N(a[1]));
+            break;
+        case OP_INDEX: /* init stride sd */
+            shape_union(s, L(r[0]), N(a[2]));
+            break;
+        case OP_PACK: /* data flags sd -> data' sd' */
+            shape_union(s, L(r[1]), L(a[2]));
+            shape_union(s, L(r[0]), N(r[1]));
             break;
         default:
             break;

@@ -27,6 +27,7 @@
  * fused MAP) cannot raise an error. SEG_PERMUTE / PERMUTE evaluate flag,
  * then index, then pull. */
 #include "runtime/fused/lcu_eval.h"
+#include "translate/lcu_prims.h"
 #include "runtime/core/rank.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
@@ -288,18 +289,10 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     case LP_CEIL: r.i = vs_f2i(ceil(a.f)); return r;
     case LP_TRUNC: r.i = vs_f2i(a.f); return r;
     case LP_ROUND: r.i = vs_f2i(a.f + 0.5); return r;
-    case LP_LOG: r.f = log(a.f); return r;
-    case LP_SQRT: r.f = sqrt(a.f); return r;
-    case LP_EXP: r.f = exp(a.f); return r;
-    case LP_SIN: r.f = sin(a.f); return r;
-    case LP_COS: r.f = cos(a.f); return r;
-    case LP_TAN: r.f = tan(a.f); return r;
-    case LP_ASIN: r.f = asin(a.f); return r;
-    case LP_ACOS: r.f = acos(a.f); return r;
-    case LP_ATAN: r.f = atan(a.f); return r;
-    case LP_SINH: r.f = sinh(a.f); return r;
-    case LP_COSH: r.f = cosh(a.f); return r;
-    case LP_TANH: r.f = tanh(a.f); return r;
+    case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
+    case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
+        r.f = lcu_prims[e->prim].fmath(a.f);
+        return r;
     case LP_I_TO_F: r.f = (double)a.i; return r;
     case LP_I_TO_B: r.i = a.i != 0; return r;
     case LP_B_TO_I: r.i = a.i; return r;
@@ -432,18 +425,7 @@ static inline int32_t call1(Ctx *c, const LcuThunk *t, int64_t i)
 
 /* ---- checking a kernel before it runs ----------------------------------- */
 
-static int prim_arity(LcuPrim p)
-{
-    switch (p) {
-    case LP_NOT: case LP_NEG: case LP_FLOOR: case LP_CEIL: case LP_TRUNC: case LP_ROUND:
-    case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
-    case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
-    case LP_I_TO_F: case LP_I_TO_B: case LP_B_TO_I:
-        return 1;
-    default:
-        return 2;
-    }
-}
+static int prim_arity(LcuPrim p) { return lcu_prims[p].arity; }
 
 /* Walk E: the largest local, the shape of every node (what the evaluator
  * relies on without looking again). */

@@ -3,6 +3,8 @@
  * the validator's accept/reject decisions, lcu_kernel_finish, copy/free. */
 #include "check.h"
 #include "translate/lcu.h"
+#include "translate/lcu_prims.h"
+
 
 #include <stdlib.h>
 #include <string.h>
@@ -853,9 +855,32 @@ static void test_names(void)
     lcu_soac_free(s);
 }
 
+/* The primitive table: a row for every primitive, each consistent; the
+ * VCODE instructions that lower to one primitive find it. */
+static void test_prims(void)
+{
+    for (int p = 0; p < LP_COUNT; p++) {
+        const LcuPrimInfo *i = &lcu_prims[p];
+        CHECK(i->name != NULL && (i->arity == 1 || i->arity == 2));
+        CHECK((i->math == NULL) == (i->fmath == NULL));
+        CHECK(!i->math || (i->arity == 1 && i->operand == LPO_FLOAT && i->result == LPR_FLOAT));
+        CHECK(!i->infix || i->arity == 2);
+        CHECK(i->op == OP_COUNT || lcu_prim_of_op(i->op) == (LcuPrim)p);
+    }
+    CHECK(lcu_prim_of_op(OP_ADD) == LP_ADD && lcu_prim_of_op(OP_B_TO_I) == LP_B_TO_I);
+    CHECK(lcu_prim_of_op(OP_PLUS_SCAN) == LP_COUNT && lcu_prim_of_op(OP_COUNT) == LP_COUNT);
+    CHECK(lcu_prim_result(LP_LT, LB_FLOAT) == LB_BOOL && lcu_prim_result(LP_ADD, LB_FLOAT) == LB_FLOAT);
+    CHECK(lcu_prim_result(LP_FLOOR, LB_FLOAT) == LB_INT && lcu_prim_result(LP_I_TO_F, LB_INT) == LB_FLOAT);
+    CHECK(lcu_prim_operand_ok(LP_MOD, LB_INT) && !lcu_prim_operand_ok(LP_MOD, LB_FLOAT));
+    CHECK(lcu_prim_operand_ok(LP_AND, LB_BOOL) && !lcu_prim_operand_ok(LP_AND, LB_FLOAT));
+    CHECK(!lcu_prim_operand_ok(LP_COUNT, LB_INT));
+    CHECK(lcu_prims[LP_SQRT].fmath(4.0) == 2.0 && strcmp(lcu_prims[LP_TANH].math, "tanh") == 0);
+}
+
 int main(void)
 {
     init_types();
+    test_prims();
     test_norm2();
     test_print_expr();
     test_print_soacs();
