@@ -65,8 +65,9 @@ $(foreach l,$(LAYERS),$(eval $(call layer_rule,$(l))))
 $(BUILD)/runtime/interp/ops_%.o $(BUILD)/runtime/core/rank.o: ALL_CFLAGS += -funroll-loops
 
 # Header dependencies from the compiler (-MMD): an object is rebuilt when a
-# header it includes changes, and only then.
-$(BUILD)/%.o: %.c
+# header it includes changes (and when this file does: an object built
+# before the .d files existed has none).
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 

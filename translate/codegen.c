@@ -506,7 +506,19 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     case LP_B_TO_I: ex(x, e->kids[0]); return;
     case LP_RANDMOD: ex_call_er(x, "vk_randmod", e, 1); return;
     case LP_CHECKIDX: ex_call_er(x, "vk_checkidx", e, 0); return;
-    default: break;
+    default: { /* an instruction defined by vcode/semantics.h, pasted above */
+        Opcode op = (unsigned)e->prim < LP_COUNT ? lcu_prims[e->prim].op : OP_COUNT;
+        const char *fn = !vc_op_is_sem(op) ? NULL : isf ? vc_ops[op].sem_float_name : vc_ops[op].sem_int_name;
+        if (fn && (isf ? vc_ops[op].sem_float != NULL : vc_ops[op].sem_int != NULL)) {
+            cg_printf(b, "%s(", fn);
+            ex(x, e->kids[0]);
+            cg_puts(b, ", ");
+            ex(x, e->kids[1]);
+            cg_puts(b, ")");
+            return;
+        }
+        break;
+    }
     }
     x->overflow = 1;
     cg_puts(b, "0");

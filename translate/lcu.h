@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "translate/lcu_primlist.h"
 #include "vcode/semantics.h"
 
 /* ---- types ------------------------------------------------------------ */
@@ -37,20 +38,9 @@ typedef struct {
 
 /* ---- GPU-level expressions (thunk bodies) ------------------------------ */
 
+#define LCU_PRIM_ENUM(name, ...) LP_##name,
 typedef enum {
-    /* arithmetic and logic; operand types as in VCODE (int wraps, C / %) */
-    LP_ADD, LP_SUB, LP_MUL, LP_DIV, LP_MOD,
-    LP_LT, LP_LE, LP_GT, LP_GE, LP_EQ, LP_NE,
-    LP_LSHIFT, LP_RSHIFT, LP_AND, LP_OR, LP_XOR,     /* AND/OR/XOR: bitwise on ints, logical on bools */
-    LP_NOT,                                         /* ~ on ints, ! on bools */
-    LP_NEG,                                         /* unary minus (rewrites) */
-    LP_FLOOR, LP_CEIL, LP_TRUNC, LP_ROUND,          /* float -> int, VCODE rules */
-    LP_LOG, LP_SQRT, LP_EXP, LP_SIN, LP_COS, LP_TAN,
-    LP_ASIN, LP_ACOS, LP_ATAN, LP_SINH, LP_COSH, LP_TANH,
-    LP_I_TO_F, LP_I_TO_B, LP_B_TO_I,
-    LP_RANDMOD,         /* (draw, limit) -> draw % limit, limit != 0 checked */
-    LP_CHECKIDX,        /* (index, length) -> index, fatal unless 0 <= index < length
-                           (the segment-relative bounds checks of the VCODE ops) */
+    LCU_PRIMS(LCU_PRIM_ENUM)
     LP_COUNT
 } LcuPrim;
 

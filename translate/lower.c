@@ -286,6 +286,15 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             s->shape = shape_len(a[0]);
             break;
         default:
+            if (vc_op_is_sem(nd->op) && lcu_prim_of_op(nd->op) != LP_COUNT) {
+                /* defined by vcode/semantics.h: a MAP of its primitive */
+                LcuBase in = vc_ops[nd->op].args[0] == 'I' ? LB_INT : vc_ops[nd->op].args[0] == 'F' ? LB_FLOAT : T;
+                LcuBase rt = out->types[nd->res[0]].base;
+                s = lcu_soac_new(LS_MAP);
+                s->pull = lcu_thunk(lcu_prim2(prim_of(nd->op), rt, at_i(a[0], in), at_i(a[1], in)), 1);
+                s->shape = shape_len(a[0]);
+                break;
+            }
             snprintf(msg, msglen, "%s has no lowering to λcu", vc_ops[nd->op].name);
             lowered_free(out);
             return -1;

@@ -105,6 +105,8 @@ void shape_analyse(const Dfg *g, int nvars, const int *extra_eq, Shapes *s)
             shape_union(s, L(r[0]), N(r[1]));
             break;
         default:
+            if (vc_op_is_sem(nd->op)) /* elementwise */
+                shape_union(s, L(r[0]), L(a[0]));
             break;
         }
     }

@@ -6,6 +6,7 @@
 #define VCODE_OPTABLE_H
 
 #include "vcode/program.h"
+#include "vcode/semantics.h"
 
 /* Which operands follow the op word in the source. */
 typedef enum {
@@ -31,6 +32,14 @@ typedef enum {
 
 #define OP_MAXARGS 6
 
+/* The arguments of the permutes and vector instructions (their length
+ * rules in vcode/ops.h), deepest first: PERMUTE data idx sd; DPERMUTE data
+ * idx dflt ssd dsd; FPERMUTE data idx flags ssd dsd; BPERMUTE data idx ssd
+ * dsd; BFPERMUTE data idx flags ssd dsd; DFPERMUTE data idx flags dflt ssd
+ * dsd (the classic -c table's bug is applied by the checker, under -c
+ * only); EXTRACT data idx sd; REPLACE data idx vals sd; DIST vals sd;
+ * INDEX init stride sd; PACK data flags sd. */
+
 typedef struct {
     const char *name;       /* source spelling */
     OperandKind operand;
@@ -44,9 +53,23 @@ typedef struct {
      * argument ref[i][k] (0-based). */
     unsigned char rule[OP_MAXARGS][2];
     signed char ref[OP_MAXARGS][2];
+    /* An elementwise binary instruction that a function of
+     * vcode/semantics.h defines (SEMOP rows): the function on Ints and on
+     * Floats (NULL: that type is not allowed) and their names, which
+     * generated code calls. Every layer runs such an instruction through
+     * these: the reference, the λcu evaluator, the generated C and CUDA. */
+    int32_t (*sem_int)(int32_t, int32_t);
+    double (*sem_float)(double, double);
+    const char *sem_int_name, *sem_float_name;
 } OpInfo;
 
 extern const OpInfo vc_ops[OP_COUNT];
+
+/* Is OP an elementwise binary instruction defined by vcode/semantics.h? */
+static inline int vc_op_is_sem(Opcode op)
+{
+    return (unsigned)op < OP_COUNT && (vc_ops[op].sem_int || vc_ops[op].sem_float);
+}
 
 /* Look up an op word; returns OP_COUNT when the word is not an op. */
 Opcode vc_op_lookup(const char *word);

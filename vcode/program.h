@@ -13,6 +13,8 @@
 
 /* Element types named in the program text. CHAR only appears as an operand
  * (CONST CHAR, READ/WRITE/FREAD/FWRITE CHAR); at run time it is INT. */
+#include "vcode/ops.h"
+
 typedef enum {
     TY_NONE = 0,
     TY_INT,
@@ -22,34 +24,9 @@ typedef enum {
     TY_CHAR
 } VcType;
 
+#define VC_OP_ENUM(name, ...) OP_##name,
 typedef enum {
-    /* elementwise, binary */
-    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
-    OP_LT, OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE,
-    OP_LSHIFT, OP_RSHIFT, OP_AND, OP_OR, OP_XOR,
-    /* elementwise, unary and SELECT */
-    OP_NOT, OP_SELECT, OP_RAND,
-    OP_FLOOR, OP_CEIL, OP_TRUNC, OP_ROUND,
-    OP_LOG, OP_SQRT, OP_EXP, OP_SIN, OP_COS, OP_TAN,
-    OP_ASIN, OP_ACOS, OP_ATAN, OP_SINH, OP_COSH, OP_TANH,
-    OP_I_TO_F, OP_I_TO_B, OP_B_TO_I,
-    /* scans and reductions */
-    OP_PLUS_SCAN, OP_MUL_SCAN, OP_MAX_SCAN, OP_MIN_SCAN,
-    OP_AND_SCAN, OP_OR_SCAN, OP_XOR_SCAN,
-    OP_PLUS_REDUCE, OP_MUL_REDUCE, OP_MAX_REDUCE, OP_MIN_REDUCE,
-    OP_AND_REDUCE, OP_OR_REDUCE, OP_XOR_REDUCE,
-    /* permutes and vector ops */
-    OP_PERMUTE, OP_DPERMUTE, OP_FPERMUTE, OP_BPERMUTE, OP_BFPERMUTE, OP_DFPERMUTE,
-    OP_EXTRACT, OP_REPLACE, OP_DIST, OP_INDEX, OP_RANK_UP, OP_RANK_DOWN, OP_PACK,
-    /* segment descriptors */
-    OP_LENGTH, OP_MAKE_SEGDES, OP_LENGTHS,
-    /* stack and control */
-    OP_COPY, OP_POP, OP_CPOP, OP_PAIR, OP_UNPAIR,
-    OP_CALL, OP_RET, OP_IF, OP_ELSE, OP_ENDIF, OP_EXIT, OP_CONST,
-    /* timers, I/O, random numbers, extension */
-    OP_START_TIMER, OP_STOP_TIMER,
-    OP_READ, OP_WRITE, OP_FOPEN, OP_FCLOSE, OP_FREAD, OP_FREAD_CHAR, OP_FWRITE,
-    OP_SPAWN, OP_SRAND, OP_FUSED,
+    VC_OPS(VC_OP_ENUM)
     OP_COUNT
 } Opcode;
 

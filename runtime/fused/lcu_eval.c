@@ -305,8 +305,18 @@ static Scal prim(Ctx *c, const LcuExpr *e)
             rt_fatal(vs_fault_format(f), (long long)a.i, (long long)b.i);
         r.i = a.i;
         return r;
-    default:
+    default: { /* an instruction defined by vcode/semantics.h */
+        Opcode op = (unsigned)e->prim < LP_COUNT ? lcu_prims[e->prim].op : OP_COUNT;
+        if (vc_op_is_sem(op) && isf && vc_ops[op].sem_float) {
+            r.f = vc_ops[op].sem_float(a.f, b.f);
+            return r;
+        }
+        if (vc_op_is_sem(op) && !isf && vc_ops[op].sem_int) {
+            r.i = vc_ops[op].sem_int(a.i, b.i);
+            return r;
+        }
         break;
+    }
     }
     rt_fatal("lcu: internal error: primitive %d", (int)e->prim);
 }

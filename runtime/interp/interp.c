@@ -296,7 +296,10 @@ static void exec_data_op(Interp *it, const Instr *ins)
         case OP_MAKE_SEGDES: op_make_segdes(it, ins); break;
         case OP_LENGTHS: op_lengths(it, ins); break;
         default:
-            op_unary(it, ins);
+            if (vc_op_is_sem(ins->op))
+                op_binary(it, ins);
+            else
+                op_unary(it, ins);
             break;
         }
     }

@@ -3,6 +3,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/par.h"
 #include "runtime/core/rand.h"
+#include "vcode/optable.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -126,8 +127,15 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
     case OP_XOR:
         LOOP2(int32_t, int32_t, p ^ q);
         break;
-    default:
-        rt_fatal("internal error: not a binary op");
+    default: { /* defined by vcode/semantics.h */
+        const OpInfo *oi = &vc_ops[j->ins->op];
+        if (isf && oi->sem_float)
+            LOOP2(double, double, oi->sem_float(p, q));
+        else if (!isf && oi->sem_int)
+            LOOP2(int32_t, int32_t, oi->sem_int(p, q));
+        else
+            rt_fatal("internal error: not a binary op");
+    }
     }
 }
 
