@@ -444,20 +444,6 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     case LP_GE: cg_puts(b, "(int32_t)"); ex_bin(x, e, ">="); return;
     case LP_EQ: cg_puts(b, "(int32_t)"); ex_bin(x, e, "=="); return;
     case LP_NE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "!="); return;
-    case LP_LSHIFT:
-        cg_puts(b, "((int32_t)((uint32_t)");
-        ex(x, e->kids[0]);
-        cg_puts(b, " << (");
-        ex(x, e->kids[1]);
-        cg_puts(b, " & 31)))");
-        return;
-    case LP_RSHIFT:
-        cg_puts(b, "(");
-        ex(x, e->kids[0]);
-        cg_puts(b, " >> (");
-        ex(x, e->kids[1]);
-        cg_puts(b, " & 31))");
-        return;
     case LP_AND:
     case LP_OR:
         if (isb) {

@@ -153,8 +153,8 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             continue;
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-        case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR: {
-            LcuBase in = nd->op == OP_MOD || nd->op == OP_LSHIFT || nd->op == OP_RSHIFT ? LB_INT : T;
+        case OP_AND: case OP_OR: case OP_XOR: {
+            LcuBase in = nd->op == OP_MOD ? LB_INT : T;
             LcuBase rt = out->types[nd->res[0]].base;
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(lcu_prim2(prim_of(nd->op), rt, at_i(a[0], in), at_i(a[1], in)), 1);

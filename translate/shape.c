@@ -67,7 +67,7 @@ void shape_analyse(const Dfg *g, int nvars, const int *extra_eq, Shapes *s)
         case OP_LENGTHS: case OP_MAKE_SEGDES: case OP_SELECT:
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-        case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
+        case OP_AND: case OP_OR: case OP_XOR:
         case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
         case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
         case OP_RANK_UP: case OP_RANK_DOWN: case OP_PERMUTE: case OP_REPLACE:

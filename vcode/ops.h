@@ -19,8 +19,8 @@
     X(GE, BINOP(">=", OPND_NUM, "B")) \
     X(EQ, BINOP("=", OPND_NUM, "B")) \
     X(NE, BINOP("!=", OPND_NUM, "B")) \
-    X(LSHIFT, { "LSHIFT", OPND_NONE, "II", "I", BIN_RULES }) \
-    X(RSHIFT, { "RSHIFT", OPND_NONE, "II", "I", BIN_RULES }) \
+    X(LSHIFT, SEMOP("LSHIFT", OPND_NONE, "II", "I", vs_lshift, NULL)) \
+    X(RSHIFT, SEMOP("RSHIFT", OPND_NONE, "II", "I", vs_rshift, NULL)) \
     X(AND, BINOP("AND", OPND_LOGIC, "T")) \
     X(OR, BINOP("OR", OPND_LOGIC, "T")) \
     X(XOR, BINOP("XOR", OPND_LOGIC, "T")) \

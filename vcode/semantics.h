@@ -76,6 +76,10 @@
     {                                                                         \
         return a < 0 || a >= b ? VS_CHECKIDX : VS_OK;                         \
     }                                                                         \
+    /* Int shifts: by the low 5 bits of B; left keeps the low 32 bits, */   \
+    /* right is arithmetic. */                                                \
+    VS_FN int32_t vs_lshift(int32_t a, int32_t b) { return (int32_t)((uint32_t)a << (b & 31)); } \
+    VS_FN int32_t vs_rshift(int32_t a, int32_t b) { return a >> (b & 31); }   \
     /* The reduction operators: Int and Bool values in int32_t (Bools 0 */   \
     /* or 1), Float in double. Scans and reductions combine each segment */  \
     /* strictly left to right from the identity. */                          \

@@ -275,8 +275,6 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     case LP_GE: r.i = isf ? a.f >= b.f : a.i >= b.i; return r;
     case LP_EQ: r.i = isf ? a.f == b.f : a.i == b.i; return r;
     case LP_NE: r.i = isf ? a.f != b.f : a.i != b.i; return r;
-    case LP_LSHIFT: r.i = (int32_t)(U32(a.i) << (b.i & 31)); return r;
-    case LP_RSHIFT: r.i = a.i >> (b.i & 31); return r;
     case LP_AND: r.i = isb ? (a.i != 0) & (b.i != 0) : a.i & b.i; return r;
     case LP_OR: r.i = isb ? (a.i != 0) | (b.i != 0) : a.i | b.i; return r;
     case LP_XOR: r.i = a.i ^ b.i; return r;

@@ -260,7 +260,7 @@ static void exec_data_op(Interp *it, const Instr *ins)
         switch (ins->op) {
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
-        case OP_LSHIFT: case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
+        case OP_RSHIFT: case OP_AND: case OP_OR: case OP_XOR:
             op_binary(it, ins);
             break;
         case OP_SELECT:

@@ -110,11 +110,8 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
         if (isf) LOOP2(double, int32_t, p != q);
         else LOOP2(int32_t, int32_t, p != q);
         break;
-    case OP_LSHIFT:
-        LOOP2(int32_t, int32_t, (int32_t)(U32(p) << (q & 31)));
-        break;
-    case OP_RSHIFT:
-        LOOP2(int32_t, int32_t, p >> (q & 31));
+    case OP_RSHIFT: /* radix sort's inner loop: a loop of its own */
+        LOOP2(int32_t, int32_t, vs_rshift(p, q));
         break;
     case OP_AND:
         if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) & (q != 0));
