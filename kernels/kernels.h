@@ -12,8 +12,8 @@
  * the device. An error in an earlier asynchronous launch can surface in a
  * later call. The pool (vk_alloc) relies on this single ordered stream.
  *
- * Element types: VK_INT and VK_BOOL are int32_t (Bool stored 0/1; other
- * non-zero values read as true), VK_FLOAT is double.
+ * Element types: VS_INT and VS_BOOL are int32_t (Bool stored 0/1; other
+ * non-zero values read as true), VS_FLOAT is double.
  *
  * Segment descriptors: len_d[m] lengths (int32) and off_d[m] offsets (int64,
  * off[k] = len[0] + ... + len[k-1], the raw sum as runtime/core/value.c's
@@ -50,12 +50,12 @@
 extern "C" {
 #endif
 
-typedef enum { VK_INT = 0, VK_BOOL = 1, VK_FLOAT = 2 } VkType;
+/* element types: VsElem (vcode/semantics.h) */
 typedef enum { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR } VkOp;
 
 /* The reduction operator of vcode/semantics.h that OP over TYPE is; -1
  * when there is none (a Float AND, a Bool ADD). */
-static inline int vk_rop(VkOp op, VkType type)
+static inline int vk_rop(VkOp op, VsElem type)
 {
     static const signed char rops[3][7] = {
         { VS_IADD, VS_IMUL, VS_IMAX, VS_IMIN, VS_IAND, VS_IOR, VS_IXOR },
@@ -127,34 +127,34 @@ int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
  * MAX, MIN. Other combinations fail with -1. */
 
 /* out_d[0] = the reduction of in_d[0 .. n) (the identity when n <= 0). */
-int vk_reduce(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
 /* out_d[i] = exclusive scan (out_d may equal in_d). */
-int vk_scan(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
+int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
 /* out_d[k] = reduction of segment k, k < m; N is the data length (the sum
  * of the non-negative lengths), used to choose the strategy. */
-int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
                   const int64_t *off_d, int64_t m, int64_t n, void *out_d);
 /* Segmented exclusive scan over data of length n (out_d may equal in_d).
  * Positions in no non-empty segment are left unwritten. */
-int vk_seg_scan(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
                 const int64_t *off_d, int64_t m, int64_t n, void *out_d);
 
 /* ---- Rank (vcode/SPEC.md §4.7, runtime/core/rank.c) ------------------------------
  * rank_d[i] = the 0-based place of element i when its segment is sorted
  * stably, ascending (down = 0) or descending (down != 0), ties keeping
- * their original order in both directions. TYPE is VK_INT (signed order) or
- * VK_FLOAT (numeric order, -0.0 before +0.0, NaNs by bit pattern at the
+ * their original order in both directions. TYPE is VS_INT (signed order) or
+ * VS_FLOAT (numeric order, -0.0 before +0.0, NaNs by bit pattern at the
  * ends: the key of runtime/core/rank.c). len_d/off_d may be NULL with m == 1 for
  * one segment of n. n must be < 2^31. Uses CUB's radix sort (stable). */
-int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
+int vk_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d,
                 const int64_t *off_d, int64_t m, int64_t n, int32_t *rank_d);
 
 /* ---- PACK -------------------------------------------------------------
  * out_d = the elements of in_d[0 .. n) whose flag is non-zero, in order;
  * *count_host = their number (waits; count_host may be NULL). For a
- * segmented PACK the new lengths are vk_seg_reduce(VK_ADD, VK_INT, flags)
+ * segmented PACK the new lengths are vk_seg_reduce(VK_ADD, VS_INT, flags)
  * (flags being 0/1). */
-int vk_select_flagged(VkType type, const void *in_d, const int32_t *flags_d, int64_t n,
+int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n,
                       void *out_d, int64_t *count_host);
 
 /* ---- Permutes (vcode/SPEC.md §4.4, runtime/interp/ops_permute.c) --------------------

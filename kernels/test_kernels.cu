@@ -59,21 +59,21 @@ template <class T> static std::vector<T> down(const T *d, size_t n)
 
 static const double FLOAT_BIG = (double)1.0e36f;
 
-template <class T> static T identity(VkOp op, VkType ty)
+template <class T> static T identity(VkOp op, VsElem ty)
 {
     switch (op) {
     case VK_ADD: case VK_OR: case VK_XOR: return (T)0;
     case VK_MUL: return (T)1;
-    case VK_MAX: return ty == VK_FLOAT ? (T)-FLOAT_BIG : (T)INT32_MIN;
-    case VK_MIN: return ty == VK_FLOAT ? (T)FLOAT_BIG : (T)INT32_MAX;
-    case VK_AND: return ty == VK_BOOL ? (T)1 : (T)-1;
+    case VK_MAX: return ty == VS_FLOAT ? (T)-FLOAT_BIG : (T)INT32_MIN;
+    case VK_MIN: return ty == VS_FLOAT ? (T)FLOAT_BIG : (T)INT32_MAX;
+    case VK_AND: return ty == VS_BOOL ? (T)1 : (T)-1;
     }
     return (T)0;
 }
 
-static int32_t combine_i(VkOp op, VkType ty, int32_t a, int32_t v)
+static int32_t combine_i(VkOp op, VsElem ty, int32_t a, int32_t v)
 {
-    if (ty == VK_BOOL) {
+    if (ty == VS_BOOL) {
         switch (op) {
         case VK_AND: return a && v;
         case VK_OR: return a || v;
@@ -146,19 +146,19 @@ static std::vector<int64_t> offsets(const std::vector<int32_t> &L)
 
 // ---- scans and reductions --------------------------------------------------------
 
-static void test_int_ops(VkType ty, int64_t n, const std::vector<int32_t> &L)
+static void test_int_ops(VsElem ty, int64_t n, const std::vector<int32_t> &L)
 {
     static const VkOp all[] = { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR };
     std::vector<int32_t> x(n);
     for (auto &v : x)
-        v = ty == VK_BOOL ? (int32_t)(rnd32() % 2) : (int32_t)(rnd32() % 2001) - 1000;
+        v = ty == VS_BOOL ? (int32_t)(rnd32() % 2) : (int32_t)(rnd32() % 2001) - 1000;
     std::vector<int64_t> off = offsets(L);
     int64_t m = (int64_t)L.size();
     int32_t *xd = up(x), *ld = up(L);
     int64_t *od = up(off);
     int32_t *out = (int32_t *)vk_alloc((size_t)(n + 1) * 4), *red = (int32_t *)vk_alloc((size_t)(m + 1) * 4);
     for (VkOp op : all) {
-        if (ty == VK_BOOL && (op == VK_ADD || op == VK_MUL || op == VK_MAX || op == VK_MIN))
+        if (ty == VS_BOOL && (op == VK_ADD || op == VK_MUL || op == VK_MAX || op == VK_MIN))
             continue;
         // unsegmented
         int32_t acc = identity<int32_t>(op, ty);
@@ -217,16 +217,16 @@ static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
     for (VkOp op : all) {
         bool assoc_exact = op == VK_MAX || op == VK_MIN;
         double r = assoc_exact ? 0.0 : rel;
-        double acc = identity<double>(op, VK_FLOAT);
+        double acc = identity<double>(op, VS_FLOAT);
         std::vector<double> scan(n);
         for (int64_t i = 0; i < n; i++) {
             scan[i] = acc;
             acc = combine_f(op, acc, x[i]);
         }
-        CHECK(vk_reduce(op, VK_FLOAT, xd, n, red) == 0, "%s", vk_last_error());
+        CHECK(vk_reduce(op, VS_FLOAT, xd, n, red) == 0, "%s", vk_last_error());
         double got = down(red, 1)[0];
         CHECK(close_enough(got, acc, r), "float reduce %s n=%lld: %.17g vs %.17g", op_name(op), (long long)n, got, acc);
-        CHECK(vk_scan(op, VK_FLOAT, xd, n, out) == 0, "%s", vk_last_error());
+        CHECK(vk_scan(op, VS_FLOAT, xd, n, out) == 0, "%s", vk_last_error());
         std::vector<double> g = down(out, n);
         int64_t bad = -1;
         for (int64_t i = 0; i < n && bad < 0; i++)
@@ -235,21 +235,21 @@ static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
         CHECK(bad < 0, "float scan %s n=%lld at %lld", op_name(op), (long long)n, (long long)bad);
         std::vector<double> sred(m), sscan(n);
         for (int64_t k = 0; k < m; k++) {
-            double a = identity<double>(op, VK_FLOAT);
+            double a = identity<double>(op, VS_FLOAT);
             for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
                 sscan[i] = a;
                 a = combine_f(op, a, x[i]);
             }
             sred[k] = a;
         }
-        CHECK(vk_seg_reduce(op, VK_FLOAT, xd, ld, od, m, n, red) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_reduce(op, VS_FLOAT, xd, ld, od, m, n, red) == 0, "%s", vk_last_error());
         g = down(red, m);
         bad = -1;
         for (int64_t k = 0; k < m && bad < 0; k++)
             if (!close_enough(g[k], sred[k], r))
                 bad = k;
         CHECK(bad < 0, "float seg_reduce %s at %lld", op_name(op), (long long)bad);
-        CHECK(vk_seg_scan(op, VK_FLOAT, xd, ld, od, m, n, out) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_scan(op, VS_FLOAT, xd, ld, od, m, n, out) == 0, "%s", vk_last_error());
         g = down(out, n);
         bad = -1;
         for (int64_t i = 0; i < n && bad < 0; i++)
@@ -275,7 +275,7 @@ static uint64_t fkey(double d)
     return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
 }
 
-static void test_rank(int down_, VkType ty, int64_t n, const std::vector<int32_t> &L)
+static void test_rank(int down_, VsElem ty, int64_t n, const std::vector<int32_t> &L)
 {
     std::vector<int32_t> xi(n);
     std::vector<double> xf(n);
@@ -297,18 +297,18 @@ static void test_rank(int down_, VkType ty, int64_t n, const std::vector<int32_t
         for (int64_t i = off[k]; i < off[k] + L[k]; i++)
             idx.push_back(i);
         std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) {
-            if (ty == VK_INT)
+            if (ty == VS_INT)
                 return down_ ? xi[a] > xi[b] : xi[a] < xi[b];
             return down_ ? fkey(xf[a]) > fkey(xf[b]) : fkey(xf[a]) < fkey(xf[b]);
         });
         for (size_t p = 0; p < idx.size(); p++)
             want[idx[p]] = (int32_t)p;
     }
-    void *kd = ty == VK_INT ? (void *)up(xi) : (void *)up(xf);
+    void *kd = ty == VS_INT ? (void *)up(xi) : (void *)up(xf);
     int32_t *ld = up(L), *rd = (int32_t *)vk_alloc((size_t)(n + 1) * 4);
     int64_t *od = up(off);
     CHECK(vk_seg_rank(down_, ty, kd, ld, od, m, n, rd) == 0, "%s", vk_last_error());
-    CHECK(down(rd, n) == want, "rank %s %s n=%lld m=%lld", down_ ? "down" : "up", ty == VK_INT ? "int" : "float",
+    CHECK(down(rd, n) == want, "rank %s %s n=%lld m=%lld", down_ ? "down" : "up", ty == VS_INT ? "int" : "float",
           (long long)n, (long long)m);
     vk_free(kd);
     vk_free(ld);
@@ -332,7 +332,7 @@ static void test_select(int64_t n)
     double *xd = up(x), *od = (double *)vk_alloc((size_t)(n + 1) * 8);
     int32_t *fd = up(f);
     int64_t count = -1;
-    CHECK(vk_select_flagged(VK_FLOAT, xd, fd, n, od, &count) == 0, "%s", vk_last_error());
+    CHECK(vk_select_flagged(VS_FLOAT, xd, fd, n, od, &count) == 0, "%s", vk_last_error());
     CHECK(count == (int64_t)want.size(), "select count %lld vs %zu", (long long)count, want.size());
     if (count == (int64_t)want.size())
         CHECK(down(od, (size_t)count) == want, "select n=%lld", (long long)n);
@@ -512,15 +512,15 @@ int main(int argc, char **argv)
     for (int64_t n : sizes)
         for (int64_t avg : avgs) {
             std::vector<int32_t> L = segments(n, avg);
-            test_int_ops(VK_INT, n, L);
-            test_int_ops(VK_BOOL, n, L);
+            test_int_ops(VS_INT, n, L);
+            test_int_ops(VS_BOOL, n, L);
             test_float_ops(n, L, 0);
             test_float_ops(n, L, 1);
             if (n < 1000000) {
-                test_rank(0, VK_INT, n, L);
-                test_rank(1, VK_INT, n, L);
-                test_rank(0, VK_FLOAT, n, L);
-                test_rank(1, VK_FLOAT, n, L);
+                test_rank(0, VS_INT, n, L);
+                test_rank(1, VS_INT, n, L);
+                test_rank(0, VS_FLOAT, n, L);
+                test_rank(1, VS_FLOAT, n, L);
             }
         }
     for (int64_t n : sizes) {

@@ -286,7 +286,7 @@ static int select_flagged(const U *in, const int32_t *flags, int64_t n, U *out, 
     return 0;
 }
 
-extern "C" int vk_select_flagged(VkType type, const void *in_d, const int32_t *flags_d, int64_t n,
+extern "C" int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n,
                                  void *out_d, int64_t *count_host)
 {
     if (vk_ready() != 0)
@@ -296,10 +296,10 @@ extern "C" int vk_select_flagged(VkType type, const void *in_d, const int32_t *f
             *count_host = 0;
         return 0;
     }
-    if (type == VK_FLOAT)
+    if (type == VS_FLOAT)
         return select_flagged((const unsigned long long *)in_d, flags_d, n,
                               (unsigned long long *)out_d, count_host);
-    if (type == VK_INT || type == VK_BOOL)
+    if (type == VS_INT || type == VS_BOOL)
         return select_flagged((const uint32_t *)in_d, flags_d, n, (uint32_t *)out_d, count_host);
     return vk_fail("vk_select_flagged: bad type %d", (int)type);
 }

@@ -97,12 +97,12 @@ int sort_pairs(const uint64_t *kin, uint64_t *kout, const int32_t *vin, int32_t 
 
 } // namespace
 
-extern "C" int vk_seg_rank(int down, VkType type, const void *keys_d, const int32_t *len_d,
+extern "C" int vk_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d,
                            const int64_t *off_d, int64_t m, int64_t n, int32_t *rank_d)
 {
     if (vk_ready() != 0)
         return -1;
-    if (type != VK_INT && type != VK_FLOAT)
+    if (type != VS_INT && type != VS_FLOAT)
         return vk_fail("vk_seg_rank: type %d is neither INT nor FLOAT", (int)type);
     if (n <= 0)
         return 0;
@@ -112,7 +112,7 @@ extern "C" int vk_seg_rank(int down, VkType type, const void *keys_d, const int3
         return vk_fail("vk_seg_rank: bad segment descriptor");
     if (!len_d)
         m = 1;
-    int isf = type == VK_FLOAT;
+    int isf = type == VS_FLOAT;
     int segbits = m > 1 ? bits_for(m - 1) : 0;
     if (segbits > 31)
         return vk_fail("vk_seg_rank: too many segments (%lld)", (long long)m);

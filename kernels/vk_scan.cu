@@ -310,9 +310,9 @@ __global__ void k_chunk_counts(VkSegs sg, int64_t c, int32_t *cnt)
 VkIntRule int_rule(VkOp op, int is_bool)
 {
     VkIntRule r;
-    r.rop = vk_rop(op, is_bool ? VK_BOOL : VK_INT);
+    r.rop = vk_rop(op, is_bool ? VS_BOOL : VS_INT);
     if (r.rop < 0) /* a Bool ADD, MUL, MAX, MIN: the Int rule over 0/1 */
-        r.rop = vk_rop(op, VK_INT);
+        r.rop = vk_rop(op, VS_INT);
     r.norm = is_bool;
     r.id = vs_rop_iident(r.rop);
     return r;
@@ -393,18 +393,18 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
     return 0;
 }
 
-int check_op(VkOp op, VkType type, const char *what)
+int check_op(VkOp op, VsElem type, const char *what)
 {
-    if (type == VK_INT && op >= VK_ADD && op <= VK_XOR)
+    if (type == VS_INT && op >= VK_ADD && op <= VK_XOR)
         return 0;
-    if (type == VK_BOOL && (op == VK_AND || op == VK_OR || op == VK_XOR))
+    if (type == VS_BOOL && (op == VK_AND || op == VK_OR || op == VK_XOR))
         return 0;
-    if (type == VK_FLOAT && op >= VK_ADD && op <= VK_MIN)
+    if (type == VS_FLOAT && op >= VK_ADD && op <= VK_MIN)
         return 0;
     return vk_fail("%s: operator %d is not defined on type %d", what, (int)op, (int)type);
 }
 
-int dispatch(VkOp op, VkType type, const void *in, VkSegs sg, void *out, int scan,
+int dispatch(VkOp op, VsElem type, const void *in, VkSegs sg, void *out, int scan,
              const char *what)
 {
     if (vk_ready() != 0)
@@ -413,7 +413,7 @@ int dispatch(VkOp op, VkType type, const void *in, VkSegs sg, void *out, int sca
         return -1;
     if (sg.m < 0)
         return vk_fail("%s: negative segment count", what);
-    if (type == VK_FLOAT) {
+    if (type == VS_FLOAT) {
         if (op == VK_ADD || op == VK_MUL) {
             VkFltArith r;
             r.mul = op == VK_MUL;
@@ -423,7 +423,7 @@ int dispatch(VkOp op, VkType type, const void *in, VkSegs sg, void *out, int sca
         r.max = op == VK_MAX;
         return run(r, (const double *)in, sg, (double *)out, scan, 0, 0);
     }
-    return run(int_rule(op, type == VK_BOOL), (const int32_t *)in, sg, (int32_t *)out, scan, 0,
+    return run(int_rule(op, type == VS_BOOL), (const int32_t *)in, sg, (int32_t *)out, scan, 0,
                0);
 }
 
@@ -461,13 +461,13 @@ extern "C" int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m,
     return vk_seg_ids_internal(len_d, off_d, m, n, segid_d);
 }
 
-extern "C" int vk_reduce(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d)
+extern "C" int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
 {
     VkSegs sg = { nullptr, nullptr, 1, n > 0 ? n : 0 };
     return dispatch(op, type, in_d, sg, out_d, 0, "vk_reduce");
 }
 
-extern "C" int vk_scan(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d)
+extern "C" int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
 {
     if (n <= 0)
         return 0;
@@ -475,7 +475,7 @@ extern "C" int vk_scan(VkOp op, VkType type, const void *in_d, int64_t n, void *
     return dispatch(op, type, in_d, sg, out_d, 1, "vk_scan");
 }
 
-extern "C" int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+extern "C" int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
                              const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
     if (!len_d || !off_d)
@@ -484,7 +484,7 @@ extern "C" int vk_seg_reduce(VkOp op, VkType type, const void *in_d, const int32
     return dispatch(op, type, in_d, sg, out_d, 0, "vk_seg_reduce");
 }
 
-extern "C" int vk_seg_scan(VkOp op, VkType type, const void *in_d, const int32_t *len_d,
+extern "C" int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
                            const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
     if (!len_d || !off_d)

@@ -133,7 +133,7 @@ static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const
 
 static const char *shmem(const LcuVarType *types, const LcuSoac *s, int r)
 {
-    return types[s->res[r]].base == LB_FLOAT ? "vk_shf" : "vk_shi";
+    return types[s->res[r]].base == VS_FLOAT ? "vk_shf" : "vk_shi";
 }
 
 static void decl_shared(CgBuf *b)

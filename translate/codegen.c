@@ -274,7 +274,7 @@ void cg_emit_prelude(CgBuf *b, CgTarget t)
 
 /* ---- types and reduction operators --------------------------------------- */
 
-const char *cg_ctype(LcuBase b) { return b == LB_FLOAT ? "double" : "int32_t"; }
+const char *cg_ctype(VsElem b) { return b == VS_FLOAT ? "double" : "int32_t"; }
 
 static void emit_double(CgBuf *b, double d)
 {
@@ -319,7 +319,7 @@ int cg_tree_safe(const LcuSoac *s)
     return 1;
 }
 
-void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out)
+void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, VsElem *out)
 {
     for (int r = 0; r < n; r++)
         out[r] = types[s->res[first + r]].base;
@@ -333,7 +333,7 @@ typedef struct {
     int segvar;
     int segopt;         /* `seg` may be -1: then seg_of(segvar, i) is computed */
     int nlocals;
-    struct { int local; LcuBase type; } locals[256];
+    struct { int local; VsElem type; } locals[256];
     int nhints;
     int hintvar[64];
     int overflow;       /* too many locals or hint slots */
@@ -342,7 +342,7 @@ typedef struct {
                            i < len(x), resp. 0 <= seg < len(x) */
 } Ex;
 
-static void note_local(Ex *x, int local, LcuBase t)
+static void note_local(Ex *x, int local, VsElem t)
 {
     for (int k = 0; k < x->nlocals; k++)
         if (x->locals[k].local == local && x->locals[k].type == t)
@@ -386,9 +386,9 @@ static void collect(Ex *x, const LcuExpr *e)
         collect(x, e->kids[k]);
 }
 
-static void local_name(CgBuf *b, int local, LcuBase t)
+static void local_name(CgBuf *b, int local, VsElem t)
 {
-    cg_printf(b, "l%d%c", local, t == LB_FLOAT ? 'f' : 'i');
+    cg_printf(b, "l%d%c", local, t == VS_FLOAT ? 'f' : 'i');
 }
 
 static void ex(Ex *x, const LcuExpr *e);
@@ -430,8 +430,8 @@ static void ex_call_er(Ex *x, const char *fn, const LcuExpr *e, int with_index)
 static void ex_prim(Ex *x, const LcuExpr *e)
 {
     CgBuf *b = x->b;
-    LcuBase t = e->kids[0]->type;
-    int isf = t == LB_FLOAT, isb = t == LB_BOOL;
+    VsElem t = e->kids[0]->type;
+    int isf = t == VS_FLOAT, isb = t == VS_BOOL;
     switch (e->prim) {
     case LP_ADD: if (isf) ex_bin(x, e, "+"); else ex_wrap(x, e, "+"); return;
     case LP_SUB: if (isf) ex_bin(x, e, "-"); else ex_wrap(x, e, "-"); return;
@@ -537,7 +537,7 @@ static void ex(Ex *x, const LcuExpr *e)
             cg_printf(b, "((const %s *)V[%d].d)[seg]", cg_ctype(e->type), e->var);
             return;
         }
-        cg_printf(b, "%s(er, &V[%d], ", e->type == LB_FLOAT ? "vk_ldf" : "vk_ldi", e->var);
+        cg_printf(b, "%s(er, &V[%d], ", e->type == VS_FLOAT ? "vk_ldf" : "vk_ldi", e->var);
         if (e->kids[0]->kind == LE_INDEX)
             cg_puts(b, "i");
         else
@@ -643,7 +643,7 @@ static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
     }
 }
 
-static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const LcuThunk *th, const LcuBase *out,
+static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const LcuThunk *th, const VsElem *out,
                       int segvar, int segopt, const LcuVarType *types, int *nhints, int fast)
 {
     Ex *x = calloc(1, sizeof *x);
@@ -676,7 +676,7 @@ static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const
 }
 
 int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
-                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
+                  const VsElem *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
 {
     (void)t;
     return emit_thunk(b, name, j, role, th, out, segvar, segopt, types, nhints, 0);
@@ -728,7 +728,7 @@ int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s
     for (int r = 0; r < 3; r++) {
         if (!(loads->roles & (1 << r)))
             continue;
-        LcuBase out[LCU_MAXRES], one = r == 2 ? LB_BOOL : LB_INT;
+        VsElem out[LCU_MAXRES], one = r == 2 ? VS_BOOL : VS_INT;
         if (r == 0) {
             if (th[0]->arity > LCU_MAXRES)
                 return -1;
@@ -773,7 +773,7 @@ int cg_map_segvar(const LcuSoac *s, const LcuVarType *types)
 int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                         int segvar, int segopt, int *hints)
 {
-    LcuBase out[LCU_MAXRES];
+    VsElem out[LCU_MAXRES];
     int h = 1, rc = 0;
     *hints = 1;
     if (s->pull) {
@@ -785,14 +785,14 @@ int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const Lcu
         if (h > *hints)
             *hints = h;
     }
-    LcuBase one = LB_INT;
+    VsElem one = VS_INT;
     if (s->idx) {
         rc |= cg_emit_thunk(b, t, name, j, "idx", s->idx, &one, segvar, segopt, types, &h);
         if (h > *hints)
             *hints = h;
     }
     if (s->pred) {
-        one = LB_BOOL;
+        one = VS_BOOL;
         rc |= cg_emit_thunk(b, t, name, j, "pred", s->pred, &one, segvar, segopt, types, &h);
         if (h > *hints)
             *hints = h;

@@ -123,7 +123,7 @@ int cg_emit_kernel(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, c
 /* ---- shared by the skeleton emitters ------------------------------------ */
 
 /* C type of an element of base type B: "int32_t" or "double". */
-const char *cg_ctype(LcuBase b);
+const char *cg_ctype(VsElem b);
 /* The reduction operator's identity and combination, as C expressions of
  * the target (ACC and X are operand texts). */
 void cg_rop_identity(CgBuf *b, LcuRop r);
@@ -140,7 +140,7 @@ void cg_rop_combine(CgBuf *b, LcuRop r, const char *acc, const char *x);
  * least 1). Returns 0, or -1 when the thunk is beyond the generator (too
  * many locals, an ill-formed tree): the text is then unusable. */
 int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *role, const LcuThunk *th,
-                  const LcuBase *out, int segvar, int segopt, const LcuVarType *types, int *nhints);
+                  const VsElem *out, int segvar, int segopt, const LcuVarType *types, int *nhints);
 
 /* The thunks of SOAC J of kernel NAME (pull, idx, pred: those it has),
  * as cg_emit_thunk emits them; *HINTS = the hint slots the largest needs.
@@ -188,7 +188,7 @@ int cg_cuda_has_entry(const LcuSoac *s, const char *phase);
 
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */
-void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, LcuBase *out);
+void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, VsElem *out);
 
 /* The skeleton emitters of the two targets (cg_c.c, cg_cuda.c), behind
  * cg_emit_kernel. */

@@ -70,7 +70,7 @@ static void il_sort_unique(IntList *l)
 
 /* ---- expressions ------------------------------------------------------ */
 
-static LcuExpr *node(LcuExprKind k, LcuBase type, int nkids)
+static LcuExpr *node(LcuExprKind k, VsElem type, int nkids)
 {
     LcuExpr *e = xcalloc(1, sizeof *e);
     e->kind = k;
@@ -84,38 +84,38 @@ static LcuExpr *node(LcuExprKind k, LcuBase type, int nkids)
 
 LcuExpr *lcu_int(int32_t v)
 {
-    LcuExpr *e = node(LE_INT, LB_INT, 0);
+    LcuExpr *e = node(LE_INT, VS_INT, 0);
     e->ival = v;
     return e;
 }
 
 LcuExpr *lcu_float(double v)
 {
-    LcuExpr *e = node(LE_FLOAT, LB_FLOAT, 0);
+    LcuExpr *e = node(LE_FLOAT, VS_FLOAT, 0);
     e->fval = v;
     return e;
 }
 
 LcuExpr *lcu_bool(int v)
 {
-    LcuExpr *e = node(LE_BOOL, LB_BOOL, 0);
+    LcuExpr *e = node(LE_BOOL, VS_BOOL, 0);
     e->ival = v != 0;
     return e;
 }
 
 LcuExpr *lcu_index(void)
 {
-    return node(LE_INDEX, LB_INT, 0);
+    return node(LE_INDEX, VS_INT, 0);
 }
 
-LcuExpr *lcu_local(int local, LcuBase type)
+LcuExpr *lcu_local(int local, VsElem type)
 {
     LcuExpr *e = node(LE_LOCAL, type, 0);
     e->local = local;
     return e;
 }
 
-LcuExpr *lcu_sub(int var, LcuBase elem, LcuExpr *at)
+LcuExpr *lcu_sub(int var, VsElem elem, LcuExpr *at)
 {
     LcuExpr *e = node(LE_SUB, elem, 1);
     e->var = var;
@@ -125,7 +125,7 @@ LcuExpr *lcu_sub(int var, LcuBase elem, LcuExpr *at)
 
 LcuExpr *lcu_len(int var)
 {
-    LcuExpr *e = node(LE_LEN, LB_INT, 0);
+    LcuExpr *e = node(LE_LEN, VS_INT, 0);
     e->var = var;
     return e;
 }
@@ -134,17 +134,17 @@ LcuExpr *lcu_len(int var)
  * the result type: the two coincide for the prims whose result type
  * depends on it (arithmetic, shifts, and/or/xor, not, neg); every other
  * prim has a fixed result type. */
-LcuBase lcu_prim_result(LcuPrim p, LcuBase t)
+VsElem lcu_prim_result(LcuPrim p, VsElem t)
 {
     switch ((unsigned)p < LP_COUNT ? lcu_prims[p].result : LPR_OPERAND) {
-    case LPR_INT: return LB_INT;
-    case LPR_BOOL: return LB_BOOL;
-    case LPR_FLOAT: return LB_FLOAT;
+    case LPR_INT: return VS_INT;
+    case LPR_BOOL: return VS_BOOL;
+    case LPR_FLOAT: return VS_FLOAT;
     default: return t;  /* arithmetic, shifts, logic, NOT, NEG */
     }
 }
 
-LcuExpr *lcu_prim1(LcuPrim p, LcuBase type, LcuExpr *a)
+LcuExpr *lcu_prim1(LcuPrim p, VsElem type, LcuExpr *a)
 {
     LcuExpr *e = node(LE_PRIM, lcu_prim_result(p, type), 1);
     e->prim = p;
@@ -152,7 +152,7 @@ LcuExpr *lcu_prim1(LcuPrim p, LcuBase type, LcuExpr *a)
     return e;
 }
 
-LcuExpr *lcu_prim2(LcuPrim p, LcuBase type, LcuExpr *a, LcuExpr *b)
+LcuExpr *lcu_prim2(LcuPrim p, VsElem type, LcuExpr *a, LcuExpr *b)
 {
     LcuExpr *e = node(LE_PRIM, lcu_prim_result(p, type), 2);
     e->prim = p;
@@ -163,7 +163,7 @@ LcuExpr *lcu_prim2(LcuPrim p, LcuBase type, LcuExpr *a, LcuExpr *b)
 
 LcuExpr *lcu_if(LcuExpr *c, LcuExpr *t, LcuExpr *f)
 {
-    LcuExpr *e = node(LE_IF, t ? t->type : LB_INT, 3);
+    LcuExpr *e = node(LE_IF, t ? t->type : VS_INT, 3);
     e->kids[0] = c;
     e->kids[1] = t;
     e->kids[2] = f;
@@ -172,7 +172,7 @@ LcuExpr *lcu_if(LcuExpr *c, LcuExpr *t, LcuExpr *f)
 
 LcuExpr *lcu_let(int local, LcuExpr *value, LcuExpr *body)
 {
-    LcuExpr *e = node(LE_LET, body ? body->type : LB_INT, 2);
+    LcuExpr *e = node(LE_LET, body ? body->type : VS_INT, 2);
     e->local = local;
     e->kids[0] = value;
     e->kids[1] = body;
@@ -181,7 +181,7 @@ LcuExpr *lcu_let(int local, LcuExpr *value, LcuExpr *body)
 
 LcuExpr *lcu_tuple(int n, LcuExpr **items)
 {
-    LcuExpr *e = node(LE_TUPLE, n > 0 && items[0] ? items[0]->type : LB_INT, n);
+    LcuExpr *e = node(LE_TUPLE, n > 0 && items[0] ? items[0]->type : VS_INT, n);
     for (int i = 0; i < n; i++)
         e->kids[i] = items[i];
     return e;
@@ -189,7 +189,7 @@ LcuExpr *lcu_tuple(int n, LcuExpr **items)
 
 LcuExpr *lcu_seg(LcuExprKind k, int sd, LcuExpr *arg)
 {
-    LcuExpr *e = node(k, LB_INT, arg ? 1 : 0);
+    LcuExpr *e = node(k, VS_INT, arg ? 1 : 0);
     e->var = sd;
     if (arg)
         e->kids[0] = arg;
@@ -513,20 +513,20 @@ const char *lcu_lib_name(LcuLib l)
     return (unsigned)l < LL_COUNT ? names[l] : "?lib";
 }
 
-const char *lcu_base_name(LcuBase b)
+const char *lcu_base_name(VsElem b)
 {
     static const char *const names[] = {"int", "bool", "float"};
-    return (unsigned)b <= LB_FLOAT ? names[b] : "?base";
+    return (unsigned)b <= VS_FLOAT ? names[b] : "?base";
 }
 
-LcuBase lcu_rop_base(LcuRop r)
+VsElem lcu_rop_base(LcuRop r)
 {
     switch (r) {
     case LR_FADD: case LR_FMUL: case LR_FMAX: case LR_FMIN:
-        return LB_FLOAT;
+        return VS_FLOAT;
     case LR_BAND: case LR_BOR: case LR_BXOR:
-        return LB_BOOL;
+        return VS_BOOL;
     default:
-        return LB_INT;
+        return VS_INT;
     }
 }

@@ -28,12 +28,12 @@
 
 /* ---- types ------------------------------------------------------------ */
 
-typedef enum { LB_INT = 0, LB_BOOL, LB_FLOAT } LcuBase;      /* element types */
+/* element types: VsElem (vcode/semantics.h) */
 typedef enum { LV_ARRAY = 0, LV_SEGDES } LcuVarKind;
 
 typedef struct {
     LcuVarKind kind;
-    LcuBase base;       /* LV_ARRAY only */
+    VsElem base;       /* LV_ARRAY only */
 } LcuVarType;
 
 /* ---- GPU-level expressions (thunk bodies) ------------------------------ */
@@ -65,7 +65,7 @@ typedef enum {
 typedef struct LcuExpr LcuExpr;
 struct LcuExpr {
     LcuExprKind kind;
-    LcuBase type;       /* scalar type of the value (set by the builder) */
+    VsElem type;       /* scalar type of the value (set by the builder) */
     LcuPrim prim;       /* LE_PRIM */
     int32_t ival;       /* LE_INT, LE_BOOL */
     double fval;        /* LE_FLOAT */
@@ -167,12 +167,12 @@ typedef struct {
 LcuExpr *lcu_int(int32_t v);
 LcuExpr *lcu_float(double v);
 LcuExpr *lcu_bool(int v);
-LcuExpr *lcu_index(void);                       /* i (type LB_INT) */
-LcuExpr *lcu_local(int local, LcuBase type);
-LcuExpr *lcu_sub(int var, LcuBase elem, LcuExpr *at);
+LcuExpr *lcu_index(void);                       /* i (type VS_INT) */
+LcuExpr *lcu_local(int local, VsElem type);
+LcuExpr *lcu_sub(int var, VsElem elem, LcuExpr *at);
 LcuExpr *lcu_len(int var);
-LcuExpr *lcu_prim1(LcuPrim p, LcuBase type, LcuExpr *a);
-LcuExpr *lcu_prim2(LcuPrim p, LcuBase type, LcuExpr *a, LcuExpr *b);
+LcuExpr *lcu_prim1(LcuPrim p, VsElem type, LcuExpr *a);
+LcuExpr *lcu_prim2(LcuPrim p, VsElem type, LcuExpr *a, LcuExpr *b);
 LcuExpr *lcu_if(LcuExpr *c, LcuExpr *t, LcuExpr *e);
 LcuExpr *lcu_let(int local, LcuExpr *value, LcuExpr *body);
 LcuExpr *lcu_tuple(int n, LcuExpr **items);     /* takes the items */
@@ -205,11 +205,11 @@ const char *lcu_soac_name(LcuSoacKind k);
 const char *lcu_rop_name(LcuRop r);
 const char *lcu_prim_name(LcuPrim p);
 const char *lcu_lib_name(LcuLib l);
-const char *lcu_base_name(LcuBase b);
-LcuBase lcu_rop_base(LcuRop r);
+const char *lcu_base_name(VsElem b);
+VsElem lcu_rop_base(LcuRop r);
 /* The result type of prim P applied to operands of type T (comparisons and
  * I_TO_B give bool, conversions their target, arithmetic and logic T). */
-LcuBase lcu_prim_result(LcuPrim p, LcuBase t);
+VsElem lcu_prim_result(LcuPrim p, VsElem t);
 
 /* Print in the style of the λcu paper, e.g.
  *   kernel K2 (x3, x4) -> (x7) {

@@ -24,15 +24,15 @@ LcuPrim lcu_prim_of_op(Opcode op)
     return LP_COUNT;
 }
 
-int lcu_prim_operand_ok(LcuPrim p, LcuBase t)
+int lcu_prim_operand_ok(LcuPrim p, VsElem t)
 {
     if ((unsigned)p >= LP_COUNT)
         return 0;
     switch (lcu_prims[p].operand) {
-    case LPO_NUM: return t == LB_INT || t == LB_FLOAT;
-    case LPO_INT: return t == LB_INT;
-    case LPO_FLOAT: return t == LB_FLOAT;
-    case LPO_BITS: return t == LB_INT || t == LB_BOOL;
-    default: return t == LB_BOOL;
+    case LPO_NUM: return t == VS_INT || t == VS_FLOAT;
+    case LPO_INT: return t == VS_INT;
+    case LPO_FLOAT: return t == VS_FLOAT;
+    case LPO_BITS: return t == VS_INT || t == VS_BOOL;
+    default: return t == VS_BOOL;
     }
 }

@@ -41,6 +41,6 @@ extern const LcuPrimInfo lcu_prims[LP_COUNT];
 /* The primitive VCODE's instruction OP lowers to, or LP_COUNT. */
 LcuPrim lcu_prim_of_op(Opcode op);
 /* Is T a legal operand type of P? */
-int lcu_prim_operand_ok(LcuPrim p, LcuBase t);
+int lcu_prim_operand_ok(LcuPrim p, VsElem t);
 
 #endif

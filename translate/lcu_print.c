@@ -81,11 +81,11 @@ static void print_float(FILE *f, double v)
 }
 
 /* The infix symbol of P on operands of type T, or NULL for prefix prims. */
-static const char *infix_symbol(LcuPrim p, LcuBase t)
+static const char *infix_symbol(LcuPrim p, VsElem t)
 {
     if ((unsigned)p >= LP_COUNT)
         return NULL;
-    return t == LB_BOOL && lcu_prims[p].infix_bool ? lcu_prims[p].infix_bool : lcu_prims[p].infix;
+    return t == VS_BOOL && lcu_prims[p].infix_bool ? lcu_prims[p].infix_bool : lcu_prims[p].infix;
 }
 
 static void pexpr(FILE *f, const LcuExpr *e, Ctx ctx);
@@ -150,7 +150,7 @@ static void pexpr(FILE *f, const LcuExpr *e, Ctx ctx)
         fputs(")", f);
         return;
     case LE_PRIM: {
-        LcuBase t = e->nkids > 0 && e->kids[0] ? e->kids[0]->type : e->type;
+        VsElem t = e->nkids > 0 && e->kids[0] ? e->kids[0]->type : e->type;
         const char *sym = infix_symbol(e->prim, t);
         if (sym && e->nkids == 2) {
             if (ctx == CTX_OPERAND)

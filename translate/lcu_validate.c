@@ -66,7 +66,7 @@ typedef struct {
 
 typedef struct Scope {
     int local;
-    LcuBase type;
+    VsElem type;
     const struct Scope *up;
 } Scope;
 
@@ -102,16 +102,16 @@ static const char *type_str(LcuVarType t)
     if (t.kind == LV_SEGDES)
         return "segdes";
     switch (t.base) {
-    case LB_INT: return "[int]";
-    case LB_BOOL: return "[bool]";
-    case LB_FLOAT: return "[float]";
+    case VS_INT: return "[int]";
+    case VS_BOOL: return "[bool]";
+    case VS_FLOAT: return "[float]";
     }
     return "[?]";
 }
 
-static int valid_base(LcuBase b)
+static int valid_base(VsElem b)
 {
-    return b == LB_INT || b == LB_BOOL || b == LB_FLOAT;
+    return b == VS_INT || b == VS_BOOL || b == VS_FLOAT;
 }
 
 /* Is VAR readable at the current SOAC? Fills *t (when types are known)
@@ -159,11 +159,11 @@ static int check_thunk_read(V *v, int var, const char *role, LcuVarType *t)
  * (lcu_prims.h). */
 static int prim_arity(LcuPrim p) { return (unsigned)p < LP_COUNT ? lcu_prims[p].arity : 0; }
 
-static int prim_operand_ok(LcuPrim p, LcuBase t) { return lcu_prim_operand_ok(p, t); }
+static int prim_operand_ok(LcuPrim p, VsElem t) { return lcu_prim_operand_ok(p, t); }
 
-static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuBase *tys);
+static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsElem *tys);
 
-static int vscalar(V *v, const LcuExpr *e, const Scope *sc, LcuBase *t)
+static int vscalar(V *v, const LcuExpr *e, const Scope *sc, VsElem *t)
 {
     int n;
     return vexpr(v, e, sc, 0, &n, t);
@@ -179,17 +179,17 @@ static int want_kids(V *v, const LcuExpr *e, int lo, int hi, const char *what)
     return 0;
 }
 
-static int want_type(V *v, const LcuExpr *e, LcuBase t, const char *what)
+static int want_type(V *v, const LcuExpr *e, VsElem t, const char *what)
 {
     if (e->type != t)
         return fail(v, "%s has type %s, should be %s", what, lcu_base_name(e->type), lcu_base_name(t));
     return 0;
 }
 
-static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuBase *tys)
+static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsElem *tys)
 {
     LcuVarType vt;
-    LcuBase a, b;
+    VsElem a, b;
     int r;
     *n = 1;
     if (!e)
@@ -199,7 +199,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
     case LE_FLOAT:
     case LE_BOOL:
     case LE_INDEX: {
-        LcuBase want = e->kind == LE_FLOAT ? LB_FLOAT : e->kind == LE_BOOL ? LB_BOOL : LB_INT;
+        VsElem want = e->kind == LE_FLOAT ? VS_FLOAT : e->kind == LE_BOOL ? VS_BOOL : VS_INT;
         if (want_kids(v, e, 0, 0, "a literal") < 0 || want_type(v, e, want, "a literal") < 0)
             return -1;
         if (e->kind == LE_BOOL && e->ival != 0 && e->ival != 1)
@@ -236,16 +236,16 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
             return fail(v, "x%d[...] has a bad type", e->var);
         if (vscalar(v, e->kids[0], sc, &a) < 0)
             return -1;
-        if (a != LB_INT)
+        if (a != VS_INT)
             return fail(v, "x%d subscripted by a %s", e->var, lcu_base_name(a));
         tys[0] = e->type;
         return 0;
     case LE_LEN:
-        if (want_kids(v, e, 0, 0, "#x") < 0 || want_type(v, e, LB_INT, "#x") < 0)
+        if (want_kids(v, e, 0, 0, "#x") < 0 || want_type(v, e, VS_INT, "#x") < 0)
             return -1;
         if (check_thunk_read(v, e->var, "measured", &vt) < 0)
             return -1;
-        tys[0] = LB_INT;
+        tys[0] = VS_INT;
         return 0;
     case LE_SEG_OF:
     case LE_SEG_START:
@@ -254,7 +254,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
         const char *name = e->kind == LE_SEG_OF ? "seg_of" : e->kind == LE_SEG_START ? "seg_start"
                          : e->kind == LE_SEG_LEN ? "seg_len" : "seg_count";
         int nk = e->kind == LE_SEG_COUNT ? 0 : 1;
-        if (want_kids(v, e, nk, nk, name) < 0 || want_type(v, e, LB_INT, name) < 0)
+        if (want_kids(v, e, nk, nk, name) < 0 || want_type(v, e, VS_INT, name) < 0)
             return -1;
         if ((r = check_thunk_read(v, e->var, "segment helper on", &vt)) < 0)
             return -1;
@@ -263,10 +263,10 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
         if (nk) {
             if (vscalar(v, e->kids[0], sc, &a) < 0)
                 return -1;
-            if (a != LB_INT)
+            if (a != VS_INT)
                 return fail(v, "%s of x%d with a %s argument", name, e->var, lcu_base_name(a));
         }
-        tys[0] = LB_INT;
+        tys[0] = VS_INT;
         return 0;
     }
     case LE_PRIM: {
@@ -293,12 +293,12 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
     }
     case LE_IF: {
         int n1, n2;
-        LcuBase t1[LCU_MAXRES], t2[LCU_MAXRES];
+        VsElem t1[LCU_MAXRES], t2[LCU_MAXRES];
         if (want_kids(v, e, 3, 3, "if") < 0)
             return -1;
         if (vscalar(v, e->kids[0], sc, &a) < 0)
             return -1;
-        if (a != LB_BOOL)
+        if (a != VS_BOOL)
             return fail(v, "if condition of type %s, not bool", lcu_base_name(a));
         if (vexpr(v, e->kids[1], sc, tail, &n1, t1) < 0 || vexpr(v, e->kids[2], sc, tail, &n2, t2) < 0)
             return -1;
@@ -319,7 +319,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
             return -1;
         if (e->local < 0)
             return fail(v, "let of a bad local t%d", e->local);
-        Scope s = {e->local, LB_INT, sc};
+        Scope s = {e->local, VS_INT, sc};
         if (vscalar(v, e->kids[0], sc, &s.type) < 0)
             return -1;
         if (vexpr(v, e->kids[1], &s, tail, n, tys) < 0)
@@ -341,7 +341,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, LcuB
 }
 
 /* Check thunk T (role WHAT) of arity ARITY; its component types go to TYS. */
-static int vthunk(V *v, const LcuThunk *t, const char *what, int arity, int once, LcuBase *tys)
+static int vthunk(V *v, const LcuThunk *t, const char *what, int arity, int once, VsElem *tys)
 {
     v->what = what;
     v->thunk = t;
@@ -405,7 +405,7 @@ static int vshape(V *v, LcuShape sh, int seg_only)
 }
 
 /* Result R of the current SOAC must have type WANT. */
-static int want_res(V *v, const LcuSoac *s, int r, LcuVarKind kind, LcuBase base)
+static int want_res(V *v, const LcuSoac *s, int r, LcuVarKind kind, VsElem base)
 {
     if (!v->types)
         return 0;
@@ -436,16 +436,16 @@ static int vlib(V *v, const LcuSoac *s)
     case LL_RANK_DOWN:
         if (s->nargs != 2 || s->nres != 1)
             return fail(v, "%s takes (data, sd) and gives one result", lcu_lib_name(s->lib));
-        if (known && (vt[0].kind != LV_ARRAY || vt[0].base == LB_BOOL || vt[1].kind != LV_SEGDES))
+        if (known && (vt[0].kind != LV_ARRAY || vt[0].base == VS_BOOL || vt[1].kind != LV_SEGDES))
             return fail(v, "%s of %s and %s; needs [int] or [float] and a segdes", lcu_lib_name(s->lib),
                         type_str(vt[0]), type_str(vt[1]));
-        return want_res(v, s, 0, LV_ARRAY, LB_INT);
+        return want_res(v, s, 0, LV_ARRAY, VS_INT);
     case LL_RAND_STREAM:
         if (s->nargs != 1 || s->nres != 1)
             return fail(v, "rand_stream takes (lim) and gives one result");
-        if (known && (vt[0].kind != LV_ARRAY || vt[0].base != LB_INT))
+        if (known && (vt[0].kind != LV_ARRAY || vt[0].base != VS_INT))
             return fail(v, "rand_stream of %s, needs [int]", type_str(vt[0]));
-        return want_res(v, s, 0, LV_ARRAY, LB_INT);
+        return want_res(v, s, 0, LV_ARRAY, VS_INT);
     case LL_COUNT:
         break;
     }
@@ -454,7 +454,7 @@ static int vlib(V *v, const LcuSoac *s)
 
 static int vsoac(V *v, const LcuSoac *s)
 {
-    LcuBase tys[LCU_MAXRES], t1[LCU_MAXRES];
+    VsElem tys[LCU_MAXRES], t1[LCU_MAXRES];
     int nres = s->nres;
     if (s->kind == LS_LIB)
         return vlib(v, s);
@@ -493,7 +493,7 @@ static int vsoac(V *v, const LcuSoac *s)
     if (has_idx) {
         if (vthunk(v, s->idx, "idx", 1, 0, t1) < 0)
             return -1;
-        if (t1[0] != LB_INT)
+        if (t1[0] != VS_INT)
             return fail(v, "the idx thunk yields %s, not int", lcu_base_name(t1[0]));
     } else if (no_thunk(v, s->idx, "idx") < 0) {
         return -1;
@@ -502,7 +502,7 @@ static int vsoac(V *v, const LcuSoac *s)
         const char *what = s->kind == LS_SEG_PERMUTE ? "flag" : "pred";
         if (vthunk(v, s->pred, what, 1, 0, t1) < 0)
             return -1;
-        if (t1[0] != LB_BOOL)
+        if (t1[0] != VS_BOOL)
             return fail(v, "the %s thunk yields %s, not bool", what, lcu_base_name(t1[0]));
     } else if (no_thunk(v, s->pred, "pred") < 0) {
         return -1;
@@ -543,7 +543,7 @@ static int vsoac(V *v, const LcuSoac *s)
         if (s->kind == LS_PARTITION && want_res(v, s, r + arity, LV_ARRAY, tys[r]) < 0)
             return -1;
     }
-    if (s->kind == LS_SEG_FILTER && want_res(v, s, nres - 1, LV_SEGDES, LB_INT) < 0)
+    if (s->kind == LS_SEG_FILTER && want_res(v, s, nres - 1, LV_SEGDES, VS_INT) < 0)
         return -1;
     return 0;
 }

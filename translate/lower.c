@@ -32,21 +32,21 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
-static LcuBase base_of(DfgType t)
+static VsElem base_of(DfgType t)
 {
     switch (t) {
-    case DT_BOOL: return LB_BOOL;
-    case DT_FLOAT: return LB_FLOAT;
-    default: return LB_INT;
+    case DT_BOOL: return VS_BOOL;
+    case DT_FLOAT: return VS_FLOAT;
+    default: return VS_INT;
     }
 }
 
-static LcuBase base_of_vc(VcType t)
+static VsElem base_of_vc(VcType t)
 {
     switch (t) {
-    case TY_BOOL: return LB_BOOL;
-    case TY_FLOAT: return LB_FLOAT;
-    default: return LB_INT;
+    case TY_BOOL: return VS_BOOL;
+    case TY_FLOAT: return VS_FLOAT;
+    default: return VS_INT;
     }
 }
 
@@ -57,7 +57,7 @@ typedef struct {
     int kid;            /* next kernel id */
 } Low;
 
-static int new_var(Low *w, LcuVarKind kind, LcuBase base)
+static int new_var(Low *w, LcuVarKind kind, VsElem base)
 {
     Lowered *l = w->l;
     if (l->nvars == w->capvars) {
@@ -98,7 +98,7 @@ static LcuShape shape_segn(int sd) { LcuShape s = { LSH_SEG_N, sd }; return s; }
 static LcuShape shape_segm(int sd) { LcuShape s = { LSH_SEG_M, sd }; return s; }
 
 /* x[i] for array variable X of element type B */
-static LcuExpr *at_i(int x, LcuBase b) { return lcu_sub(x, b, lcu_index()); }
+static LcuExpr *at_i(int x, VsElem b) { return lcu_sub(x, b, lcu_index()); }
 
 static LcuPrim prim_of(Opcode op) { return lcu_prim_of_op(op); }
 
@@ -120,11 +120,11 @@ static LcuRop rop_of(Opcode op, VcType t)
 static int fresh(Low *w) { return w->nlocals++; }
 
 /* data[seg_start(ssd, k) + checkidx(ix, seg_len(ssd, k))] */
-static LcuExpr *seg_gather(int data, LcuBase b, int ssd, LcuExpr *k, LcuExpr *ix)
+static LcuExpr *seg_gather(int data, VsElem b, int ssd, LcuExpr *k, LcuExpr *ix)
 {
     LcuExpr *len = lcu_seg(LE_SEG_LEN, ssd, lcu_expr_copy(k));
-    LcuExpr *chk = lcu_prim2(LP_CHECKIDX, LB_INT, ix, len);
-    LcuExpr *pos = lcu_prim2(LP_ADD, LB_INT, lcu_seg(LE_SEG_START, ssd, k), chk);
+    LcuExpr *chk = lcu_prim2(LP_CHECKIDX, VS_INT, ix, len);
+    LcuExpr *pos = lcu_prim2(LP_ADD, VS_INT, lcu_seg(LE_SEG_START, ssd, k), chk);
     return lcu_sub(data, b, pos);
 }
 
@@ -144,7 +144,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
     for (int n = 0; n < g->nnodes; n++) {
         const DfgNode *nd = &g->nodes[n];
         const int *a = nd->args;
-        LcuBase T = base_of_vc(nd->type);
+        VsElem T = base_of_vc(nd->type);
         LcuSoac *s = NULL;
         switch (nd->op) {
         case OP_CONST: case OP_LENGTH: case OP_LENGTHS: case OP_MAKE_SEGDES:
@@ -154,8 +154,8 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
         case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
         case OP_AND: case OP_OR: case OP_XOR: {
-            LcuBase in = nd->op == OP_MOD ? LB_INT : T;
-            LcuBase rt = out->types[nd->res[0]].base;
+            VsElem in = nd->op == OP_MOD ? VS_INT : T;
+            VsElem rt = out->types[nd->res[0]].base;
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(lcu_prim2(prim_of(nd->op), rt, at_i(a[0], in), at_i(a[1], in)), 1);
             s->shape = shape_len(a[0]);
@@ -165,8 +165,8 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         case OP_LOG: case OP_SQRT: case OP_EXP: case OP_SIN: case OP_COS: case OP_TAN:
         case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_SINH: case OP_COSH: case OP_TANH:
         case OP_I_TO_F: case OP_I_TO_B: case OP_B_TO_I: {
-            LcuBase in = out->types[a[0]].base;
-            LcuBase rt = out->types[nd->res[0]].base;
+            VsElem in = out->types[a[0]].base;
+            VsElem rt = out->types[nd->res[0]].base;
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(lcu_prim1(prim_of(nd->op), rt, at_i(a[0], in)), 1);
             s->shape = shape_len(a[0]);
@@ -174,11 +174,11 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         }
         case OP_SELECT:
             s = lcu_soac_new(LS_MAP);
-            s->pull = lcu_thunk(lcu_if(at_i(a[0], LB_BOOL), at_i(a[1], T), at_i(a[2], T)), 1);
+            s->pull = lcu_thunk(lcu_if(at_i(a[0], VS_BOOL), at_i(a[1], T), at_i(a[2], T)), 1);
             s->shape = shape_len(a[0]);
             break;
         case OP_RAND: {
-            int stream = new_var(&w, LV_ARRAY, LB_INT);
+            int stream = new_var(&w, LV_ARRAY, VS_INT);
             LcuSoac *ls = lcu_soac_new(LS_LIB);
             ls->lib = LL_RAND_STREAM;
             ls->nargs = 1;
@@ -188,7 +188,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             ls->shape = shape_len(a[0]);
             add_step(&w, STEP_KERNEL, n, one_soac(&w, ls));
             s = lcu_soac_new(LS_MAP);
-            s->pull = lcu_thunk(lcu_prim2(LP_RANDMOD, LB_INT, at_i(stream, LB_INT), at_i(a[0], LB_INT)), 1);
+            s->pull = lcu_thunk(lcu_prim2(LP_RANDMOD, VS_INT, at_i(stream, VS_INT), at_i(a[0], VS_INT)), 1);
             s->shape = shape_len(a[0]);
             break;
         }
@@ -206,14 +206,14 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         case OP_PERMUTE: /* data idx sd */
             s = lcu_soac_new(LS_SEG_PERMUTE);
             s->pull = lcu_thunk(at_i(a[0], T), 1);
-            s->idx = lcu_thunk(at_i(a[1], LB_INT), 1);
+            s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
             s->shape = shape_segn(a[2]);
             s->dst_sd = a[2];
             break;
         case OP_DPERMUTE: /* data idx dflt ssd dsd */
             s = lcu_soac_new(LS_SEG_PERMUTE);
             s->pull = lcu_thunk(at_i(a[0], T), 1);
-            s->idx = lcu_thunk(at_i(a[1], LB_INT), 1);
+            s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
             s->shape = shape_segn(a[3]);
             s->dst_sd = a[4];
             s->dflt[0] = a[2];
@@ -221,16 +221,16 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         case OP_FPERMUTE: /* data idx flags ssd dsd */
             s = lcu_soac_new(LS_SEG_PERMUTE);
             s->pull = lcu_thunk(at_i(a[0], T), 1);
-            s->idx = lcu_thunk(at_i(a[1], LB_INT), 1);
-            s->pred = lcu_thunk(at_i(a[2], LB_BOOL), 1);
+            s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
+            s->pred = lcu_thunk(at_i(a[2], VS_BOOL), 1);
             s->shape = shape_segn(a[3]);
             s->dst_sd = a[4];
             break;
         case OP_DFPERMUTE: /* data idx flags dflt ssd dsd */
             s = lcu_soac_new(LS_SEG_PERMUTE);
             s->pull = lcu_thunk(at_i(a[0], T), 1);
-            s->idx = lcu_thunk(at_i(a[1], LB_INT), 1);
-            s->pred = lcu_thunk(at_i(a[2], LB_BOOL), 1);
+            s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
+            s->pred = lcu_thunk(at_i(a[2], VS_BOOL), 1);
             s->shape = shape_segn(a[4]);
             s->dst_sd = a[5];
             s->dflt[0] = a[3];
@@ -240,11 +240,11 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             int bf = nd->op == OP_BFPERMUTE;
             int ssd = a[bf ? 3 : 2], dsd = a[bf ? 4 : 3];
             int k = fresh(&w);
-            LcuExpr *g1 = seg_gather(a[0], T, ssd, lcu_local(k, LB_INT), at_i(a[1], LB_INT));
+            LcuExpr *g1 = seg_gather(a[0], T, ssd, lcu_local(k, VS_INT), at_i(a[1], VS_INT));
             LcuExpr *body = lcu_let(k, lcu_seg(LE_SEG_OF, dsd, lcu_index()), g1);
             if (bf) {
-                LcuExpr *zero = T == LB_FLOAT ? lcu_float(0.0) : T == LB_BOOL ? lcu_bool(0) : lcu_int(0);
-                body = lcu_if(at_i(a[2], LB_BOOL), body, zero);
+                LcuExpr *zero = T == VS_FLOAT ? lcu_float(0.0) : T == VS_BOOL ? lcu_bool(0) : lcu_int(0);
+                body = lcu_if(at_i(a[2], VS_BOOL), body, zero);
             }
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(body, 1);
@@ -253,7 +253,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         }
         case OP_EXTRACT: /* data idx sd: r[k] = data[start(sd,k) + idx[k]] over the segments */
             s = lcu_soac_new(LS_MAP);
-            s->pull = lcu_thunk(seg_gather(a[0], T, a[2], lcu_index(), at_i(a[1], LB_INT)), 1);
+            s->pull = lcu_thunk(seg_gather(a[0], T, a[2], lcu_index(), at_i(a[1], VS_INT)), 1);
             s->shape = shape_segm(a[2]);
             break;
         case OP_DIST: /* vals sd */
@@ -263,9 +263,9 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
             break;
         case OP_INDEX: { /* init stride sd */
             int k = fresh(&w);
-            LcuExpr *rel = lcu_prim2(LP_SUB, LB_INT, lcu_index(), lcu_seg(LE_SEG_START, a[2], lcu_local(k, LB_INT)));
-            LcuExpr *step = lcu_prim2(LP_MUL, LB_INT, rel, lcu_sub(a[1], LB_INT, lcu_local(k, LB_INT)));
-            LcuExpr *body = lcu_prim2(LP_ADD, LB_INT, lcu_sub(a[0], LB_INT, lcu_local(k, LB_INT)), step);
+            LcuExpr *rel = lcu_prim2(LP_SUB, VS_INT, lcu_index(), lcu_seg(LE_SEG_START, a[2], lcu_local(k, VS_INT)));
+            LcuExpr *step = lcu_prim2(LP_MUL, VS_INT, rel, lcu_sub(a[1], VS_INT, lcu_local(k, VS_INT)));
+            LcuExpr *body = lcu_prim2(LP_ADD, VS_INT, lcu_sub(a[0], VS_INT, lcu_local(k, VS_INT)), step);
             s = lcu_soac_new(LS_MAP);
             s->pull = lcu_thunk(lcu_let(k, lcu_seg(LE_SEG_OF, a[2], lcu_index()), body), 1);
             s->shape = shape_segn(a[2]);
@@ -274,7 +274,7 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         case OP_PACK: /* data flags sd -> data', sd' */
             s = lcu_soac_new(LS_SEG_FILTER);
             s->pull = lcu_thunk(at_i(a[0], T), 1);
-            s->pred = lcu_thunk(at_i(a[1], LB_BOOL), 1);
+            s->pred = lcu_thunk(at_i(a[1], VS_BOOL), 1);
             s->shape = shape_segn(a[2]);
             break;
         case OP_RANK_UP: case OP_RANK_DOWN:
@@ -288,8 +288,8 @@ int lower_block(const Program *p, const Dfg *g, Lowered *out, char *msg, size_t 
         default:
             if (vc_op_is_sem(nd->op) && lcu_prim_of_op(nd->op) != LP_COUNT) {
                 /* defined by vcode/semantics.h: a MAP of its primitive */
-                LcuBase in = vc_ops[nd->op].args[0] == 'I' ? LB_INT : vc_ops[nd->op].args[0] == 'F' ? LB_FLOAT : T;
-                LcuBase rt = out->types[nd->res[0]].base;
+                VsElem in = vc_ops[nd->op].args[0] == 'I' ? VS_INT : vc_ops[nd->op].args[0] == 'F' ? VS_FLOAT : T;
+                VsElem rt = out->types[nd->res[0]].base;
                 s = lcu_soac_new(LS_MAP);
                 s->pull = lcu_thunk(lcu_prim2(prim_of(nd->op), rt, at_i(a[0], in), at_i(a[1], in)), 1);
                 s->shape = shape_len(a[0]);

@@ -251,7 +251,7 @@ static int same_storage(const LcuVarType *a, const LcuVarType *b)
 {
     if (a->kind != LV_ARRAY || b->kind != LV_ARRAY)
         return 0;
-    return (a->base == LB_FLOAT) == (b->base == LB_FLOAT);
+    return (a->base == VS_FLOAT) == (b->base == VS_FLOAT);
 }
 
 /* The parameter whose storage result RET of kernel step PS may take: RET

@@ -109,7 +109,7 @@ static void mark_results(const LcuSoac *s, unsigned char *mark, int nvars, unsig
 }
 
 /* Replace every VAR[i] in E by the local T (of type TY). Returns E. */
-static LcuExpr *subst_elem(LcuExpr *e, int var, int t, LcuBase ty)
+static LcuExpr *subst_elem(LcuExpr *e, int var, int t, VsElem ty)
 {
     if (e->kind == LE_SUB && e->var == var && e->nkids == 1 && e->kids[0]->kind == LE_INDEX) {
         lcu_expr_free(e);
@@ -158,7 +158,7 @@ static LcuExpr *subst_copy(LcuExpr *e, int var, const LcuExpr *value)
  * VALUE is atomic or used once, else through a let of a fresh local (so
  * it is computed once). Expressions are pure and the locals of VALUE are
  * unique to it, so moving it cannot capture anything. */
-static LcuExpr *inline_item(LcuExpr *body, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
+static LcuExpr *inline_item(LcuExpr *body, int var, const LcuExpr *value, VsElem ty, int *nlocals)
 {
     int uses = count_elem(body, var);
     if (uses == 0)
@@ -195,7 +195,7 @@ static int expr_size(const LcuExpr *e)
 static int thunk_size(const LcuThunk *t) { return t ? expr_size(t->body) : 0; }
 
 /* Substitute VAR[i] := VALUE in every item of thunk TH. */
-static void inline_into_thunk(LcuThunk *th, int var, const LcuExpr *value, LcuBase ty, int *nlocals)
+static void inline_into_thunk(LcuThunk *th, int var, const LcuExpr *value, VsElem ty, int *nlocals)
 {
     if (!th || !thunk_reads_var(th, var))
         return;
@@ -272,7 +272,7 @@ static void vertical_maps(SoacList *l, const RewriteCtx *cx)
         if (a->kind != LS_MAP || a->nres != 1)
             continue;
         int v = a->res[0];
-        LcuBase ty = cx->types[v].base;
+        VsElem ty = cx->types[v].base;
         for (int j = i + 1; j < l->n; j++) {
             LcuSoac *b = l->s[j];
             if (!soac_reads_var(b, v) || !reads_only_elem(b, v))
@@ -395,7 +395,7 @@ static void filter_filter(SoacList *l, const RewriteCtx *cx)
                 continue;
             absorb_filter_outputs(g->pull, f, cx);
             absorb_filter_outputs(g->pred, f, cx);
-            LcuExpr *both = lcu_prim2(LP_AND, LB_BOOL, lcu_expr_copy(f->pred->body), g->pred->body);
+            LcuExpr *both = lcu_prim2(LP_AND, VS_BOOL, lcu_expr_copy(f->pred->body), g->pred->body);
             g->pred->body = both;
             lcu_thunk_recompute_using(g->pred);
             g->shape = f->shape;

@@ -137,6 +137,12 @@
     VS_FN int vs_rop_tree_ok(int r) { return r != VS_FMAX && r != VS_FMIN; } \
 )
 
+/* The element types, for every layer that needs no more than these three
+ * (λcu, the CUDA primitives): Int, Bool, Float. (A value also can be a
+ * descriptor or a pair, runtime/core/value.h; an instruction's type
+ * operand also Char, vcode/program.h.) */
+typedef enum { VS_INT = 0, VS_BOOL = 1, VS_FLOAT = 2 } VsElem;
+
 #define VS_EXPAND(...) __VA_ARGS__
 #define VS_STRING(...) #__VA_ARGS__
 

@@ -26,13 +26,13 @@
 /* The primitives, with kernels.h's signatures. */
 typedef struct {
     int (*seg_offsets)(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
-    int (*reduce)(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
-    int (*scan)(VkOp op, VkType type, const void *in_d, int64_t n, void *out_d);
-    int (*seg_reduce)(VkOp op, VkType type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+    int (*reduce)(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
+    int (*scan)(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
+    int (*seg_reduce)(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
                       int64_t m, int64_t n, void *out_d);
-    int (*seg_scan)(VkOp op, VkType type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+    int (*seg_scan)(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
                     int64_t m, int64_t n, void *out_d);
-    int (*seg_rank)(int down, VkType type, const void *keys_d, const int32_t *len_d, const int64_t *off_d,
+    int (*seg_rank)(int down, VsElem type, const void *keys_d, const int32_t *len_d, const int64_t *off_d,
                     int64_t m, int64_t n, int32_t *rank_d);
     int (*rand)(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
     int (*elems_get)(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);

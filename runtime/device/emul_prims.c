@@ -40,29 +40,29 @@ static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *
     } while (0)
 
 /* The operator's identity and combine are vcode/semantics.h's. */
-static int fold(VkOp op, VkType ty, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
+static int fold(VkOp op, VsElem ty, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
 {
     int r = vk_rop(op, ty);
     if (r < 0)
         return -1;
-    if (ty == VK_FLOAT)
+    if (ty == VS_FLOAT)
         FOLD(double, vs_rop_fident(r), vs_rop_fcombine(r, acc, v));
     else
         FOLD(int32_t, vs_rop_iident(r), vs_rop_icombine(r, acc, v));
     return 0;
 }
 
-static int em_reduce(VkOp op, VkType ty, const void *in, int64_t n, void *out)
+static int em_reduce(VkOp op, VsElem ty, const void *in, int64_t n, void *out)
 {
     return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 0);
 }
 
-static int em_scan(VkOp op, VkType ty, const void *in, int64_t n, void *out)
+static int em_scan(VkOp op, VsElem ty, const void *in, int64_t n, void *out)
 {
     return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 1);
 }
 
-static int em_seg_reduce(VkOp op, VkType ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+static int em_seg_reduce(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
                          int64_t n, void *out)
 {
     (void)n;
@@ -72,7 +72,7 @@ static int em_seg_reduce(VkOp op, VkType ty, const void *in, const int32_t *len,
     return 0;
 }
 
-static int em_seg_scan(VkOp op, VkType ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+static int em_seg_scan(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
                        int64_t n, void *out)
 {
     (void)n;
@@ -83,7 +83,7 @@ static int em_seg_scan(VkOp op, VkType ty, const void *in, const int32_t *len, c
 }
 
 /* The reference's rank routine over borrowed buffers. */
-static int em_seg_rank(int down, VkType ty, const void *keys, const int32_t *len, const int64_t *off, int64_t m,
+static int em_seg_rank(int down, VsElem ty, const void *keys, const int32_t *len, const int64_t *off, int64_t m,
                        int64_t n, int32_t *rank)
 {
     (void)off;
@@ -91,7 +91,7 @@ static int em_seg_rank(int down, VkType ty, const void *keys, const int32_t *len
     memset(&d, 0, sizeof d);
     memset(&sd, 0, sizeof sd);
     d.rc = 1;
-    d.type = ty == VK_FLOAT ? VT_FLOAT : VT_INT;
+    d.type = ty == VS_FLOAT ? VT_FLOAT : VT_INT;
     d.len = n;
     d.data = (void *)keys;
     sd.rc = 1;

@@ -380,7 +380,7 @@ static void bind_param(CudaExec *c, int var, Value *v)
 
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
-static VkType vk_type(LcuBase b) { return b == LB_FLOAT ? VK_FLOAT : b == LB_BOOL ? VK_BOOL : VK_INT; }
+static VsElem vk_type(VsElem b) { return b == VS_FLOAT ? VS_FLOAT : b == VS_BOOL ? VS_BOOL : VS_INT; }
 
 static VkOp vk_op(LcuRop r)
 {
@@ -523,7 +523,7 @@ static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int6
         launch_grid(c, e[EP_RED], grid, 1, n, 4, t.table, NULL);
     for (int r = 0; r < nr; r++) {
         VkOp op = vk_op(s->rops[r]);
-        VkType ty = vk_type(c->types[s->res[r]].base);
+        VsElem ty = vk_type(c->types[s->res[r]].base);
         int64_t parts = n > 0 ? grid : 0;
         int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t.p[r], parts, c->hv[s->res[r]].d)
                                 : c->dev->lib.scan(op, ty, t.p[r], parts, t.p[r]);
@@ -557,7 +557,7 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
  * their total. */
 static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *out, const char *what)
 {
-    if (c->dev->lib.scan(VK_ADD, VK_INT, in, n, out) != 0)
+    if (c->dev->lib.scan(VK_ADD, VS_INT, in, n, out) != 0)
         lib_fail(c, what);
     c->lib_calls++;
     int32_t last[2];
@@ -659,7 +659,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         launch(c, f1, n, 4, t.table, NULL);
         for (int r = 0; r < nr; r++) {
             VkOp op = vk_op(s->rops[r]);
-            VkType ty = vk_type(c->types[s->res[r]].base);
+            VsElem ty = vk_type(c->types[s->res[r]].base);
             void *out = c->hv[s->res[r]].d;
             int rc;
             if (!seg)
@@ -704,7 +704,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             Value *ns = new_result(c, nv, m);
             DevCopy *dc = ns->dev;
             if (m > 0) {
-                if (c->dev->lib.seg_reduce(VK_ADD, VK_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
+                if (c->dev->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
                     lib_fail(c, "counting a filter's segments");
                 dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
                 int64_t total = 0;
@@ -765,8 +765,8 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         }
         int dv = s->args[0], sd = s->args[1];
         const vk_arr *d = &c->hv[dv];
-        LcuBase b = c->types[dv].base;
-        if (b != LB_INT && b != LB_FLOAT)
+        VsElem b = c->types[dv].base;
+        if (b != VS_INT && b != VS_FLOAT)
             rt_fatal("%s of a Bool vector", lcu_lib_name(s->lib));
         if (c->hv[sd].n != d->len)
             rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),

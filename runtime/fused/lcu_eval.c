@@ -240,8 +240,8 @@ static Scal prim(Ctx *c, const LcuExpr *e)
 {
     Scal a = ev(c, e->kids[0]), b = { 0 }, r = { 0 };
     int f;
-    LcuBase t = e->kids[0]->type;
-    int isf = t == LB_FLOAT, isb = t == LB_BOOL;
+    VsElem t = e->kids[0]->type;
+    int isf = t == VS_FLOAT, isb = t == VS_BOOL;
     if (e->nkids > 1)
         b = ev(c, e->kids[1]);
     switch (e->prim) {
@@ -497,7 +497,7 @@ static void check_reads(Ctx *c, const LcuExpr *e)
     switch (e->kind) {
     case LE_SUB: {
         Value *v = array(c, e->var);
-        if ((v->type == VT_FLOAT) != (e->type == LB_FLOAT))
+        if ((v->type == VT_FLOAT) != (e->type == VS_FLOAT))
             rt_fatal("lcu: x%d holds a %s vector, the kernel reads it as %s", e->var,
                      val_type_name((ValType)v->type), lcu_base_name(e->type));
         break;
@@ -581,7 +581,7 @@ static void check_rops(const LcuSoac *s, const LcuVarType *types)
         if ((int)s->rops[r] < 0 || s->rops[r] >= LR_COUNT)
             rt_fatal("lcu: internal error: reduction operator %d", (int)s->rops[r]);
         const LcuVarType *t = &types[s->res[r]];
-        if (t->kind != LV_ARRAY || (lcu_rop_base(s->rops[r]) == LB_FLOAT) != (t->base == LB_FLOAT))
+        if (t->kind != LV_ARRAY || (lcu_rop_base(s->rops[r]) == VS_FLOAT) != (t->base == VS_FLOAT))
             rt_fatal("lcu: internal error: %s of x%d does not match its type",
                      lcu_rop_name(s->rops[r]), s->res[r]);
     }
@@ -892,7 +892,7 @@ static void run_lib(Ctx *c, const LcuSoac *s, const LcuVarType *types, Outs *o)
 {
     if (s->nres != 1)
         rt_fatal("lcu: internal error: %s with %d results", lcu_lib_name(s->lib), s->nres);
-    if (types[s->res[0]].kind != LV_ARRAY || types[s->res[0]].base != LB_INT)
+    if (types[s->res[0]].kind != LV_ARRAY || types[s->res[0]].base != VS_INT)
         rt_fatal("lcu: internal error: %s result x%d is not an Int array", lcu_lib_name(s->lib),
                  s->res[0]);
     Value *v;

@@ -16,7 +16,7 @@ static inline ValType lcu_val_type(const LcuVarType *t)
 {
     if (t->kind == LV_SEGDES)
         return VT_SEGDES;
-    return t->base == LB_FLOAT ? VT_FLOAT : t->base == LB_BOOL ? VT_BOOL : VT_INT;
+    return t->base == VS_FLOAT ? VT_FLOAT : t->base == VS_BOOL ? VT_BOOL : VT_INT;
 }
 
 /* ENV maps plan variables to values. The kernel's params must be bound

@@ -18,7 +18,7 @@ static LcuKernel *map_reduce(int id, int xa, int xb, int xr, int xs)
     LcuSoac *m = lcu_soac_new(LS_MAP);
     m->nres = 1;
     m->res[0] = xr;
-    m->pull = lcu_thunk(lcu_prim2(LP_ADD, LB_INT, lcu_sub(xa, LB_INT, lcu_index()), lcu_sub(xb, LB_INT, lcu_index())),
+    m->pull = lcu_thunk(lcu_prim2(LP_ADD, VS_INT, lcu_sub(xa, VS_INT, lcu_index()), lcu_sub(xb, VS_INT, lcu_index())),
                         1);
     m->shape.kind = LSH_LEN;
     m->shape.var = xa;
@@ -27,7 +27,7 @@ static LcuKernel *map_reduce(int id, int xa, int xb, int xr, int xs)
     r->nres = 1;
     r->res[0] = xs;
     r->rops[0] = LR_IADD;
-    r->pull = lcu_thunk(lcu_sub(xr, LB_INT, lcu_index()), 1);
+    r->pull = lcu_thunk(lcu_sub(xr, VS_INT, lcu_index()), 1);
     r->shape.kind = LSH_LEN;
     r->shape.var = xr;
     lcu_kernel_add(k, r);
@@ -53,11 +53,11 @@ static LcuKernel *map_seg_of(void)
     LcuSoac *m = lcu_soac_new(LS_MAP);
     m->nres = 1;
     m->res[0] = 5;
-    LcuExpr *a = lcu_sub(1, LB_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
-    LcuExpr *b = lcu_sub(2, LB_INT, lcu_seg(LE_SEG_OF, 3, lcu_index()));
-    LcuExpr *c = lcu_sub(1, LB_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
-    LcuExpr *d = lcu_sub(2, LB_INT, lcu_seg(LE_SEG_OF, 3, lcu_sub(4, LB_INT, lcu_index())));
-    m->pull = lcu_thunk(lcu_prim2(LP_ADD, LB_INT, lcu_prim2(LP_ADD, LB_INT, a, b), lcu_prim2(LP_ADD, LB_INT, c, d)),
+    LcuExpr *a = lcu_sub(1, VS_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
+    LcuExpr *b = lcu_sub(2, VS_INT, lcu_seg(LE_SEG_OF, 3, lcu_index()));
+    LcuExpr *c = lcu_sub(1, VS_INT, lcu_seg(LE_SEG_OF, 0, lcu_index()));
+    LcuExpr *d = lcu_sub(2, VS_INT, lcu_seg(LE_SEG_OF, 3, lcu_sub(4, VS_INT, lcu_index())));
+    m->pull = lcu_thunk(lcu_prim2(LP_ADD, VS_INT, lcu_prim2(LP_ADD, VS_INT, a, b), lcu_prim2(LP_ADD, VS_INT, c, d)),
                         1);
     m->shape.kind = LSH_SEG_N;
     m->shape.var = 0;
@@ -144,7 +144,7 @@ static void test_fast_loads(LcuVarType *types)
     LcuSoac *m = lcu_soac_new(LS_MAP);
     m->nres = 1;
     m->res[0] = 5;
-    m->pull = lcu_thunk(lcu_sub(4, LB_INT, lcu_int(0)), 1);
+    m->pull = lcu_thunk(lcu_sub(4, VS_INT, lcu_int(0)), 1);
     m->shape.kind = LSH_LEN;
     m->shape.var = 1;
     lcu_kernel_add(c, m);
@@ -209,7 +209,7 @@ int main(void)
     LcuVarType types[NV];
     for (int v = 0; v < NV; v++) {
         types[v].kind = LV_ARRAY;
-        types[v].base = LB_INT;
+        types[v].base = VS_INT;
     }
     char msg[300];
 
@@ -286,26 +286,26 @@ int main(void)
             /* Float inputs change the text. */
             LcuVarType ft[NV];
             memcpy(ft, types, sizeof ft);
-            ft[4].base = LB_FLOAT;
-            ft[9].base = LB_FLOAT;
-            ft[5].base = LB_FLOAT;
-            ft[6].base = LB_FLOAT;
+            ft[4].base = VS_FLOAT;
+            ft[9].base = VS_FLOAT;
+            ft[5].base = VS_FLOAT;
+            ft[6].base = VS_FLOAT;
             LcuKernel *k5 = map_reduce(5, 4, 9, 5, 6);
-            k5->soacs[0]->pull->body->type = LB_FLOAT;
-            k5->soacs[0]->pull->body->kids[0]->type = LB_FLOAT;
-            k5->soacs[0]->pull->body->kids[1]->type = LB_FLOAT;
-            k5->soacs[1]->pull->body->type = LB_FLOAT;
+            k5->soacs[0]->pull->body->type = VS_FLOAT;
+            k5->soacs[0]->pull->body->kids[0]->type = VS_FLOAT;
+            k5->soacs[0]->pull->body->kids[1]->type = VS_FLOAT;
+            k5->soacs[1]->pull->body->type = VS_FLOAT;
             k5->soacs[1]->rops[0] = LR_FADD;
             CgKernelCode c5;
             CHECK(cg_unit_add(u, k5, ft, NV, &c5, msg, sizeof msg) == 0);
-            CHECK(c5.unique == 3 && c5.ltypes[0].base == LB_FLOAT);
+            CHECK(c5.unique == 3 && c5.ltypes[0].base == VS_FLOAT);
             cg_kernel_code_free(&c5);
             /* Float MAX: combined in order only, so no fused block reduce */
             LcuKernel *k6 = map_reduce(6, 4, 9, 5, 6);
-            k6->soacs[0]->pull->body->type = LB_FLOAT;
-            k6->soacs[0]->pull->body->kids[0]->type = LB_FLOAT;
-            k6->soacs[0]->pull->body->kids[1]->type = LB_FLOAT;
-            k6->soacs[1]->pull->body->type = LB_FLOAT;
+            k6->soacs[0]->pull->body->type = VS_FLOAT;
+            k6->soacs[0]->pull->body->kids[0]->type = VS_FLOAT;
+            k6->soacs[0]->pull->body->kids[1]->type = VS_FLOAT;
+            k6->soacs[1]->pull->body->type = VS_FLOAT;
             k6->soacs[1]->rops[0] = LR_FMAX;
             CHECK(!cg_tree_safe(k6->soacs[1]) && cg_tree_safe(k5->soacs[1]));
             CgKernelCode c6;

@@ -19,13 +19,13 @@ static LcuVarType types[NV];
 static void init_types(void)
 {
     for (int i = 0; i < NV; i++)
-        types[i] = (LcuVarType){LV_ARRAY, LB_FLOAT};
-    types[7] = (LcuVarType){LV_SEGDES, LB_INT};
-    types[8] = (LcuVarType){LV_ARRAY, LB_INT};
-    types[9] = (LcuVarType){LV_ARRAY, LB_BOOL};
-    types[10] = (LcuVarType){LV_ARRAY, LB_INT};
-    types[11] = (LcuVarType){LV_SEGDES, LB_INT};
-    types[13] = (LcuVarType){LV_ARRAY, LB_INT};
+        types[i] = (LcuVarType){LV_ARRAY, VS_FLOAT};
+    types[7] = (LcuVarType){LV_SEGDES, VS_INT};
+    types[8] = (LcuVarType){LV_ARRAY, VS_INT};
+    types[9] = (LcuVarType){LV_ARRAY, VS_BOOL};
+    types[10] = (LcuVarType){LV_ARRAY, VS_INT};
+    types[11] = (LcuVarType){LV_SEGDES, VS_INT};
+    types[13] = (LcuVarType){LV_ARRAY, VS_INT};
 }
 
 /* Printing into a string (the caller frees it). */
@@ -100,7 +100,7 @@ static int invalid(const LcuKernel *k, const char *s1, const char *s2)
 /* x[i] and x[0] for float arrays. */
 static LcuExpr *at_i(int x)
 {
-    return lcu_sub(x, types[x].kind == LV_ARRAY ? types[x].base : LB_INT, lcu_index());
+    return lcu_sub(x, types[x].kind == LV_ARRAY ? types[x].base : VS_INT, lcu_index());
 }
 
 static LcuExpr *at_0(int x)
@@ -149,14 +149,14 @@ static LcuKernel *k1(int id, int res, int arr)
 static LcuSoac *k2_filter(void)
 {
     LcuSoac *s = soac1(LS_FILTER, 3, lcu_thunk(at_i(1), 1), 1);
-    s->pred = lcu_thunk(lcu_prim2(LP_GT, LB_FLOAT, at_i(1), lcu_float(0.0)), 1);
+    s->pred = lcu_thunk(lcu_prim2(LP_GT, VS_FLOAT, at_i(1), lcu_float(0.0)), 1);
     return s;
 }
 
 /* K3: res = MAP { i => xs[i] / s[0] using xs, s } (#xs) */
 static LcuSoac *k3_map(int res, int sum)
 {
-    return soac1(LS_MAP, res, lcu_thunk(lcu_prim2(LP_DIV, LB_FLOAT, at_i(1), at_0(sum)), 1), 1);
+    return soac1(LS_MAP, res, lcu_thunk(lcu_prim2(LP_DIV, VS_FLOAT, at_i(1), at_0(sum)), 1), 1);
 }
 
 static void test_norm2(void)
@@ -238,7 +238,7 @@ static void test_norm2(void)
 
     /* KF1 after FILTER-REDUCE and horizontal fusion. */
     LcuKernel *f1 = lcu_kernel_new(11);
-    LcuExpr *items[2] = {at_i(1), lcu_if(lcu_prim2(LP_GT, LB_FLOAT, at_i(1), lcu_float(0.0)), at_i(1),
+    LcuExpr *items[2] = {at_i(1), lcu_if(lcu_prim2(LP_GT, VS_FLOAT, at_i(1), lcu_float(0.0)), at_i(1),
                                          lcu_float(0.0))};
     LcuSoac *red = lcu_soac_new(LS_REDUCE);
     red->nres = 2;
@@ -261,7 +261,7 @@ static void test_norm2(void)
 
     /* KF2: the two MAPs merged horizontally. */
     LcuKernel *f2 = lcu_kernel_new(12);
-    LcuExpr *divs[2] = {lcu_prim2(LP_DIV, LB_FLOAT, at_i(1), at_0(2)), lcu_prim2(LP_DIV, LB_FLOAT, at_i(1), at_0(4))};
+    LcuExpr *divs[2] = {lcu_prim2(LP_DIV, VS_FLOAT, at_i(1), at_0(2)), lcu_prim2(LP_DIV, VS_FLOAT, at_i(1), at_0(4))};
     LcuSoac *map = lcu_soac_new(LS_MAP);
     map->nres = 2;
     map->res[0] = 5;
@@ -329,102 +329,102 @@ static void test_print_expr(void)
     CHECK(expr_is(lcu_bool(1), "T"));
     CHECK(expr_is(lcu_bool(0), "F"));
     CHECK(expr_is(lcu_index(), "i"));
-    CHECK(expr_is(lcu_local(3, LB_INT), "t3"));
+    CHECK(expr_is(lcu_local(3, VS_INT), "t3"));
 
     /* Nested infix operations are parenthesised; top level ones are not. */
-    CHECK(expr_is(lcu_prim2(LP_MUL, LB_INT, at_i(8), lcu_prim2(LP_ADD, LB_INT, at_i(10), lcu_int(1))),
+    CHECK(expr_is(lcu_prim2(LP_MUL, VS_INT, at_i(8), lcu_prim2(LP_ADD, VS_INT, at_i(10), lcu_int(1))),
                   "x8[i] * (x10[i] + 1)"));
-    CHECK(expr_is(lcu_prim2(LP_ADD, LB_INT, lcu_prim2(LP_MUL, LB_INT, at_i(8), at_i(10)), lcu_int(1)),
+    CHECK(expr_is(lcu_prim2(LP_ADD, VS_INT, lcu_prim2(LP_MUL, VS_INT, at_i(8), at_i(10)), lcu_int(1)),
                   "(x8[i] * x10[i]) + 1"));
-    CHECK(expr_is(lcu_prim2(LP_SUB, LB_INT, at_i(8), lcu_int(-1)), "x8[i] - -1"));
+    CHECK(expr_is(lcu_prim2(LP_SUB, VS_INT, at_i(8), lcu_int(-1)), "x8[i] - -1"));
     /* AND/OR/XOR by operand type. */
-    CHECK(expr_is(lcu_prim2(LP_AND, LB_BOOL, at_i(9), lcu_bool(1)), "x9[i] && T"));
-    CHECK(expr_is(lcu_prim2(LP_OR, LB_BOOL, at_i(9), lcu_bool(0)), "x9[i] || F"));
-    CHECK(expr_is(lcu_prim2(LP_XOR, LB_BOOL, at_i(9), lcu_bool(1)), "x9[i] ^^ T"));
-    CHECK(expr_is(lcu_prim2(LP_AND, LB_INT, at_i(8), lcu_int(7)), "x8[i] & 7"));
-    CHECK(expr_is(lcu_prim2(LP_OR, LB_INT, at_i(8), lcu_int(7)), "x8[i] | 7"));
-    CHECK(expr_is(lcu_prim2(LP_XOR, LB_INT, at_i(8), lcu_int(7)), "x8[i] ^ 7"));
-    CHECK(expr_is(lcu_prim2(LP_LSHIFT, LB_INT, lcu_prim2(LP_RSHIFT, LB_INT, at_i(8), lcu_int(2)), lcu_int(1)),
+    CHECK(expr_is(lcu_prim2(LP_AND, VS_BOOL, at_i(9), lcu_bool(1)), "x9[i] && T"));
+    CHECK(expr_is(lcu_prim2(LP_OR, VS_BOOL, at_i(9), lcu_bool(0)), "x9[i] || F"));
+    CHECK(expr_is(lcu_prim2(LP_XOR, VS_BOOL, at_i(9), lcu_bool(1)), "x9[i] ^^ T"));
+    CHECK(expr_is(lcu_prim2(LP_AND, VS_INT, at_i(8), lcu_int(7)), "x8[i] & 7"));
+    CHECK(expr_is(lcu_prim2(LP_OR, VS_INT, at_i(8), lcu_int(7)), "x8[i] | 7"));
+    CHECK(expr_is(lcu_prim2(LP_XOR, VS_INT, at_i(8), lcu_int(7)), "x8[i] ^ 7"));
+    CHECK(expr_is(lcu_prim2(LP_LSHIFT, VS_INT, lcu_prim2(LP_RSHIFT, VS_INT, at_i(8), lcu_int(2)), lcu_int(1)),
                   "(x8[i] >> 2) << 1"));
-    CHECK(expr_is(lcu_prim2(LP_NE, LB_INT, lcu_prim2(LP_MOD, LB_INT, at_i(8), lcu_int(2)), lcu_int(0)),
+    CHECK(expr_is(lcu_prim2(LP_NE, VS_INT, lcu_prim2(LP_MOD, VS_INT, at_i(8), lcu_int(2)), lcu_int(0)),
                   "(x8[i] % 2) != 0"));
-    CHECK(expr_is(lcu_prim2(LP_LE, LB_FLOAT, at_i(1), lcu_float(1.5)), "x1[i] <= 1.5"));
-    CHECK(expr_is(lcu_prim2(LP_GE, LB_INT, at_i(8), lcu_int(1)), "x8[i] >= 1"));
-    CHECK(expr_is(lcu_prim2(LP_EQ, LB_INT, at_i(8), lcu_int(1)), "x8[i] == 1"));
-    CHECK(expr_is(lcu_prim2(LP_LT, LB_INT, at_i(8), lcu_int(1)), "x8[i] < 1"));
+    CHECK(expr_is(lcu_prim2(LP_LE, VS_FLOAT, at_i(1), lcu_float(1.5)), "x1[i] <= 1.5"));
+    CHECK(expr_is(lcu_prim2(LP_GE, VS_INT, at_i(8), lcu_int(1)), "x8[i] >= 1"));
+    CHECK(expr_is(lcu_prim2(LP_EQ, VS_INT, at_i(8), lcu_int(1)), "x8[i] == 1"));
+    CHECK(expr_is(lcu_prim2(LP_LT, VS_INT, at_i(8), lcu_int(1)), "x8[i] < 1"));
     /* Prefix prims. */
-    CHECK(expr_is(lcu_prim1(LP_SQRT, LB_FLOAT, lcu_prim2(LP_MUL, LB_FLOAT, at_i(1), at_i(1))),
+    CHECK(expr_is(lcu_prim1(LP_SQRT, VS_FLOAT, lcu_prim2(LP_MUL, VS_FLOAT, at_i(1), at_i(1))),
                   "sqrt(x1[i] * x1[i])"));
-    CHECK(expr_is(lcu_prim1(LP_I_TO_F, LB_INT, at_i(8)), "i_to_f(x8[i])"));
-    CHECK(expr_is(lcu_prim2(LP_RANDMOD, LB_INT, at_i(8), at_i(10)), "randmod(x8[i], x10[i])"));
-    CHECK(expr_is(lcu_prim2(LP_CHECKIDX, LB_INT, at_i(8), lcu_seg(LE_SEG_LEN, 7, lcu_index())),
+    CHECK(expr_is(lcu_prim1(LP_I_TO_F, VS_INT, at_i(8)), "i_to_f(x8[i])"));
+    CHECK(expr_is(lcu_prim2(LP_RANDMOD, VS_INT, at_i(8), at_i(10)), "randmod(x8[i], x10[i])"));
+    CHECK(expr_is(lcu_prim2(LP_CHECKIDX, VS_INT, at_i(8), lcu_seg(LE_SEG_LEN, 7, lcu_index())),
                   "checkidx(x8[i], seg_len(x7, i))"));
-    CHECK(expr_is(lcu_prim1(LP_NOT, LB_BOOL, at_i(9)), "not(x9[i])"));
-    CHECK(expr_is(lcu_prim2(LP_ADD, LB_INT, lcu_prim1(LP_NEG, LB_INT, at_i(8)), lcu_int(1)), "neg(x8[i]) + 1"));
+    CHECK(expr_is(lcu_prim1(LP_NOT, VS_BOOL, at_i(9)), "not(x9[i])"));
+    CHECK(expr_is(lcu_prim2(LP_ADD, VS_INT, lcu_prim1(LP_NEG, VS_INT, at_i(8)), lcu_int(1)), "neg(x8[i]) + 1"));
     /* if and let: bare at the top, in else-branches and let bodies;
      * parenthesised as operands, conditions, then-branches, let values. */
-    LcuExpr *e = lcu_if(lcu_prim2(LP_GT, LB_INT, at_i(8), lcu_int(0)), lcu_int(1),
-                        lcu_if(lcu_prim2(LP_LT, LB_INT, at_i(8), lcu_int(0)), lcu_int(-1), lcu_int(0)));
+    LcuExpr *e = lcu_if(lcu_prim2(LP_GT, VS_INT, at_i(8), lcu_int(0)), lcu_int(1),
+                        lcu_if(lcu_prim2(LP_LT, VS_INT, at_i(8), lcu_int(0)), lcu_int(-1), lcu_int(0)));
     CHECK(expr_is(lcu_expr_copy(e), "if x8[i] > 0 then 1 else if x8[i] < 0 then -1 else 0"));
-    CHECK(expr_is(lcu_prim2(LP_MUL, LB_INT, e, lcu_int(2)),
+    CHECK(expr_is(lcu_prim2(LP_MUL, VS_INT, e, lcu_int(2)),
                   "(if x8[i] > 0 then 1 else if x8[i] < 0 then -1 else 0) * 2"));
-    e = lcu_let(1, at_i(1), lcu_let(2, lcu_prim2(LP_MUL, LB_FLOAT, lcu_local(1, LB_FLOAT), lcu_float(2.0)),
-                                    lcu_prim2(LP_ADD, LB_FLOAT, lcu_local(2, LB_FLOAT), lcu_local(1, LB_FLOAT))));
+    e = lcu_let(1, at_i(1), lcu_let(2, lcu_prim2(LP_MUL, VS_FLOAT, lcu_local(1, VS_FLOAT), lcu_float(2.0)),
+                                    lcu_prim2(LP_ADD, VS_FLOAT, lcu_local(2, VS_FLOAT), lcu_local(1, VS_FLOAT))));
     CHECK(expr_is(lcu_expr_copy(e), "let t1 = x1[i] in let t2 = t1 * 2.0 in t2 + t1"));
-    CHECK(expr_is(lcu_let(3, lcu_if(lcu_bool(1), lcu_int(1), lcu_int(2)), lcu_local(3, LB_INT)),
+    CHECK(expr_is(lcu_let(3, lcu_if(lcu_bool(1), lcu_int(1), lcu_int(2)), lcu_local(3, VS_INT)),
                   "let t3 = (if T then 1 else 2) in t3"));
-    CHECK(expr_is(lcu_if(lcu_let(4, lcu_bool(1), lcu_local(4, LB_BOOL)), e, lcu_float(0.0)),
+    CHECK(expr_is(lcu_if(lcu_let(4, lcu_bool(1), lcu_local(4, VS_BOOL)), e, lcu_float(0.0)),
                   "if (let t4 = T in t4) then (let t1 = x1[i] in let t2 = t1 * 2.0 in t2 + t1) else 0.0"));
     /* Segment helpers and lengths. */
-    CHECK(expr_is(lcu_sub(12, LB_FLOAT, lcu_seg(LE_SEG_OF, 7, lcu_index())), "x12[seg_of(x7, i)]"));
-    CHECK(expr_is(lcu_prim2(LP_SUB, LB_INT, lcu_index(), lcu_seg(LE_SEG_START, 7, lcu_seg(LE_SEG_OF, 7, lcu_index()))),
+    CHECK(expr_is(lcu_sub(12, VS_FLOAT, lcu_seg(LE_SEG_OF, 7, lcu_index())), "x12[seg_of(x7, i)]"));
+    CHECK(expr_is(lcu_prim2(LP_SUB, VS_INT, lcu_index(), lcu_seg(LE_SEG_START, 7, lcu_seg(LE_SEG_OF, 7, lcu_index()))),
                   "i - seg_start(x7, seg_of(x7, i))"));
     CHECK(expr_is(lcu_seg(LE_SEG_LEN, 7, lcu_int(0)), "seg_len(x7, 0)"));
     CHECK(expr_is(lcu_seg(LE_SEG_COUNT, 7, NULL), "seg_count(x7)"));
-    CHECK(expr_is(lcu_prim2(LP_SUB, LB_INT, lcu_len(1), lcu_int(1)), "#x1 - 1"));
+    CHECK(expr_is(lcu_prim2(LP_SUB, VS_INT, lcu_len(1), lcu_int(1)), "#x1 - 1"));
 
     /* Builder types. */
-    e = lcu_prim2(LP_LT, LB_FLOAT, at_i(1), lcu_float(1));
-    CHECK(e->type == LB_BOOL);
+    e = lcu_prim2(LP_LT, VS_FLOAT, at_i(1), lcu_float(1));
+    CHECK(e->type == VS_BOOL);
     lcu_expr_free(e);
-    e = lcu_prim1(LP_ROUND, LB_FLOAT, at_i(1));
-    CHECK(e->type == LB_INT);
+    e = lcu_prim1(LP_ROUND, VS_FLOAT, at_i(1));
+    CHECK(e->type == VS_INT);
     lcu_expr_free(e);
-    e = lcu_prim1(LP_B_TO_I, LB_BOOL, at_i(9));
-    CHECK(e->type == LB_INT);
+    e = lcu_prim1(LP_B_TO_I, VS_BOOL, at_i(9));
+    CHECK(e->type == VS_INT);
     lcu_expr_free(e);
-    e = lcu_prim1(LP_I_TO_B, LB_INT, at_i(8));
-    CHECK(e->type == LB_BOOL);
+    e = lcu_prim1(LP_I_TO_B, VS_INT, at_i(8));
+    CHECK(e->type == VS_BOOL);
     lcu_expr_free(e);
-    e = lcu_prim1(LP_I_TO_F, LB_INT, at_i(8));
-    CHECK(e->type == LB_FLOAT);
+    e = lcu_prim1(LP_I_TO_F, VS_INT, at_i(8));
+    CHECK(e->type == VS_FLOAT);
     lcu_expr_free(e);
-    e = lcu_prim1(LP_COS, LB_FLOAT, at_i(1));
-    CHECK(e->type == LB_FLOAT);
+    e = lcu_prim1(LP_COS, VS_FLOAT, at_i(1));
+    CHECK(e->type == VS_FLOAT);
     lcu_expr_free(e);
-    e = lcu_prim2(LP_MOD, LB_INT, at_i(8), lcu_int(3));
-    CHECK(e->type == LB_INT);
+    e = lcu_prim2(LP_MOD, VS_INT, at_i(8), lcu_int(3));
+    CHECK(e->type == VS_INT);
     lcu_expr_free(e);
-    e = lcu_prim2(LP_RANDMOD, LB_INT, at_i(8), lcu_int(3));
-    CHECK(e->type == LB_INT);
+    e = lcu_prim2(LP_RANDMOD, VS_INT, at_i(8), lcu_int(3));
+    CHECK(e->type == VS_INT);
     lcu_expr_free(e);
     e = lcu_if(lcu_bool(1), lcu_float(1), lcu_float(2));
-    CHECK(e->type == LB_FLOAT);
+    CHECK(e->type == VS_FLOAT);
     lcu_expr_free(e);
     e = lcu_let(0, lcu_int(1), lcu_bool(0));
-    CHECK(e->type == LB_BOOL);
+    CHECK(e->type == VS_BOOL);
     lcu_expr_free(e);
     e = lcu_len(7);
-    CHECK(e->type == LB_INT && e->var == 7);
+    CHECK(e->type == VS_INT && e->var == 7);
     lcu_expr_free(e);
-    e = lcu_sub(9, LB_BOOL, lcu_index());
-    CHECK(e->type == LB_BOOL);
+    e = lcu_sub(9, VS_BOOL, lcu_index());
+    CHECK(e->type == VS_BOOL);
     lcu_expr_free(e);
 
     /* using: sorted distinct variables read through subscripts, lengths
      * and segment helpers. */
-    LcuExpr *it[3] = {at_i(12), lcu_prim2(LP_ADD, LB_INT, lcu_len(10), lcu_seg(LE_SEG_COUNT, 7, NULL)),
-                      lcu_sub(12, LB_FLOAT, lcu_sub(8, LB_INT, lcu_index()))};
+    LcuExpr *it[3] = {at_i(12), lcu_prim2(LP_ADD, VS_INT, lcu_len(10), lcu_seg(LE_SEG_COUNT, 7, NULL)),
+                      lcu_sub(12, VS_FLOAT, lcu_sub(8, VS_INT, lcu_index()))};
     LcuThunk *t = lcu_thunk(lcu_tuple(3, it), 3);
     CHECK(t->nusing == 4 && t->using[0] == 7 && t->using[1] == 8 && t->using[2] == 10 && t->using[3] == 12);
     /* After an edit, recompute. */
@@ -449,7 +449,7 @@ static void test_print_soacs(void)
 
     /* x13 = PERMUTE { i => x8[i] } { i => (#x8 - i) - 1 } (#x8) */
     LcuSoac *s = soac1(LS_PERMUTE, 13, lcu_thunk(at_i(8), 1), 8);
-    s->idx = lcu_thunk(lcu_prim2(LP_SUB, LB_INT, lcu_prim2(LP_SUB, LB_INT, lcu_len(8), lcu_index()), lcu_int(1)), 1);
+    s->idx = lcu_thunk(lcu_prim2(LP_SUB, VS_INT, lcu_prim2(LP_SUB, VS_INT, lcu_len(8), lcu_index()), lcu_int(1)), 1);
     CHECK(same(soac_text(s), "let x13 = PERMUTE { i => x8[i] using x8 } { i => (#x8 - i) - 1 using x8 } (#x8)"));
     lcu_kernel_add(k, s);
 
@@ -459,7 +459,7 @@ static void test_print_soacs(void)
     s->res[0] = 2;
     s->res[1] = 3;
     s->pull = lcu_thunk(at_i(1), 1);
-    s->pred = lcu_thunk(lcu_prim2(LP_GT, LB_FLOAT, at_i(1), lcu_float(0)), 1);
+    s->pred = lcu_thunk(lcu_prim2(LP_GT, VS_FLOAT, at_i(1), lcu_float(0)), 1);
     s->shape = (LcuShape){LSH_LEN, 1};
     CHECK(same(soac_text(s), "let (x2, x3) = PARTITION { i => x1[i] using x1 } { i => x1[i] > 0.0 using x1 } (#x1)"));
     lcu_kernel_add(k, s);
@@ -474,7 +474,7 @@ static void test_print_soacs(void)
     s = lcu_soac_new(LS_ONCE);
     s->nres = 1;
     s->res[0] = 4;
-    s->pull = lcu_thunk(lcu_prim2(LP_ADD, LB_FLOAT, at_0(2), at_0(3)), 1);
+    s->pull = lcu_thunk(lcu_prim2(LP_ADD, VS_FLOAT, at_0(2), at_0(3)), 1);
     CHECK(same(soac_text(s), "let x4 = ONCE { () => x2[0] + x3[0] using x2, x3 }"));
     lcu_kernel_add(k, s);
 
@@ -512,14 +512,14 @@ static void test_print_soacs(void)
     lcu_kernel_add(k, s);
 
     /* (x14, x15) = SEG_FILTER over x7 (x15 is the new segdes) */
-    types[14] = (LcuVarType){LV_ARRAY, LB_INT};
-    types[15] = (LcuVarType){LV_SEGDES, LB_INT};
+    types[14] = (LcuVarType){LV_ARRAY, VS_INT};
+    types[15] = (LcuVarType){LV_SEGDES, VS_INT};
     s = lcu_soac_new(LS_SEG_FILTER);
     s->nres = 2;
     s->res[0] = 14;
     s->res[1] = 15;
     s->pull = lcu_thunk(at_i(8), 1);
-    s->pred = lcu_thunk(lcu_prim2(LP_NE, LB_INT, at_i(8), lcu_int(0)), 1);
+    s->pred = lcu_thunk(lcu_prim2(LP_NE, VS_INT, at_i(8), lcu_int(0)), 1);
     s->shape = (LcuShape){LSH_SEG_N, 7};
     CHECK(same(soac_text(s), "let (x14, x15) = SEG_FILTER { i => x8[i] using x8 } { i => x8[i] != 0 using x8 } x7"));
     lcu_kernel_add(k, s);
@@ -596,14 +596,14 @@ static void test_reject(void)
     LcuKernel *k;
 
     /* A capture missing from `using`. */
-    k = map_kernel(5, lcu_prim2(LP_ADD, LB_FLOAT, at_i(1), at_0(2)));
+    k = map_kernel(5, lcu_prim2(LP_ADD, VS_FLOAT, at_i(1), at_0(2)));
     CHECK(valid(k));
     k->soacs[0]->pull->nusing = 1;          /* drop x2 (using is x1, x2) */
     CHECK(invalid(k, "SOAC 0 (MAP), pull thunk", "reads x2, which is not in its using list"));
     lcu_kernel_free(k);
 
     /* A subscript of a segdes. */
-    k = map_kernel(8, lcu_sub(7, LB_INT, lcu_index()));
+    k = map_kernel(8, lcu_sub(7, VS_INT, lcu_index()));
     CHECK(invalid(k, "SOAC 0 (MAP)", "subscript of x7, a segdes"));
     lcu_kernel_free(k);
     /* seg_of of an array. */
@@ -611,11 +611,11 @@ static void test_reject(void)
     CHECK(invalid(k, "seg_of of x8", "not a segdes"));
     lcu_kernel_free(k);
     /* A subscript with the wrong element type. */
-    k = map_kernel(5, lcu_sub(1, LB_INT, lcu_index()));
+    k = map_kernel(5, lcu_sub(1, VS_INT, lcu_index()));
     CHECK(invalid(k, "x1[...] has type int", NULL));
     lcu_kernel_free(k);
     /* A float subscript. */
-    k = map_kernel(5, lcu_sub(1, LB_FLOAT, lcu_float(0)));
+    k = map_kernel(5, lcu_sub(1, VS_FLOAT, lcu_float(0)));
     CHECK(invalid(k, "x1 subscripted by a float", NULL));
     lcu_kernel_free(k);
 
@@ -685,17 +685,17 @@ static void test_reject(void)
 
     /* An unbound local; a local of the wrong type; a let-bound one is fine,
      * and scopes end with the let. */
-    k = map_kernel(5, lcu_prim2(LP_ADD, LB_FLOAT, at_i(1), lcu_local(3, LB_FLOAT)));
+    k = map_kernel(5, lcu_prim2(LP_ADD, VS_FLOAT, at_i(1), lcu_local(3, VS_FLOAT)));
     CHECK(invalid(k, "t3 is not bound by an enclosing let", NULL));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_let(3, lcu_int(1), lcu_local(3, LB_FLOAT)));
+    k = map_kernel(5, lcu_let(3, lcu_int(1), lcu_local(3, VS_FLOAT)));
     CHECK(invalid(k, "t3 used as float but bound to int", NULL));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_let(3, at_i(1), lcu_prim2(LP_ADD, LB_FLOAT, lcu_local(3, LB_FLOAT), lcu_float(1))));
+    k = map_kernel(5, lcu_let(3, at_i(1), lcu_prim2(LP_ADD, VS_FLOAT, lcu_local(3, VS_FLOAT), lcu_float(1))));
     CHECK(valid(k));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_prim2(LP_ADD, LB_FLOAT, lcu_let(3, at_i(1), lcu_local(3, LB_FLOAT)),
-                                lcu_local(3, LB_FLOAT)));
+    k = map_kernel(5, lcu_prim2(LP_ADD, VS_FLOAT, lcu_let(3, at_i(1), lcu_local(3, VS_FLOAT)),
+                                lcu_local(3, VS_FLOAT)));
     CHECK(invalid(k, "t3 is not bound", NULL));
     lcu_kernel_free(k);
 
@@ -708,35 +708,35 @@ static void test_reject(void)
     lcu_kernel_free(k);
 
     /* Prim operand types. */
-    k = map_kernel(5, lcu_prim1(LP_SQRT, LB_INT, lcu_int(4)));
+    k = map_kernel(5, lcu_prim1(LP_SQRT, VS_INT, lcu_int(4)));
     CHECK(invalid(k, "sqrt applied to int", NULL));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_prim2(LP_ADD, LB_FLOAT, at_i(1), lcu_int(1)));
+    k = map_kernel(5, lcu_prim2(LP_ADD, VS_FLOAT, at_i(1), lcu_int(1)));
     CHECK(invalid(k, "add applied to float and int", NULL));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_prim2(LP_LT, LB_BOOL, at_i(9), lcu_bool(1)));
+    k = map_kernel(5, lcu_prim2(LP_LT, VS_BOOL, at_i(9), lcu_bool(1)));
     CHECK(invalid(k, "lt applied to bool", NULL));
     lcu_kernel_free(k);
-    k = map_kernel(5, lcu_prim2(LP_MOD, LB_FLOAT, at_i(1), at_i(1)));
+    k = map_kernel(5, lcu_prim2(LP_MOD, VS_FLOAT, at_i(1), at_i(1)));
     CHECK(invalid(k, "mod applied to float", NULL));
     lcu_kernel_free(k);
     /* A stored type that disagrees with the builder's rule. */
-    LcuExpr *bad = lcu_prim2(LP_ADD, LB_INT, lcu_int(1), lcu_int(2));
-    bad->type = LB_FLOAT;
+    LcuExpr *bad = lcu_prim2(LP_ADD, VS_INT, lcu_int(1), lcu_int(2));
+    bad->type = VS_FLOAT;
     k = map_kernel(5, bad);
     CHECK(invalid(k, "add has type float, should be int", NULL));
     lcu_kernel_free(k);
 
     /* A tuple not at the top; a tuple in tail position under let/if is fine. */
     LcuExpr *two[2] = {at_i(1), at_i(1)};
-    k = map_kernel(5, lcu_prim2(LP_ADD, LB_FLOAT, lcu_tuple(2, two), lcu_float(1)));
+    k = map_kernel(5, lcu_prim2(LP_ADD, VS_FLOAT, lcu_tuple(2, two), lcu_float(1)));
     CHECK(invalid(k, "a tuple not in tail position", NULL));
     lcu_kernel_free(k);
     {
-        LcuExpr *p1[2] = {lcu_local(1, LB_FLOAT), lcu_float(0)};
-        LcuExpr *p2[2] = {lcu_float(0), lcu_local(1, LB_FLOAT)};
+        LcuExpr *p1[2] = {lcu_local(1, VS_FLOAT), lcu_float(0)};
+        LcuExpr *p2[2] = {lcu_float(0), lcu_local(1, VS_FLOAT)};
         LcuExpr *body = lcu_let(1, at_i(1),
-                                lcu_if(lcu_prim2(LP_GT, LB_FLOAT, lcu_local(1, LB_FLOAT), lcu_float(0)),
+                                lcu_if(lcu_prim2(LP_GT, VS_FLOAT, lcu_local(1, VS_FLOAT), lcu_float(0)),
                                        lcu_tuple(2, p1), lcu_tuple(2, p2)));
         k = lcu_kernel_new(10);
         LcuSoac *m = soac1(LS_MAP, 5, lcu_thunk(body, 2), 1);
@@ -829,7 +829,7 @@ static void test_reject(void)
     CHECK(lcu_validate_kernel(k, types, NV, NULL, 0) == -1);
     /* Without types, the type-dependent checks are skipped. */
     lcu_kernel_free(k);
-    k = map_kernel(8, lcu_sub(7, LB_INT, lcu_index()));
+    k = map_kernel(8, lcu_sub(7, VS_INT, lcu_index()));
     CHECK(lcu_validate_kernel(k, NULL, NV, NULL, 0) == 0);
     lcu_kernel_free(k);
 }
@@ -844,8 +844,8 @@ static void test_names(void)
     CHECK(strcmp(lcu_prim_name(LP_TANH), "tanh") == 0);
     CHECK(strcmp(lcu_prim_name(LP_B_TO_I), "b_to_i") == 0);
     CHECK(strcmp(lcu_lib_name(LL_RAND_STREAM), "rand_stream") == 0);
-    CHECK(strcmp(lcu_base_name(LB_BOOL), "bool") == 0);
-    CHECK(lcu_rop_base(LR_IXOR) == LB_INT && lcu_rop_base(LR_FMIN) == LB_FLOAT && lcu_rop_base(LR_BAND) == LB_BOOL);
+    CHECK(strcmp(lcu_base_name(VS_BOOL), "bool") == 0);
+    CHECK(lcu_rop_base(LR_IXOR) == VS_INT && lcu_rop_base(LR_FMIN) == VS_FLOAT && lcu_rop_base(LR_BAND) == VS_BOOL);
     for (int p = 0; p < LP_COUNT; p++)
         CHECK(lcu_prim_name((LcuPrim)p)[0] != '?');
     for (int r = 0; r < LR_COUNT; r++)
@@ -869,11 +869,11 @@ static void test_prims(void)
     }
     CHECK(lcu_prim_of_op(OP_ADD) == LP_ADD && lcu_prim_of_op(OP_B_TO_I) == LP_B_TO_I);
     CHECK(lcu_prim_of_op(OP_PLUS_SCAN) == LP_COUNT && lcu_prim_of_op(OP_COUNT) == LP_COUNT);
-    CHECK(lcu_prim_result(LP_LT, LB_FLOAT) == LB_BOOL && lcu_prim_result(LP_ADD, LB_FLOAT) == LB_FLOAT);
-    CHECK(lcu_prim_result(LP_FLOOR, LB_FLOAT) == LB_INT && lcu_prim_result(LP_I_TO_F, LB_INT) == LB_FLOAT);
-    CHECK(lcu_prim_operand_ok(LP_MOD, LB_INT) && !lcu_prim_operand_ok(LP_MOD, LB_FLOAT));
-    CHECK(lcu_prim_operand_ok(LP_AND, LB_BOOL) && !lcu_prim_operand_ok(LP_AND, LB_FLOAT));
-    CHECK(!lcu_prim_operand_ok(LP_COUNT, LB_INT));
+    CHECK(lcu_prim_result(LP_LT, VS_FLOAT) == VS_BOOL && lcu_prim_result(LP_ADD, VS_FLOAT) == VS_FLOAT);
+    CHECK(lcu_prim_result(LP_FLOOR, VS_FLOAT) == VS_INT && lcu_prim_result(LP_I_TO_F, VS_INT) == VS_FLOAT);
+    CHECK(lcu_prim_operand_ok(LP_MOD, VS_INT) && !lcu_prim_operand_ok(LP_MOD, VS_FLOAT));
+    CHECK(lcu_prim_operand_ok(LP_AND, VS_BOOL) && !lcu_prim_operand_ok(LP_AND, VS_FLOAT));
+    CHECK(!lcu_prim_operand_ok(LP_COUNT, VS_INT));
     CHECK(lcu_prims[LP_SQRT].fmath(4.0) == 2.0 && strcmp(lcu_prims[LP_TANH].math, "tanh") == 0);
 }
 

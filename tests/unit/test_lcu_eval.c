@@ -55,13 +55,13 @@ static Value *segs(int m, const int32_t *l)
 
 static LcuVarType type_of(const Value *v)
 {
-    LcuVarType t = { LV_ARRAY, LB_INT };
+    LcuVarType t = { LV_ARRAY, VS_INT };
     if (v->type == VT_SEGDES)
         t.kind = LV_SEGDES;
     else if (v->type == VT_BOOL)
-        t.base = LB_BOOL;
+        t.base = VS_BOOL;
     else if (v->type == VT_FLOAT)
-        t.base = LB_FLOAT;
+        t.base = VS_FLOAT;
     return t;
 }
 
@@ -75,7 +75,7 @@ static void bind(int var, Value *v)
 }
 
 /* Declare the type of a variable a kernel binds. */
-static void decl(int var, LcuVarKind kind, LcuBase base)
+static void decl(int var, LcuVarKind kind, VsElem base)
 {
     types[var].kind = kind;
     types[var].base = base;
@@ -135,10 +135,10 @@ static int same_value(const Value *a, const Value *b)
 
 /* ---- building kernels ------------------------------------------------------ */
 
-static LcuExpr *at(int var, LcuBase b) { return lcu_sub(var, b, lcu_index()); }
-static LcuExpr *at0(int var, LcuBase b) { return lcu_sub(var, b, lcu_int(0)); }
-static LcuExpr *p2(LcuPrim p, LcuBase t, LcuExpr *a, LcuExpr *b) { return lcu_prim2(p, t, a, b); }
-static LcuExpr *p1(LcuPrim p, LcuBase t, LcuExpr *a) { return lcu_prim1(p, t, a); }
+static LcuExpr *at(int var, VsElem b) { return lcu_sub(var, b, lcu_index()); }
+static LcuExpr *at0(int var, VsElem b) { return lcu_sub(var, b, lcu_int(0)); }
+static LcuExpr *p2(LcuPrim p, VsElem t, LcuExpr *a, LcuExpr *b) { return lcu_prim2(p, t, a, b); }
+static LcuExpr *p1(LcuPrim p, VsElem t, LcuExpr *a) { return lcu_prim1(p, t, a); }
 
 static LcuExpr *tup2(LcuExpr *a, LcuExpr *b)
 {
@@ -266,8 +266,8 @@ static void test_rand(void)
      * LIB rand_stream; the draws are internal. */
     int32_t lim[5] = { 100, 100, 100, 100, 100 };
     bind(0, ints(5, lim));
-    decl(1, LV_ARRAY, LB_INT);
-    decl(2, LV_ARRAY, LB_INT);
+    decl(1, LV_ARRAY, VS_INT);
+    decl(2, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(7);
     LcuSoac *r = soac(LS_LIB, 1, (int[]){ 1 }, LSH_ONE, -1);
     r->lib = LL_RAND_STREAM;
@@ -275,7 +275,7 @@ static void test_rand(void)
     r->args[0] = 0;
     lcu_kernel_add(k, r);
     lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0,
-                            p2(LP_RANDMOD, LB_INT, at(1, LB_INT), at(0, LB_INT))));
+                            p2(LP_RANDMOD, VS_INT, at(1, VS_INT), at(0, VS_INT))));
     unsigned char need[NV] = { 0 };
     need[2] = 1;
     run_need(k, need);
@@ -293,16 +293,16 @@ static void test_map_int(void)
     LcuExpr *items[10];
     int res[10];
     for (int j = 0; j < nops; j++) {
-        items[j] = p2(ops[j], LB_INT, at(0, LB_INT), at(1, LB_INT));
+        items[j] = p2(ops[j], VS_INT, at(0, VS_INT), at(1, VS_INT));
         res[j] = 10 + j;
-        decl(res[j], LV_ARRAY, ops[j] == LP_LT ? LB_BOOL : LB_INT);
+        decl(res[j], LV_ARRAY, ops[j] == LP_LT ? VS_BOOL : VS_INT);
     }
-    items[nops] = p1(LP_NEG, LB_INT, at(0, LB_INT));
-    items[nops + 1] = p1(LP_NOT, LB_INT, at(0, LB_INT));
+    items[nops] = p1(LP_NEG, VS_INT, at(0, VS_INT));
+    items[nops + 1] = p1(LP_NOT, VS_INT, at(0, VS_INT));
     res[nops] = 10 + nops;
     res[nops + 1] = 11 + nops;
-    decl(res[nops], LV_ARRAY, LB_INT);
-    decl(res[nops + 1], LV_ARRAY, LB_INT);
+    decl(res[nops], LV_ARRAY, VS_INT);
+    decl(res[nops + 1], LV_ARRAY, VS_INT);
     LcuSoac *s = soac(LS_MAP, nops + 2, res, LSH_LEN, 0);
     s->pull = lcu_thunk(lcu_tuple(nops + 2, items), nops + 2);
     int64_t calls = lcu_eval_stats()->thunk_calls, kernels = lcu_eval_stats()->kernels;
@@ -324,13 +324,13 @@ static void test_map_int(void)
     bind(2, bools(4, (int32_t[]){ 0, 1, 0, 1 }));
     bind(3, bools(4, (int32_t[]){ 0, 0, 1, 1 }));
     LcuExpr *b[4] = {
-        p2(LP_AND, LB_BOOL, at(2, LB_BOOL), at(3, LB_BOOL)),
-        p2(LP_OR, LB_BOOL, at(2, LB_BOOL), at(3, LB_BOOL)),
-        p2(LP_XOR, LB_BOOL, at(2, LB_BOOL), at(3, LB_BOOL)),
-        p1(LP_NOT, LB_BOOL, at(2, LB_BOOL)),
+        p2(LP_AND, VS_BOOL, at(2, VS_BOOL), at(3, VS_BOOL)),
+        p2(LP_OR, VS_BOOL, at(2, VS_BOOL), at(3, VS_BOOL)),
+        p2(LP_XOR, VS_BOOL, at(2, VS_BOOL), at(3, VS_BOOL)),
+        p1(LP_NOT, VS_BOOL, at(2, VS_BOOL)),
     };
     for (int j = 0; j < 4; j++)
-        decl(30 + j, LV_ARRAY, LB_BOOL);
+        decl(30 + j, LV_ARRAY, VS_BOOL);
     s = soac(LS_MAP, 4, (int[]){ 30, 31, 32, 33 }, LSH_LEN, 2);
     s->pull = lcu_thunk(lcu_tuple(4, b), 4);
     run(kernel1(s));
@@ -345,16 +345,16 @@ static void test_map_float(void)
 {
     bind(0, floats(7, (double[]){ 1.0, 0.0, 7.0, -1.0, 2.5, -2.5, 1e10 }));
     bind(1, floats(7, (double[]){ 0.0, 0.0, 2.0, 0.0, 1.0, 1.0, 1.0 }));
-    decl(2, LV_ARRAY, LB_FLOAT);
-    decl(3, LV_ARRAY, LB_INT);
-    decl(4, LV_ARRAY, LB_INT);
-    decl(5, LV_ARRAY, LB_BOOL);
+    decl(2, LV_ARRAY, VS_FLOAT);
+    decl(3, LV_ARRAY, VS_INT);
+    decl(4, LV_ARRAY, VS_INT);
+    decl(5, LV_ARRAY, VS_BOOL);
     LcuExpr *items[4] = {
-        p2(LP_DIV, LB_FLOAT, at(0, LB_FLOAT), at(1, LB_FLOAT)),
-        p1(LP_ROUND, LB_FLOAT, at(0, LB_FLOAT)),
-        p1(LP_FLOOR, LB_FLOAT, p2(LP_MUL, LB_FLOAT, at(0, LB_FLOAT), lcu_float(-1.5))),
-        p2(LP_NE, LB_FLOAT, p2(LP_DIV, LB_FLOAT, at(0, LB_FLOAT), at(1, LB_FLOAT)),
-           p2(LP_DIV, LB_FLOAT, at(0, LB_FLOAT), at(1, LB_FLOAT))),
+        p2(LP_DIV, VS_FLOAT, at(0, VS_FLOAT), at(1, VS_FLOAT)),
+        p1(LP_ROUND, VS_FLOAT, at(0, VS_FLOAT)),
+        p1(LP_FLOOR, VS_FLOAT, p2(LP_MUL, VS_FLOAT, at(0, VS_FLOAT), lcu_float(-1.5))),
+        p2(LP_NE, VS_FLOAT, p2(LP_DIV, VS_FLOAT, at(0, VS_FLOAT), at(1, VS_FLOAT)),
+           p2(LP_DIV, VS_FLOAT, at(0, VS_FLOAT), at(1, VS_FLOAT))),
     };
     LcuSoac *s = soac(LS_MAP, 4, (int[]){ 2, 3, 4, 5 }, LSH_LEN, 0);
     s->pull = lcu_thunk(lcu_tuple(4, items), 4);
@@ -369,19 +369,19 @@ static void test_map_float(void)
 
     /* Conversions at the edges (vcode/SPEC.md §4.1). */
     bind(6, floats(4, (double[]){ -2147483648.9, 2147483647.9, -0.5, 0.49999999999999994 }));
-    decl(7, LV_ARRAY, LB_INT);
-    decl(8, LV_ARRAY, LB_INT);
+    decl(7, LV_ARRAY, VS_INT);
+    decl(8, LV_ARRAY, VS_INT);
     s = soac(LS_MAP, 2, (int[]){ 7, 8 }, LSH_LEN, 6);
-    s->pull = lcu_thunk(tup2(p1(LP_FLOOR, LB_FLOAT, at(6, LB_FLOAT)),
-                             p1(LP_ROUND, LB_FLOAT, at(6, LB_FLOAT))), 2);
+    s->pull = lcu_thunk(tup2(p1(LP_FLOOR, VS_FLOAT, at(6, VS_FLOAT)),
+                             p1(LP_ROUND, VS_FLOAT, at(6, VS_FLOAT))), 2);
     run(kernel1(s));
     CHECK(is_ints(7, 4, (int32_t[]){ INT32_MIN, 2147483647, -1, 0 }));
     CHECK(is_ints(8, 4, (int32_t[]){ -2147483648, INT32_MIN, 0, 1 }));
 
     /* Int -> float and the math library. */
     bind(9, ints(3, (int32_t[]){ 4, -9, 0 }));
-    decl(10, LV_ARRAY, LB_FLOAT);
-    run(kernel1(soac1(LS_MAP, 10, LSH_LEN, 9, p1(LP_SQRT, LB_FLOAT, p1(LP_I_TO_F, LB_INT, at(9, LB_INT))))));
+    decl(10, LV_ARRAY, VS_FLOAT);
+    run(kernel1(soac1(LS_MAP, 10, LSH_LEN, 9, p1(LP_SQRT, VS_FLOAT, p1(LP_I_TO_F, VS_INT, at(9, VS_INT))))));
     CHECK(env[10] && VF(env[10])[0] == 2.0 && isnan(VF(env[10])[1]) && VF(env[10])[2] == 0.0);
     clear_env();
 }
@@ -393,12 +393,12 @@ static void test_seg_reduce_scan(void)
 {
     bind(0, ints(8, D8));
     bind(1, segs(4, L4));
-    decl(2, LV_ARRAY, LB_FLOAT);
-    decl(3, LV_ARRAY, LB_INT);
-    decl(4, LV_ARRAY, LB_INT);
-    decl(5, LV_ARRAY, LB_INT);
-    LcuExpr *items[4] = { p1(LP_I_TO_F, LB_INT, at(0, LB_INT)), at(0, LB_INT), at(0, LB_INT),
-                          at(0, LB_INT) };
+    decl(2, LV_ARRAY, VS_FLOAT);
+    decl(3, LV_ARRAY, VS_INT);
+    decl(4, LV_ARRAY, VS_INT);
+    decl(5, LV_ARRAY, VS_INT);
+    LcuExpr *items[4] = { p1(LP_I_TO_F, VS_INT, at(0, VS_INT)), at(0, VS_INT), at(0, VS_INT),
+                          at(0, VS_INT) };
     LcuSoac *s = soac(LS_SEG_REDUCE, 4, (int[]){ 2, 3, 4, 5 }, LSH_SEG_N, 1);
     s->pull = lcu_thunk(lcu_tuple(4, items), 4);
     s->rops[0] = LR_FADD;
@@ -411,10 +411,10 @@ static void test_seg_reduce_scan(void)
     CHECK(is_ints(4, 4, (int32_t[]){ 0, -1, 0, -1 }));
     CHECK(is_ints(5, 4, (int32_t[]){ 8, 0, 23, 0 }));
 
-    decl(6, LV_ARRAY, LB_INT);
-    decl(7, LV_ARRAY, LB_INT);
-    decl(8, LV_ARRAY, LB_FLOAT);
-    LcuExpr *sc[3] = { at(0, LB_INT), at(0, LB_INT), p1(LP_I_TO_F, LB_INT, at(0, LB_INT)) };
+    decl(6, LV_ARRAY, VS_INT);
+    decl(7, LV_ARRAY, VS_INT);
+    decl(8, LV_ARRAY, VS_FLOAT);
+    LcuExpr *sc[3] = { at(0, VS_INT), at(0, VS_INT), p1(LP_I_TO_F, VS_INT, at(0, VS_INT)) };
     s = soac(LS_SEG_SCAN, 3, (int[]){ 6, 7, 8 }, LSH_SEG_N, 1);
     s->pull = lcu_thunk(lcu_tuple(3, sc), 3);
     s->rops[0] = LR_IADD;
@@ -429,22 +429,22 @@ static void test_seg_reduce_scan(void)
     /* Float MAX over values below the identity gives the identity. */
     bind(9, floats(2, (double[]){ -1e37, -2e37 }));
     bind(10, segs(1, (int32_t[]){ 2 }));
-    decl(11, LV_ARRAY, LB_FLOAT);
-    s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, LB_FLOAT));
+    decl(11, LV_ARRAY, VS_FLOAT);
+    s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, VS_FLOAT));
     s->rops[0] = LR_FMAX;
     run(kernel1(s));
     CHECK(is_floats(11, 1, (double[]){ -big }));
 
     /* Unsegmented SCAN and REDUCE; bool rops. */
     bind(12, bools(4, (int32_t[]){ 1, 1, 0, 1 }));
-    decl(13, LV_ARRAY, LB_INT);
-    decl(14, LV_ARRAY, LB_BOOL);
-    decl(15, LV_ARRAY, LB_BOOL);
-    s = soac1(LS_SCAN, 13, LSH_LEN, 0, at(0, LB_INT));
+    decl(13, LV_ARRAY, VS_INT);
+    decl(14, LV_ARRAY, VS_BOOL);
+    decl(15, LV_ARRAY, VS_BOOL);
+    s = soac1(LS_SCAN, 13, LSH_LEN, 0, at(0, VS_INT));
     s->rops[0] = LR_IADD;
     LcuKernel *k = kernel1(s);
     s = soac(LS_REDUCE, 2, (int[]){ 14, 15 }, LSH_LEN, 12);
-    s->pull = lcu_thunk(tup2(at(12, LB_BOOL), at(12, LB_BOOL)), 2);
+    s->pull = lcu_thunk(tup2(at(12, VS_BOOL), at(12, VS_BOOL)), 2);
     s->rops[0] = LR_BAND;
     s->rops[1] = LR_BXOR;
     lcu_kernel_add(k, s);
@@ -462,15 +462,15 @@ static void test_norm2(void)
     static const double xs[] = { 1.5, -2.0, 3.25, 0.0, -0.5, 4.0, 1e-3, 0.1, 0.2 };
     const int n = (int)(sizeof xs / sizeof xs[0]);
     bind(0, floats(n, xs));
-    decl(1, LV_ARRAY, LB_FLOAT);        /* sum1 */
-    decl(2, LV_ARRAY, LB_FLOAT);        /* sum2 */
-    decl(3, LV_ARRAY, LB_FLOAT);        /* res1 */
-    decl(4, LV_ARRAY, LB_FLOAT);        /* res2 */
+    decl(1, LV_ARRAY, VS_FLOAT);        /* sum1 */
+    decl(2, LV_ARRAY, VS_FLOAT);        /* sum2 */
+    decl(3, LV_ARRAY, VS_FLOAT);        /* res1 */
+    decl(4, LV_ARRAY, VS_FLOAT);        /* res2 */
     LcuSoac *s = soac(LS_REDUCE, 2, (int[]){ 1, 2 }, LSH_LEN, 0);
-    s->pull = lcu_thunk(lcu_let(0, at(0, LB_FLOAT),
-                                tup2(lcu_local(0, LB_FLOAT),
-                                     lcu_if(p2(LP_GT, LB_FLOAT, lcu_local(0, LB_FLOAT), lcu_float(0.0)),
-                                            lcu_local(0, LB_FLOAT), lcu_float(0.0)))),
+    s->pull = lcu_thunk(lcu_let(0, at(0, VS_FLOAT),
+                                tup2(lcu_local(0, VS_FLOAT),
+                                     lcu_if(p2(LP_GT, VS_FLOAT, lcu_local(0, VS_FLOAT), lcu_float(0.0)),
+                                            lcu_local(0, VS_FLOAT), lcu_float(0.0)))),
                         2);
     s->rops[0] = LR_FADD;
     s->rops[1] = LR_FADD;
@@ -485,8 +485,8 @@ static void test_norm2(void)
     CHECK(is_floats(2, 1, &sum2));
 
     s = soac(LS_MAP, 2, (int[]){ 3, 4 }, LSH_LEN, 0);
-    s->pull = lcu_thunk(tup2(p2(LP_DIV, LB_FLOAT, at(0, LB_FLOAT), at0(1, LB_FLOAT)),
-                             p2(LP_DIV, LB_FLOAT, at(0, LB_FLOAT), at0(2, LB_FLOAT))),
+    s->pull = lcu_thunk(tup2(p2(LP_DIV, VS_FLOAT, at(0, VS_FLOAT), at0(1, VS_FLOAT)),
+                             p2(LP_DIV, VS_FLOAT, at(0, VS_FLOAT), at0(2, VS_FLOAT))),
                         2);
     run(kernel1(s));
     double r1[16], r2[16];
@@ -499,13 +499,13 @@ static void test_norm2(void)
 
     /* Unfused KF1 (FILTER, then a REDUCE over its output) agrees bit for bit;
      * gts is internal. */
-    decl(5, LV_ARRAY, LB_FLOAT);        /* gts */
-    decl(6, LV_ARRAY, LB_FLOAT);
+    decl(5, LV_ARRAY, VS_FLOAT);        /* gts */
+    decl(6, LV_ARRAY, VS_FLOAT);
     LcuKernel *k = lcu_kernel_new(2);
-    s = soac1(LS_FILTER, 5, LSH_LEN, 0, at(0, LB_FLOAT));
-    s->pred = lcu_thunk(p2(LP_GT, LB_FLOAT, at(0, LB_FLOAT), lcu_float(0.0)), 1);
+    s = soac1(LS_FILTER, 5, LSH_LEN, 0, at(0, VS_FLOAT));
+    s->pred = lcu_thunk(p2(LP_GT, VS_FLOAT, at(0, VS_FLOAT), lcu_float(0.0)), 1);
     lcu_kernel_add(k, s);
-    s = soac1(LS_REDUCE, 6, LSH_LEN, 5, at(5, LB_FLOAT));
+    s = soac1(LS_REDUCE, 6, LSH_LEN, 5, at(5, VS_FLOAT));
     s->rops[0] = LR_FADD;
     lcu_kernel_add(k, s);
     unsigned char need[NV] = { 0 };
@@ -520,11 +520,11 @@ static void test_filter_partition_once(void)
 {
     bind(0, ints(8, D8));
     bind(1, floats(8, (double[]){ 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5 }));
-    decl(2, LV_ARRAY, LB_INT);
-    decl(3, LV_ARRAY, LB_FLOAT);
+    decl(2, LV_ARRAY, VS_INT);
+    decl(3, LV_ARRAY, VS_FLOAT);
     LcuSoac *s = soac(LS_FILTER, 2, (int[]){ 2, 3 }, LSH_LEN, 0);
-    s->pull = lcu_thunk(tup2(at(0, LB_INT), at(1, LB_FLOAT)), 2);
-    s->pred = lcu_thunk(p2(LP_GT, LB_INT, at(0, LB_INT), lcu_int(2)), 1);
+    s->pull = lcu_thunk(tup2(at(0, VS_INT), at(1, VS_FLOAT)), 2);
+    s->pred = lcu_thunk(p2(LP_GT, VS_INT, at(0, VS_INT), lcu_int(2)), 1);
     run(kernel1(s));
     CHECK(is_ints(2, 5, (int32_t[]){ 3, 4, 5, 9, 6 }));
     CHECK(is_floats(3, 5, (double[]){ 0.5, 2.5, 4.5, 5.5, 7.5 }));
@@ -532,31 +532,31 @@ static void test_filter_partition_once(void)
     /* The pull of a dropped element is not evaluated: 12 / x[i] with the
      * zeros filtered out. */
     bind(4, ints(4, (int32_t[]){ 3, 0, 4, 0 }));
-    decl(5, LV_ARRAY, LB_INT);
-    s = soac1(LS_FILTER, 5, LSH_LEN, 4, p2(LP_DIV, LB_INT, lcu_int(12), at(4, LB_INT)));
-    s->pred = lcu_thunk(p2(LP_NE, LB_INT, at(4, LB_INT), lcu_int(0)), 1);
+    decl(5, LV_ARRAY, VS_INT);
+    s = soac1(LS_FILTER, 5, LSH_LEN, 4, p2(LP_DIV, VS_INT, lcu_int(12), at(4, VS_INT)));
+    s->pred = lcu_thunk(p2(LP_NE, VS_INT, at(4, VS_INT), lcu_int(0)), 1);
     run(kernel1(s));
     CHECK(is_ints(5, 2, (int32_t[]){ 4, 3 }));
 
-    decl(6, LV_ARRAY, LB_INT);
-    decl(7, LV_ARRAY, LB_INT);
+    decl(6, LV_ARRAY, VS_INT);
+    decl(7, LV_ARRAY, VS_INT);
     s = soac(LS_PARTITION, 2, (int[]){ 6, 7 }, LSH_LEN, 0);
-    s->pull = lcu_thunk(at(0, LB_INT), 1);
-    s->pred = lcu_thunk(p2(LP_GT, LB_INT, at(0, LB_INT), lcu_int(2)), 1);
+    s->pull = lcu_thunk(at(0, VS_INT), 1);
+    s->pred = lcu_thunk(p2(LP_GT, VS_INT, at(0, VS_INT), lcu_int(2)), 1);
     run(kernel1(s));
     CHECK(is_ints(6, 5, (int32_t[]){ 3, 4, 5, 9, 6 }));
     CHECK(is_ints(7, 3, (int32_t[]){ 1, 1, 2 }));
 
     /* Filter everything away. */
-    decl(8, LV_ARRAY, LB_INT);
-    s = soac1(LS_FILTER, 8, LSH_LEN, 0, at(0, LB_INT));
+    decl(8, LV_ARRAY, VS_INT);
+    s = soac1(LS_FILTER, 8, LSH_LEN, 0, at(0, VS_INT));
     s->pred = lcu_thunk(lcu_bool(0), 1);
     run(kernel1(s));
     CHECK(is_ints(8, 0, NULL));
 
-    decl(9, LV_ARRAY, LB_INT);
+    decl(9, LV_ARRAY, VS_INT);
     run(kernel1(soac1(LS_ONCE, 9, LSH_ONE, -1,
-                      p2(LP_ADD, LB_INT, lcu_sub(0, LB_INT, lcu_int(2)), lcu_len(0)))));
+                      p2(LP_ADD, VS_INT, lcu_sub(0, VS_INT, lcu_int(2)), lcu_len(0)))));
     CHECK(is_ints(9, 1, (int32_t[]){ 12 }));
     clear_env();
 }
@@ -574,43 +574,43 @@ static void test_seg_permute(void)
     bind(7, bools(5, (int32_t[]){ 1, 0, 1, 1, 0 }));
     bind(8, floats(5, (double[]){ 1.5, 2.5, 3.5, 4.5, 5.5 }));
     for (int v = 10; v < 16; v++)
-        decl(v, LV_ARRAY, LB_INT);
-    decl(16, LV_ARRAY, LB_FLOAT);
+        decl(v, LV_ARRAY, VS_INT);
+    decl(16, LV_ARRAY, VS_FLOAT);
 
     /* PERMUTE: same descriptor both sides, zero fill (never seen). */
-    LcuSoac *s = soac1(LS_SEG_PERMUTE, 10, LSH_SEG_N, 1, at(0, LB_INT));
-    s->idx = lcu_thunk(at(4, LB_INT), 1);
+    LcuSoac *s = soac1(LS_SEG_PERMUTE, 10, LSH_SEG_N, 1, at(0, VS_INT));
+    s->idx = lcu_thunk(at(4, VS_INT), 1);
     s->dst_sd = 1;
     LcuKernel *k = kernel1(s);
     /* DPERMUTE: default copied, 50 wins position 4. */
-    s = soac1(LS_SEG_PERMUTE, 11, LSH_SEG_N, 1, at(0, LB_INT));
-    s->idx = lcu_thunk(at(5, LB_INT), 1);
+    s = soac1(LS_SEG_PERMUTE, 11, LSH_SEG_N, 1, at(0, VS_INT));
+    s->idx = lcu_thunk(at(5, VS_INT), 1);
     s->dst_sd = 2;
     s->dflt[0] = 3;
     lcu_kernel_add(k, s);
     /* DFPERMUTE: flags as the optional flag thunk. */
-    s = soac1(LS_SEG_PERMUTE, 12, LSH_SEG_N, 1, at(0, LB_INT));
-    s->idx = lcu_thunk(at(6, LB_INT), 1);
-    s->pred = lcu_thunk(at(7, LB_BOOL), 1);
+    s = soac1(LS_SEG_PERMUTE, 12, LSH_SEG_N, 1, at(0, VS_INT));
+    s->idx = lcu_thunk(at(6, VS_INT), 1);
+    s->pred = lcu_thunk(at(7, VS_BOOL), 1);
     s->dst_sd = 2;
     s->dflt[0] = 3;
     lcu_kernel_add(k, s);
     /* FPERMUTE: flags, zero fill. */
-    s = soac1(LS_SEG_PERMUTE, 13, LSH_SEG_N, 1, at(0, LB_INT));
-    s->idx = lcu_thunk(at(6, LB_INT), 1);
-    s->pred = lcu_thunk(at(7, LB_BOOL), 1);
+    s = soac1(LS_SEG_PERMUTE, 13, LSH_SEG_N, 1, at(0, VS_INT));
+    s->idx = lcu_thunk(at(6, VS_INT), 1);
+    s->pred = lcu_thunk(at(7, VS_BOOL), 1);
     s->dst_sd = 2;
     lcu_kernel_add(k, s);
     /* Two results at once, one float. */
     s = soac(LS_SEG_PERMUTE, 2, (int[]){ 14, 16 }, LSH_SEG_N, 1);
-    s->pull = lcu_thunk(tup2(at(0, LB_INT), at(8, LB_FLOAT)), 2);
-    s->idx = lcu_thunk(at(4, LB_INT), 1);
+    s->pull = lcu_thunk(tup2(at(0, VS_INT), at(8, VS_FLOAT)), 2);
+    s->idx = lcu_thunk(at(4, VS_INT), 1);
     s->dst_sd = 1;
     lcu_kernel_add(k, s);
     /* Unsegmented PERMUTE. */
     bind(9, ints(5, (int32_t[]){ 4, 3, 2, 1, 0 }));
-    s = soac1(LS_PERMUTE, 15, LSH_LEN, 0, at(0, LB_INT));
-    s->idx = lcu_thunk(at(9, LB_INT), 1);
+    s = soac1(LS_PERMUTE, 15, LSH_LEN, 0, at(0, VS_INT));
+    s->idx = lcu_thunk(at(9, VS_INT), 1);
     lcu_kernel_add(k, s);
     run(k);
     CHECK(is_ints(10, 5, (int32_t[]){ 20, 30, 10, 50, 40 }));
@@ -630,12 +630,12 @@ static void test_seg_filter(void)
     bind(1, bools(5, (int32_t[]){ 1, 0, 0, 1, 1 }));
     bind(2, segs(2, (int32_t[]){ 3, 2 }));
     bind(3, floats(5, (double[]){ 0.1, 0.2, 0.3, 0.4, 0.5 }));
-    decl(4, LV_ARRAY, LB_INT);
-    decl(5, LV_ARRAY, LB_FLOAT);
-    decl(6, LV_SEGDES, LB_INT);
+    decl(4, LV_ARRAY, VS_INT);
+    decl(5, LV_ARRAY, VS_FLOAT);
+    decl(6, LV_SEGDES, VS_INT);
     LcuSoac *s = soac(LS_SEG_FILTER, 3, (int[]){ 4, 5, 6 }, LSH_SEG_N, 2);
-    s->pull = lcu_thunk(tup2(at(0, LB_INT), at(3, LB_FLOAT)), 2);
-    s->pred = lcu_thunk(at(1, LB_BOOL), 1);
+    s->pull = lcu_thunk(tup2(at(0, VS_INT), at(3, VS_FLOAT)), 2);
+    s->pred = lcu_thunk(at(1, VS_BOOL), 1);
     run(kernel1(s));
     CHECK(is_ints(4, 3, (int32_t[]){ 1, 4, 5 }));
     CHECK(is_floats(5, 3, (double[]){ 0.1, 0.4, 0.5 }));
@@ -645,15 +645,15 @@ static void test_seg_filter(void)
      * SOAC of the same kernel. */
     bind(7, segs(4, L4));
     bind(8, ints(8, D8));
-    decl(9, LV_ARRAY, LB_INT);
-    decl(10, LV_SEGDES, LB_INT);
-    decl(11, LV_ARRAY, LB_INT);
+    decl(9, LV_ARRAY, VS_INT);
+    decl(10, LV_SEGDES, VS_INT);
+    decl(11, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(3);
     s = soac(LS_SEG_FILTER, 2, (int[]){ 9, 10 }, LSH_SEG_N, 7);
-    s->pull = lcu_thunk(at(8, LB_INT), 1);
-    s->pred = lcu_thunk(p2(LP_EQ, LB_INT, p2(LP_MOD, LB_INT, at(8, LB_INT), lcu_int(2)), lcu_int(1)), 1);
+    s->pull = lcu_thunk(at(8, VS_INT), 1);
+    s->pred = lcu_thunk(p2(LP_EQ, VS_INT, p2(LP_MOD, VS_INT, at(8, VS_INT), lcu_int(2)), lcu_int(1)), 1);
     lcu_kernel_add(k, s);
-    s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, LB_INT));
+    s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, VS_INT));
     s->rops[0] = LR_IADD;
     lcu_kernel_add(k, s);
     run(k);
@@ -669,22 +669,22 @@ static void test_segment_helpers(void)
     /* DIST (2 4) over [3 2] -> (2 2 2 4 4). */
     bind(0, ints(2, (int32_t[]){ 2, 4 }));
     bind(1, segs(2, (int32_t[]){ 3, 2 }));
-    decl(2, LV_ARRAY, LB_INT);
-    run(kernel1(soac1(LS_MAP, 2, LSH_SEG_N, 1, lcu_sub(0, LB_INT, lcu_seg(LE_SEG_OF, 1, lcu_index())))));
+    decl(2, LV_ARRAY, VS_INT);
+    run(kernel1(soac1(LS_MAP, 2, LSH_SEG_N, 1, lcu_sub(0, VS_INT, lcu_seg(LE_SEG_OF, 1, lcu_index())))));
     CHECK(is_ints(2, 5, (int32_t[]){ 2, 2, 2, 4, 4 }));
 
     /* INDEX init (0 10 -5), stride (1 2 -1), [3 0 2] -> (0 1 2 -5 -6). */
     bind(3, ints(3, (int32_t[]){ 0, 10, -5 }));
     bind(4, ints(3, (int32_t[]){ 1, 2, -1 }));
     bind(5, segs(3, (int32_t[]){ 3, 0, 2 }));
-    decl(6, LV_ARRAY, LB_INT);
-    LcuExpr *s0 = lcu_local(0, LB_INT);
+    decl(6, LV_ARRAY, VS_INT);
+    LcuExpr *s0 = lcu_local(0, VS_INT);
     LcuExpr *body = lcu_let(
         0, lcu_seg(LE_SEG_OF, 5, lcu_index()),
-        p2(LP_ADD, LB_INT, lcu_sub(3, LB_INT, lcu_local(0, LB_INT)),
-           p2(LP_MUL, LB_INT,
-              p2(LP_SUB, LB_INT, lcu_index(), lcu_seg(LE_SEG_START, 5, lcu_local(0, LB_INT))),
-              lcu_sub(4, LB_INT, s0))));
+        p2(LP_ADD, VS_INT, lcu_sub(3, VS_INT, lcu_local(0, VS_INT)),
+           p2(LP_MUL, VS_INT,
+              p2(LP_SUB, VS_INT, lcu_index(), lcu_seg(LE_SEG_START, 5, lcu_local(0, VS_INT))),
+              lcu_sub(4, VS_INT, s0))));
     run(kernel1(soac1(LS_MAP, 6, LSH_SEG_N, 5, body)));
     CHECK(is_ints(6, 5, (int32_t[]){ 0, 1, 2, -5, -6 }));
 
@@ -693,15 +693,15 @@ static void test_segment_helpers(void)
     bind(7, ints(8, D8));
     bind(8, segs(2, (int32_t[]){ 3, 5 }));
     bind(9, ints(2, (int32_t[]){ 2, 4 }));
-    decl(10, LV_ARRAY, LB_INT);
-    decl(11, LV_ARRAY, LB_INT);
-    decl(12, LV_ARRAY, LB_INT);
+    decl(10, LV_ARRAY, VS_INT);
+    decl(11, LV_ARRAY, VS_INT);
+    decl(12, LV_ARRAY, VS_INT);
     LcuSoac *s = soac(LS_MAP, 3, (int[]){ 10, 11, 12 }, LSH_SEG_M, 8);
     LcuExpr *items[3] = {
-        lcu_sub(7, LB_INT, p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_START, 8, lcu_index()),
-                              p2(LP_CHECKIDX, LB_INT, at(9, LB_INT), lcu_seg(LE_SEG_LEN, 8, lcu_index())))),
+        lcu_sub(7, VS_INT, p2(LP_ADD, VS_INT, lcu_seg(LE_SEG_START, 8, lcu_index()),
+                              p2(LP_CHECKIDX, VS_INT, at(9, VS_INT), lcu_seg(LE_SEG_LEN, 8, lcu_index())))),
         lcu_seg(LE_SEG_LEN, 8, lcu_index()),
-        p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_COUNT, 8, NULL), lcu_len(8)),
+        p2(LP_ADD, VS_INT, lcu_seg(LE_SEG_COUNT, 8, NULL), lcu_len(8)),
     };
     s->pull = lcu_thunk(lcu_tuple(3, items), 3);
     run(kernel1(s));
@@ -713,9 +713,9 @@ static void test_segment_helpers(void)
      * decreasing order (no help from the hint). */
     int32_t lens[7] = { 0, 2, 0, 0, 3, 1, 0 };
     bind(13, segs(7, lens));
-    decl(14, LV_ARRAY, LB_INT);
+    decl(14, LV_ARRAY, VS_INT);
     run(kernel1(soac1(LS_MAP, 14, LSH_SEG_N, 13,
-                      lcu_seg(LE_SEG_OF, 13, p2(LP_SUB, LB_INT, lcu_int(5), lcu_index())))));
+                      lcu_seg(LE_SEG_OF, 13, p2(LP_SUB, VS_INT, lcu_int(5), lcu_index())))));
     CHECK(is_ints(14, 6, (int32_t[]){ 5, 4, 4, 4, 1, 1 }));
     clear_env();
 }
@@ -727,10 +727,10 @@ static void test_rank(void)
     bind(2, floats(10, (double[]){ 0.1, 0.2, 0.3, 1.0, 2.0, -1.0, -0.5, 0.0, -0.0, 3.5 }));
     bind(3, segs(1, (int32_t[]){ 10 }));
     bind(4, segs(3, (int32_t[]){ 3, 0, 5 }));
-    decl(5, LV_ARRAY, LB_INT);
-    decl(6, LV_ARRAY, LB_INT);
-    decl(7, LV_ARRAY, LB_INT);
-    decl(8, LV_ARRAY, LB_INT);
+    decl(5, LV_ARRAY, VS_INT);
+    decl(6, LV_ARRAY, VS_INT);
+    decl(7, LV_ARRAY, VS_INT);
+    decl(8, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(4);
     const struct { int res, lib, data, sd; } c[4] = {
         { 5, LL_RANK_UP, 0, 1 }, { 6, LL_RANK_DOWN, 0, 1 }, { 7, LL_RANK_UP, 2, 3 }, { 8, LL_RANK_UP, 0, 4 },
@@ -758,10 +758,10 @@ static void test_env(void)
     int64_t base = mem_used();
     bind(0, ints(3, (int32_t[]){ 1, 2, 3 }));
     bind(1, ints(1, (int32_t[]){ 99 }));                /* to be replaced */
-    decl(2, LV_ARRAY, LB_INT);
+    decl(2, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(5);
-    lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0, p2(LP_MUL, LB_INT, at(0, LB_INT), lcu_int(10))));
-    LcuSoac *s = soac1(LS_REDUCE, 1, LSH_LEN, 2, at(2, LB_INT));
+    lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0, p2(LP_MUL, VS_INT, at(0, VS_INT), lcu_int(10))));
+    LcuSoac *s = soac1(LS_REDUCE, 1, LSH_LEN, 2, at(2, VS_INT));
     s->rops[0] = LR_IADD;
     lcu_kernel_add(k, s);
     unsigned char need[NV] = { 0 };
@@ -779,70 +779,70 @@ static void test_errors(void)
     bind(1, ints(5, (int32_t[]){ 1, 0, 1, 1, 1 }));
     bind(2, segs(2, (int32_t[]){ 3, 2 }));
     bind(3, segs(1, (int32_t[]){ 5 }));
-    decl(4, LV_ARRAY, LB_INT);
-    decl(6, LV_ARRAY, LB_INT);
-    decl(7, LV_SEGDES, LB_INT);
+    decl(4, LV_ARRAY, VS_INT);
+    decl(6, LV_ARRAY, VS_INT);
+    decl(7, LV_SEGDES, VS_INT);
 
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0,
-                                   lcu_sub(0, LB_INT, p2(LP_ADD, LB_INT, lcu_index(), lcu_int(1))))),
+                                   lcu_sub(0, VS_INT, p2(LP_ADD, VS_INT, lcu_index(), lcu_int(1))))),
                      "index 5 outside an array of length 5"));
-    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, p2(LP_DIV, LB_INT, at(0, LB_INT), at(1, LB_INT)))),
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, p2(LP_DIV, VS_INT, at(0, VS_INT), at(1, VS_INT)))),
                      "integer division by zero (element 1)"));
-    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, p2(LP_MOD, LB_INT, at(0, LB_INT), at(1, LB_INT)))),
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, p2(LP_MOD, VS_INT, at(0, VS_INT), at(1, VS_INT)))),
                      "integer remainder by zero"));
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0,
-                                   p2(LP_DIV, LB_INT, lcu_int(INT32_MIN), lcu_int(-1)))),
+                                   p2(LP_DIV, VS_INT, lcu_int(INT32_MIN), lcu_int(-1)))),
                      "-2147483648 / -1"));
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0,
-                                   p2(LP_RANDMOD, LB_INT, at(0, LB_INT), p2(LP_SUB, LB_INT, at(1, LB_INT), lcu_int(1))))),
+                                   p2(LP_RANDMOD, VS_INT, at(0, VS_INT), p2(LP_SUB, VS_INT, at(1, VS_INT), lcu_int(1))))),
                      "range 0 at element 0"));
     /* A segment index outside the descriptor. */
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, lcu_seg(LE_SEG_START, 2, lcu_index()))),
                      "seg_start: segment 2 outside descriptor x2 of 2 segments"));
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0,
-                                   lcu_seg(LE_SEG_OF, 2, p2(LP_ADD, LB_INT, lcu_index(), lcu_int(3))))),
+                                   lcu_seg(LE_SEG_OF, 2, p2(LP_ADD, VS_INT, lcu_index(), lcu_int(3))))),
                      "seg_of: element 5 outside descriptor x2"));
     CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_SEG_M, 2,
-                                   p2(LP_CHECKIDX, LB_INT, lcu_int(2), lcu_seg(LE_SEG_LEN, 2, lcu_index())))),
+                                   p2(LP_CHECKIDX, VS_INT, lcu_int(2), lcu_seg(LE_SEG_LEN, 2, lcu_index())))),
                      "index 2 is outside its segment of length 2"));
     /* SEG_PERMUTE: index outside its destination segment; no partner. */
-    LcuSoac *s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, LB_INT));
-    s->idx = lcu_thunk(at(0, LB_INT), 1);
+    LcuSoac *s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, VS_INT));
+    s->idx = lcu_thunk(at(0, VS_INT), 1);
     s->dst_sd = 2;
     CHECK(fails_with(kernel1(s), "index 3 at position 2 is outside its segment of length 3"));
-    s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, LB_INT));
+    s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, VS_INT));
     s->idx = lcu_thunk(lcu_int(0), 1);
     s->dst_sd = 3;
     CHECK(fails_with(kernel1(s), "segment 1 of the destination descriptor has no matching segment"));
-    s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, LB_INT));
+    s = soac1(LS_SEG_PERMUTE, 4, LSH_SEG_N, 2, at(0, VS_INT));
     s->idx = lcu_thunk(lcu_int(0), 1);
     s->dst_sd = 2;
     s->dflt[0] = 1;
     bind(1, ints(4, (int32_t[]){ 0, 0, 0, 0 }));
     CHECK(fails_with(kernel1(s), "destination descriptor covers 5 elements, default has 4"));
-    s = soac1(LS_PERMUTE, 4, LSH_LEN, 0, at(0, LB_INT));
-    s->idx = lcu_thunk(at(0, LB_INT), 1);
+    s = soac1(LS_PERMUTE, 4, LSH_LEN, 0, at(0, VS_INT));
+    s->idx = lcu_thunk(at(0, VS_INT), 1);
     CHECK(fails_with(kernel1(s), "index 5 at position 4 is outside its segment of length 5"));
     /* A value whose type is not the one the plan assumed. */
     bind(5, floats(5, (double[]){ 1, 2, 3, 4, 5 }));
-    decl(5, LV_ARRAY, LB_INT);
-    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(5, LB_INT))),
+    decl(5, LV_ARRAY, VS_INT);
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(5, VS_INT))),
                      "x5 holds a Float vector, the kernel reads it as int"));
     /* A parameter that is not bound. */
-    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(40, LB_INT))), "parameter x40 is not bound"));
+    CHECK(fails_with(kernel1(soac1(LS_MAP, 4, LSH_LEN, 0, at(40, VS_INT))), "parameter x40 is not bound"));
 
     /* A failure after earlier SOACs and part of a SEG_FILTER: what the
      * abandoned evaluation held is released by the next evaluation. */
     int64_t before = mem_used();
     LcuKernel *k = lcu_kernel_new(9);
-    lcu_kernel_add(k, soac1(LS_MAP, 4, LSH_LEN, 0, at(0, LB_INT)));
+    lcu_kernel_add(k, soac1(LS_MAP, 4, LSH_LEN, 0, at(0, VS_INT)));
     s = soac(LS_SEG_FILTER, 2, (int[]){ 6, 7 }, LSH_SEG_N, 2);
-    s->pull = lcu_thunk(p2(LP_DIV, LB_INT, lcu_int(1), p2(LP_SUB, LB_INT, at(4, LB_INT), lcu_int(4))), 1);
+    s->pull = lcu_thunk(p2(LP_DIV, VS_INT, lcu_int(1), p2(LP_SUB, VS_INT, at(4, VS_INT), lcu_int(4))), 1);
     s->pred = lcu_thunk(lcu_bool(1), 1);
     lcu_kernel_add(k, s);
     CHECK(fails_with(k, "integer division by zero (element 3)"));
     CHECK(env[4] != NULL);      /* bound before the failure */
-    decl(8, LV_ARRAY, LB_INT);
+    decl(8, LV_ARRAY, VS_INT);
     run(kernel1(soac1(LS_ONCE, 8, LSH_ONE, -1, lcu_int(1))));
     clear_env();
     CHECK(mem_used() <= before);
@@ -856,13 +856,13 @@ static void test_insane(void)
     bind(0, ints(4, (int32_t[]){ 1, 2, 3, 4 }));
     bind(1, segs(3, (int32_t[]){ 3, -1, 2 }));
     bind(2, ints(3, (int32_t[]){ 7, 8, 9 }));
-    decl(3, LV_ARRAY, LB_INT);
-    decl(4, LV_ARRAY, LB_INT);
+    decl(3, LV_ARRAY, VS_INT);
+    decl(4, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(10);
-    LcuSoac *s = soac1(LS_SEG_SCAN, 3, LSH_SEG_N, 1, at(0, LB_INT));
+    LcuSoac *s = soac1(LS_SEG_SCAN, 3, LSH_SEG_N, 1, at(0, VS_INT));
     s->rops[0] = LR_IADD;
     lcu_kernel_add(k, s);
-    lcu_kernel_add(k, soac1(LS_MAP, 4, LSH_SEG_N, 1, lcu_sub(2, LB_INT, lcu_seg(LE_SEG_OF, 1, lcu_index()))));
+    lcu_kernel_add(k, soac1(LS_MAP, 4, LSH_SEG_N, 1, lcu_sub(2, VS_INT, lcu_seg(LE_SEG_OF, 1, lcu_index()))));
     run(k);
     Value *a[2] = { env[0], env[1] };
     Value *r = ref_op(op_scan, OP_PLUS_SCAN, TY_INT, 2, a);
@@ -982,7 +982,7 @@ static void test_diff_scans(void)
         if (round % 2 == 0)
             n = m * (int)(rnd() % 12); /* often uniform: lengths 0 to 11 */
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            LcuBase b = cases[c].ty == TY_INT ? LB_INT : cases[c].ty == TY_FLOAT ? LB_FLOAT : LB_BOOL;
+            VsElem b = cases[c].ty == TY_INT ? VS_INT : cases[c].ty == TY_FLOAT ? VS_FLOAT : VS_BOOL;
             bind(0, cases[c].ty == TY_INT ? rnd_ints(n) : cases[c].ty == TY_FLOAT ? rnd_floats(n) : rnd_bools(n));
             bind(1, rnd_segs(m, n));
             decl(2, LV_ARRAY, b);
@@ -1048,7 +1048,7 @@ static void test_diff_elementwise(void)
         for (int t = 0; t < 3; t++) {
             if (!(t == 0 ? bin[c].ints : t == 1 ? bin[c].floats : bin[c].bools))
                 continue;
-            LcuBase b = t == 0 ? LB_INT : t == 1 ? LB_FLOAT : LB_BOOL;
+            VsElem b = t == 0 ? VS_INT : t == 1 ? VS_FLOAT : VS_BOOL;
             VcType ty = t == 0 ? TY_INT : t == 1 ? TY_FLOAT : TY_BOOL;
             bind(0, t == 0 ? rnd_ints(n) : t == 1 ? rnd_floats(n) : rnd_bools(n));
             bind(1, t == 0 ? rnd_ints(n) : t == 1 ? rnd_floats(n) : rnd_bools(n));
@@ -1070,8 +1070,8 @@ static void test_diff_elementwise(void)
         }
     }
     for (size_t c = 0; c < sizeof un / sizeof un[0]; c++) {
-        LcuBase b = un[c].ty == TY_INT ? LB_INT : un[c].ty == TY_FLOAT ? LB_FLOAT : LB_BOOL;
-        bind(0, b == LB_INT ? rnd_ints(n) : b == LB_FLOAT ? rnd_floats(n) : rnd_bools(n));
+        VsElem b = un[c].ty == TY_INT ? VS_INT : un[c].ty == TY_FLOAT ? VS_FLOAT : VS_BOOL;
+        bind(0, b == VS_INT ? rnd_ints(n) : b == VS_FLOAT ? rnd_floats(n) : rnd_bools(n));
         LcuExpr *e = p1(un[c].p, b, at(0, b));
         decl(2, LV_ARRAY, e->type);
         run(kernel1(soac1(LS_MAP, 2, LSH_LEN, 0, e)));
@@ -1088,8 +1088,8 @@ static void test_diff_elementwise(void)
     bind(0, rnd_bools(n));
     bind(1, rnd_floats(n));
     bind(2, rnd_floats(n));
-    decl(3, LV_ARRAY, LB_FLOAT);
-    run(kernel1(soac1(LS_MAP, 3, LSH_LEN, 0, lcu_if(at(0, LB_BOOL), at(1, LB_FLOAT), at(2, LB_FLOAT)))));
+    decl(3, LV_ARRAY, VS_FLOAT);
+    run(kernel1(soac1(LS_MAP, 3, LSH_LEN, 0, lcu_if(at(0, VS_BOOL), at(1, VS_FLOAT), at(2, VS_FLOAT)))));
     Value *a[3] = { env[0], env[1], env[2] };
     Value *r = ref_op(op_select, OP_SELECT, TY_FLOAT, 3, a);
     bad += !same_value(env[3], r);
@@ -1100,8 +1100,8 @@ static void test_diff_elementwise(void)
     for (int i = 0; i < n; i++)
         if (VI(env[0])[i] == 0)
             VI(env[0])[i] = 7;
-    decl(1, LV_ARRAY, LB_INT);
-    decl(2, LV_ARRAY, LB_INT);
+    decl(1, LV_ARRAY, VS_INT);
+    decl(2, LV_ARRAY, VS_INT);
     rnd_seed(rnd_global(), 12345);
     LcuKernel *k = lcu_kernel_new(21);
     LcuSoac *s = soac(LS_LIB, 1, (int[]){ 1 }, LSH_ONE, -1);
@@ -1109,7 +1109,7 @@ static void test_diff_elementwise(void)
     s->nargs = 1;
     s->args[0] = 0;
     lcu_kernel_add(k, s);
-    lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0, p2(LP_RANDMOD, LB_INT, at(1, LB_INT), at(0, LB_INT))));
+    lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0, p2(LP_RANDMOD, VS_INT, at(1, VS_INT), at(0, VS_INT))));
     run(k);
     rnd_seed(rnd_global(), 12345);
     a[0] = env[0];
@@ -1128,7 +1128,7 @@ static void test_diff_vector_ops(void)
         if (round % 3 == 0)
             n = m * (1 + (int)(rnd() % 10)); /* often uniform: lengths 1 to 10 */
         int isf = round & 1;
-        LcuBase b = isf ? LB_FLOAT : LB_INT;
+        VsElem b = isf ? VS_FLOAT : VS_INT;
         VcType ty = isf ? TY_FLOAT : TY_INT;
         Value *sd = rnd_segs(m, n);
         Value *dsd = round % 6 == 0 ? uniform_segs(m, n / m + (int)(rnd() % 3))
@@ -1170,51 +1170,51 @@ static void test_diff_vector_ops(void)
         bind(10, isf ? rnd_floats(m) : rnd_ints(m));
         for (int v = 20; v < 32; v++)
             decl(v, LV_ARRAY, b);
-        decl(24, LV_ARRAY, LB_INT);
-        decl(25, LV_SEGDES, LB_INT);
-        decl(26, LV_ARRAY, LB_INT);
-        decl(27, LV_ARRAY, LB_INT);
-        decl(28, LV_ARRAY, LB_INT);
+        decl(24, LV_ARRAY, VS_INT);
+        decl(25, LV_SEGDES, VS_INT);
+        decl(26, LV_ARRAY, VS_INT);
+        decl(27, LV_ARRAY, VS_INT);
+        decl(28, LV_ARRAY, VS_INT);
 
         LcuKernel *k = lcu_kernel_new(22);
         LcuSoac *s = soac1(LS_SEG_PERMUTE, 20, LSH_SEG_N, 1, at(0, b));     /* PERMUTE */
-        s->idx = lcu_thunk(at(3, LB_INT), 1);
+        s->idx = lcu_thunk(at(3, VS_INT), 1);
         s->dst_sd = 1;
         lcu_kernel_add(k, s);
         s = soac1(LS_SEG_PERMUTE, 21, LSH_SEG_N, 1, at(0, b));              /* DPERMUTE */
-        s->idx = lcu_thunk(at(4, LB_INT), 1);
+        s->idx = lcu_thunk(at(4, VS_INT), 1);
         s->dst_sd = 2;
         s->dflt[0] = 6;
         lcu_kernel_add(k, s);
         s = soac1(LS_SEG_PERMUTE, 22, LSH_SEG_N, 1, at(0, b));              /* FPERMUTE */
-        s->idx = lcu_thunk(at(4, LB_INT), 1);
-        s->pred = lcu_thunk(at(5, LB_BOOL), 1);
+        s->idx = lcu_thunk(at(4, VS_INT), 1);
+        s->pred = lcu_thunk(at(5, VS_BOOL), 1);
         s->dst_sd = 2;
         lcu_kernel_add(k, s);
         s = soac1(LS_SEG_PERMUTE, 23, LSH_SEG_N, 1, at(0, b));              /* DFPERMUTE */
-        s->idx = lcu_thunk(at(4, LB_INT), 1);
-        s->pred = lcu_thunk(at(5, LB_BOOL), 1);
+        s->idx = lcu_thunk(at(4, VS_INT), 1);
+        s->pred = lcu_thunk(at(5, VS_BOOL), 1);
         s->dst_sd = 2;
         s->dflt[0] = 6;
         lcu_kernel_add(k, s);
         s = soac(LS_SEG_FILTER, 2, (int[]){ 29, 25 }, LSH_SEG_N, 1);        /* PACK */
         s->pull = lcu_thunk(at(0, b), 1);
-        s->pred = lcu_thunk(at(5, LB_BOOL), 1);
+        s->pred = lcu_thunk(at(5, VS_BOOL), 1);
         lcu_kernel_add(k, s);
         lcu_kernel_add(k, soac1(LS_MAP, 26, LSH_SEG_N, 1,                   /* DIST */
-                                lcu_sub(7, LB_INT, lcu_seg(LE_SEG_OF, 1, lcu_index()))));
+                                lcu_sub(7, VS_INT, lcu_seg(LE_SEG_OF, 1, lcu_index()))));
         LcuExpr *ix = lcu_let(0, lcu_seg(LE_SEG_OF, 1, lcu_index()),          /* INDEX */
-                              p2(LP_ADD, LB_INT, lcu_sub(7, LB_INT, lcu_local(0, LB_INT)),
-                                 p2(LP_MUL, LB_INT,
-                                    p2(LP_SUB, LB_INT, lcu_index(),
-                                       lcu_seg(LE_SEG_START, 1, lcu_local(0, LB_INT))),
-                                    lcu_sub(8, LB_INT, lcu_local(0, LB_INT)))));
+                              p2(LP_ADD, VS_INT, lcu_sub(7, VS_INT, lcu_local(0, VS_INT)),
+                                 p2(LP_MUL, VS_INT,
+                                    p2(LP_SUB, VS_INT, lcu_index(),
+                                       lcu_seg(LE_SEG_START, 1, lcu_local(0, VS_INT))),
+                                    lcu_sub(8, VS_INT, lcu_local(0, VS_INT)))));
         lcu_kernel_add(k, soac1(LS_MAP, 27, LSH_SEG_N, 1, ix));
         /* EXTRACT where every segment is non-empty, else (guarded) 0. */
         lcu_kernel_add(k, soac1(LS_MAP, 30, LSH_SEG_M, 1,
-                                lcu_if(p2(LP_GT, LB_INT, lcu_seg(LE_SEG_LEN, 1, lcu_index()), lcu_int(0)),
-                                       lcu_sub(0, b, p2(LP_ADD, LB_INT, lcu_seg(LE_SEG_START, 1, lcu_index()),
-                                                        at(9, LB_INT))),
+                                lcu_if(p2(LP_GT, VS_INT, lcu_seg(LE_SEG_LEN, 1, lcu_index()), lcu_int(0)),
+                                       lcu_sub(0, b, p2(LP_ADD, VS_INT, lcu_seg(LE_SEG_START, 1, lcu_index()),
+                                                        at(9, VS_INT))),
                                        lcu_sub(10, b, lcu_index()))));
         LcuSoac *rk = soac(LS_LIB, 1, (int[]){ 28 }, LSH_ONE, -1);           /* RANK_UP/DOWN */
         int down = (round & 2) != 0;
@@ -1277,8 +1277,8 @@ static void test_diff_rank_big(void)
                 VI(d)[i] %= 50;     /* ties */
         bind(0, d);
         bind(1, rnd_segs(round < 4 ? 3 : 1, n));
-        decl(2, LV_ARRAY, LB_INT);
-        decl(3, LV_ARRAY, LB_INT);
+        decl(2, LV_ARRAY, VS_INT);
+        decl(3, LV_ARRAY, VS_INT);
         LcuKernel *k = lcu_kernel_new(23);
         for (int j = 0; j < 2; j++) {
             LcuSoac *s = soac(LS_LIB, 1, (int[]){ 2 + j }, LSH_ONE, -1);

@@ -471,7 +471,7 @@ static void test_host_steps(void)
         /* CONST INT 7 is a scalar; D S R L 7 all stay on the stack */
         CHECK(c.bp.dfg.nodes[4].scalar == 1);
         CHECK(c.bp.dfg.nin == 1 && c.bp.dfg.nout == 5);
-        CHECK(c.bp.types[2].kind == LV_SEGDES && c.bp.types[4].kind == LV_ARRAY && c.bp.types[4].base == LB_INT);
+        CHECK(c.bp.types[2].kind == LV_SEGDES && c.bp.types[4].kind == LV_ARRAY && c.bp.types[4].base == VS_INT);
     }
     case_free(&c);
 }
