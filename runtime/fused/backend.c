@@ -10,6 +10,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
 #include "runtime/fused/lcu_eval.h"
+#include "runtime/interp/ops.h"
 #include "runtime/fused/replace_step.h"
 #include "runtime/fused/tier_hot.h"
 #include "runtime/fused/tier_verdict.h"
@@ -298,31 +299,20 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
             val_for_host(env[nd->args[a]]);
     switch (nd->op) {
     case OP_CONST:
-        if (ins->ckind == CK_VECTOR) {
-            r = val_ref(it->consts[ins->cidx]);
-        } else {
-            r = val_new(ins->type == TY_FLOAT ? VT_FLOAT : ins->type == TY_BOOL ? VT_BOOL : VT_INT, 1);
-            if (ins->type == TY_FLOAT)
-                VF(r)[0] = ins->fval;
-            else
-                VI(r)[0] = ins->ival;
-        }
+        r = ops_const_value(it, ins);
         break;
     case OP_LENGTH: {
         Value *v = env[nd->args[0]];
         if (v->type == VT_SEGDES || v->type == VT_PAIR)
             rt_fatal("applying LENGTH to a %s", val_type_name((ValType)v->type));
-        r = val_new(VT_INT, 1);
-        VI(r)[0] = (int32_t)v->len;
+        r = ops_length_of(v);
         break;
     }
     case OP_LENGTHS: {
         Value *v = env[nd->args[0]];
         if (v->type != VT_SEGDES)
             rt_fatal("applying LENGTHS to a non-segment descriptor");
-        r = val_new(VT_INT, v->len);
-        if (v->len)
-            memcpy(r->data, v->data, (size_t)v->len * 4);
+        r = ops_lengths_of(v);
         break;
     }
     case OP_MAKE_SEGDES: {

@@ -241,20 +241,9 @@ static void exec_data_op(Interp *it, const Instr *ins)
         }
         break;
     }
-    case OP_CONST: {
-        Value *v;
-        if (ins->ckind == CK_VECTOR) {
-            v = val_ref(it->consts[ins->cidx]);
-        } else {
-            v = val_new(ops_val_type(ins->type), 1);
-            if (ins->type == TY_FLOAT)
-                VF(v)[0] = ins->fval;
-            else
-                VI(v)[0] = ins->ival;
-        }
-        vs_push(it, v);
+    case OP_CONST:
+        vs_push(it, ops_const_value(it, ins));
         break;
-    }
     default:
         argcheck(it, ins);
         switch (ins->op) {

@@ -50,6 +50,11 @@ void op_replace(Interp *it, const Instr *ins);
 void op_dist(Interp *it, const Instr *ins);
 void op_index(Interp *it, const Instr *ins);
 void op_pack(Interp *it, const Instr *ins);
+/* The values CONST, LENGTH and LENGTHS make, for the interpreter and the
+ * fused backends' host steps alike (new references). */
+Value *ops_const_value(const Interp *it, const Instr *ins);
+Value *ops_length_of(const Value *v);
+Value *ops_lengths_of(const Value *sd);
 void op_length(Interp *it, const Instr *ins);
 void op_make_segdes(Interp *it, const Instr *ins);
 void op_lengths(Interp *it, const Instr *ins);

@@ -286,13 +286,37 @@ void op_pack(Interp *it, const Instr *ins)
     vs_push(it, nsd);
 }
 
+Value *ops_const_value(const Interp *it, const Instr *ins)
+{
+    if (ins->ckind == CK_VECTOR)
+        return val_ref(it->consts[ins->cidx]);
+    Value *v = val_new(ops_val_type(ins->type), 1);
+    if (ins->type == TY_FLOAT)
+        VF(v)[0] = ins->fval;
+    else
+        VI(v)[0] = ins->ival;
+    return v;
+}
+
+Value *ops_length_of(const Value *v)
+{
+    Value *r = val_new(VT_INT, 1);
+    VI(r)[0] = (int32_t)v->len;
+    return r;
+}
+
+Value *ops_lengths_of(const Value *sd)
+{
+    Value *r = val_new(VT_INT, sd->len);
+    if (sd->len)
+        memcpy(r->data, sd->data, (size_t)sd->len * 4);
+    return r;
+}
+
 void op_length(Interp *it, const Instr *ins)
 {
     (void)ins;
-    Value *v = vs_at(it, 0);
-    Value *r = val_new(VT_INT, 1);
-    VI(r)[0] = (int32_t)v->len;
-    ops_finish(it, 1, r);
+    ops_finish(it, 1, ops_length_of(vs_at(it, 0)));
 }
 
 void op_make_segdes(Interp *it, const Instr *ins)
@@ -305,9 +329,5 @@ void op_make_segdes(Interp *it, const Instr *ins)
 void op_lengths(Interp *it, const Instr *ins)
 {
     (void)ins;
-    Value *sd = vs_at(it, 0);
-    Value *r = val_new(VT_INT, sd->len);
-    if (sd->len)
-        memcpy(r->data, sd->data, (size_t)sd->len * 4);
-    ops_finish(it, 1, r);
+    ops_finish(it, 1, ops_lengths_of(vs_at(it, 0)));
 }
