@@ -231,19 +231,7 @@ static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value
     }
     c->cx.v = c->v;
     fn(&c->cx);
-    /* Internal variables: bound here, not returned. */
-    for (int i = 0; i < k->nsoacs; i++) {
-        const LcuSoac *s = k->soacs[i];
-        for (int r = 0; r < s->nres; r++) {
-            int v = s->res[r], ret = 0;
-            for (int j = 0; j < k->nrets && !ret; j++)
-                ret = k->rets[j] == v;
-            if (!ret && env[kc->map[v]]) {
-                val_release(env[kc->map[v]]);
-                env[kc->map[v]] = NULL;
-            }
-        }
-    }
+    lcu_release_internal(k, kc->map, env);
     free_scratch(c);
 }
 

@@ -800,22 +800,6 @@ static int family(const LcuKernel *k)
     return f;
 }
 
-static void release_internal(const LcuKernel *k, const int *map, Value **env)
-{
-    for (int i = 0; i < k->nsoacs; i++) {
-        const LcuSoac *s = k->soacs[i];
-        for (int r = 0; r < s->nres; r++) {
-            int v = s->res[r], ret = 0;
-            for (int j = 0; j < k->nrets && !ret; j++)
-                ret = k->rets[j] == v;
-            if (!ret && env[map[v]]) {
-                val_release(env[map[v]]);
-                env[map[v]] = NULL;
-            }
-        }
-    }
-}
-
 static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
 {
     CudaExec *c = (CudaExec *)x;
@@ -872,7 +856,7 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
     d2h(c, er, c->er_d, sizeof er);
     if (er[0])
         kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
-    release_internal(kc->canon, kc->map, env);
+    lcu_release_internal(kc->canon, kc->map, env);
 }
 
 /* ---- preparation ----------------------------------------------------------------- */

@@ -1075,20 +1075,25 @@ void lcu_eval_kernel(const LcuKernel *k, Value **env, const LcuVarType *types, i
     for (int i = 0; i < k->nsoacs; i++)
         run_soac(c, k->soacs[i], types);
 
-    /* Internal variables: bound here, not returned. */
+    lcu_release_internal(k, NULL, env);
+    stats.kernels++;
+    stats.thunk_calls += c->calls;
+    ctx_release(c);
+}
+
+void lcu_release_internal(const LcuKernel *k, const int *map, Value **env)
+{
     for (int i = 0; i < k->nsoacs; i++) {
         const LcuSoac *s = k->soacs[i];
         for (int r = 0; r < s->nres; r++) {
             int v = s->res[r], ret = 0;
             for (int j = 0; j < k->nrets && !ret; j++)
                 ret = k->rets[j] == v;
-            if (!ret && env[v]) {
-                val_release(env[v]);
-                env[v] = NULL;
+            int slot = map ? map[v] : v;
+            if (!ret && env[slot]) {
+                val_release(env[slot]);
+                env[slot] = NULL;
             }
         }
     }
-    stats.kernels++;
-    stats.thunk_calls += c->calls;
-    ctx_release(c);
 }

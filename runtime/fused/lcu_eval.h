@@ -39,4 +39,9 @@ typedef struct {
 } LcuEvalStats;
 const LcuEvalStats *lcu_eval_stats(void);
 
+/* After a kernel of K ran: release the values of its internal variables
+ * (SOAC results it does not return), ENV indexed through MAP (NULL: by
+ * the variable itself). Every executor does this. */
+void lcu_release_internal(const LcuKernel *k, const int *map, Value **env);
+
 #endif
