@@ -376,35 +376,9 @@ static void test_permutes(int64_t n)
 
 // ---- RAND ----------------------------------------------------------------------------
 
-// glibc random() TYPE_3, as runtime/core/rand.c: the ring after srandom(seed).
-static void host_seed(uint32_t ring[31], uint64_t *k, uint32_t seed)
-{
-    int64_t r[34];
-    r[0] = (int32_t)(seed == 0 ? 1 : seed);
-    for (int i = 1; i < 31; i++) {
-        int64_t w = (16807 * r[i - 1]) % 2147483647;
-        if (w < 0)
-            w += 2147483647;
-        r[i] = w;
-    }
-    for (int i = 31; i < 34; i++)
-        r[i] = r[i - 31];
-    for (int j = 3; j < 34; j++)
-        ring[j % 31] = (uint32_t)r[j];
-    *k = 34;
-    for (int i = 0; i < 310; i++) {  // the stream starts at r[344]
-        uint64_t q = (*k)++;
-        ring[q % 31] = ring[q % 31] + ring[(q + 28) % 31];
-    }
-}
-
-static int32_t host_next(uint32_t ring[31], uint64_t *k)
-{
-    uint64_t q = (*k)++;
-    uint32_t v = ring[q % 31] + ring[(q + 28) % 31];
-    ring[q % 31] = v;
-    return (int32_t)(v >> 1);
-}
+// glibc random() TYPE_3: vcode/semantics.h's, as the reference draws it.
+static void host_seed(uint32_t ring[31], uint64_t *k, uint32_t seed) { vs_random_seed(ring, k, seed); }
+static int32_t host_next(uint32_t ring[31], uint64_t *k) { return vs_random_next(ring, k); }
 
 static void test_rand()
 {

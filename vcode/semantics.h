@@ -148,6 +148,39 @@ typedef enum { VS_INT = 0, VS_BOOL = 1, VS_FLOAT = 2 } VsElem;
 
 VS_SEMANTICS(VS_EXPAND)
 
+/* RAND's stream (vcode/SPEC.md §4.14): glibc's random() TYPE_3. RING holds
+ * r[k-31 .. k-1] (r[j] at ring[j % 31]) and *K is the index of the next
+ * r[] to compute; each draw is r[k] = r[k-31] + r[k-3] (mod 2^32), shifted
+ * right by one. Host only: the device jumps ahead (kernels/rand_jump.h). */
+static inline int32_t vs_random_next(uint32_t ring[31], uint64_t *k)
+{
+    uint64_t q = (*k)++;
+    uint32_t v = ring[q % 31] + ring[(q + 28) % 31];
+    ring[q % 31] = v;
+    return (int32_t)(v >> 1);
+}
+
+/* The ring after srandom(SEED): the seed's Lehmer sequence, then 310 draws
+ * discarded. */
+static inline void vs_random_seed(uint32_t ring[31], uint64_t *k, uint32_t seed)
+{
+    int64_t r[34];
+    r[0] = (int32_t)(seed == 0 ? 1 : seed);
+    for (int i = 1; i < 31; i++) {
+        int64_t w = (16807 * r[i - 1]) % 2147483647;
+        if (w < 0)
+            w += 2147483647;
+        r[i] = w;
+    }
+    for (int i = 31; i < 34; i++)
+        r[i] = r[i - 31];
+    for (int j = 3; j < 34; j++)
+        ring[j % 31] = (uint32_t)r[j];
+    *k = 34;
+    for (int i = 0; i < 310; i++)
+        (void)vs_random_next(ring, k);
+}
+
 /* A fault's message: a printf format of the element (or index) A and,
  * for VS_CHECKIDX, the segment length B, both long long. Host only. */
 static inline const char *vs_fault_format(int code)

@@ -1,24 +1,7 @@
 /* runtime/core/rand.c — glibc-compatible random() (see rand.h). */
 #include "runtime/core/rand.h"
 
-void rnd_seed(RandState *st, uint32_t seed)
-{
-    int64_t r[34];
-    r[0] = (int32_t)(seed == 0 ? 1 : seed);
-    for (int i = 1; i < 31; i++) {
-        int64_t w = (16807 * r[i - 1]) % 2147483647;
-        if (w < 0)
-            w += 2147483647;
-        r[i] = w;
-    }
-    for (int i = 31; i < 34; i++)
-        r[i] = r[i - 31];
-    for (int j = 3; j < 34; j++)
-        st->ring[j % 31] = (uint32_t)r[j];
-    st->k = 34;
-    for (int i = 0; i < 310; i++)
-        (void)rnd_next(st);
-}
+void rnd_seed(RandState *st, uint32_t seed) { vs_random_seed(st->ring, &st->k, seed); }
 
 void rnd_fill(RandState *st, int32_t *out, int64_t n)
 {

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "vcode/semantics.h"
+
 typedef struct {
     uint32_t ring[31];  /* r[k-31 .. k-1], r[j] at ring[j % 31] */
     uint64_t k;         /* index of the next r[] to compute */
@@ -18,13 +20,7 @@ typedef struct {
 /* srandom(seed): seed 0 is taken as 1. */
 void rnd_seed(RandState *st, uint32_t seed);
 /* random(): the next value, in [0, 2^31). */
-static inline int32_t rnd_next(RandState *st)
-{
-    uint64_t k = st->k++;
-    uint32_t v = st->ring[k % 31] + st->ring[(k + 28) % 31];
-    st->ring[k % 31] = v;
-    return (int32_t)(v >> 1);
-}
+static inline int32_t rnd_next(RandState *st) { return vs_random_next(st->ring, &st->k); }
 /* Fill OUT[0..n) with the next N values, faster than N calls. */
 void rnd_fill(RandState *st, int32_t *out, int64_t n);
 
