@@ -380,8 +380,6 @@ static void bind_param(CudaExec *c, int var, Value *v)
 
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
-static VsElem vk_type(VsElem b) { return b == VS_FLOAT ? VS_FLOAT : b == VS_BOOL ? VS_BOOL : VS_INT; }
-
 static VkOp vk_op(LcuRop r)
 {
     switch (r) {
@@ -523,7 +521,7 @@ static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int6
         launch_grid(c, e[EP_RED], grid, 1, n, 4, t.table, NULL);
     for (int r = 0; r < nr; r++) {
         VkOp op = vk_op(s->rops[r]);
-        VsElem ty = vk_type(c->types[s->res[r]].base);
+        VsElem ty = c->types[s->res[r]].base;
         int64_t parts = n > 0 ? grid : 0;
         int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t.p[r], parts, c->hv[s->res[r]].d)
                                 : c->dev->lib.scan(op, ty, t.p[r], parts, t.p[r]);
@@ -659,7 +657,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         launch(c, f1, n, 4, t.table, NULL);
         for (int r = 0; r < nr; r++) {
             VkOp op = vk_op(s->rops[r]);
-            VsElem ty = vk_type(c->types[s->res[r]].base);
+            VsElem ty = c->types[s->res[r]].base;
             void *out = c->hv[s->res[r]].d;
             int rc;
             if (!seg)
@@ -773,7 +771,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
                      (long long)c->hv[sd].n, (long long)d->len);
         new_result(c, res, d->len);
         if (d->len > 0) {
-            if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, vk_type(b), d->d, c->hv[sd].d, c->hv[sd].off,
+            if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off,
                                      c->hv[sd].len, d->len, c->hv[res].d) != 0)
                 lib_fail(c, "RANK");
             c->lib_calls++;
