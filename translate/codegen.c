@@ -91,7 +91,6 @@ _Static_assert((int)VKF_DIV0 == (int)VS_DIV0 && (int)VKF_MOD0 == (int)VS_MOD0 &&
  * come from the target's head. */
 static const char helpers_text[] =
     "#define VK_INT_MIN (-2147483647 - 1)\n"
-    "VK_FN int32_t vk_f2i(double d) { return vs_f2i(d); }\n"
     "VK_FN int32_t vk_idiv(vk_errp er, int32_t a, int32_t b, int64_t i)\n"
     "{\n"
     "    int32_t r = 0;\n"
@@ -402,13 +401,14 @@ static void ex_bin(Ex *x, const LcuExpr *e, const char *op)
     cg_puts(x->b, ")");
 }
 
-static void ex_wrap(Ex *x, const LcuExpr *e, const char *op)
+/* FN(a, b): a function of the pasted vcode/semantics.h. */
+static void ex_call2(Ex *x, const char *fn, const LcuExpr *e)
 {
-    cg_puts(x->b, "((int32_t)((uint32_t)");
+    cg_printf(x->b, "%s(", fn);
     ex(x, e->kids[0]);
-    cg_printf(x->b, " %s (uint32_t)", op);
+    cg_puts(x->b, ", ");
     ex(x, e->kids[1]);
-    cg_puts(x->b, "))");
+    cg_puts(x->b, ")");
 }
 
 static void ex_call1(Ex *x, const char *fn, const LcuExpr *a)
@@ -433,9 +433,9 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     VsElem t = e->kids[0]->type;
     int isf = t == VS_FLOAT, isb = t == VS_BOOL;
     switch (e->prim) {
-    case LP_ADD: if (isf) ex_bin(x, e, "+"); else ex_wrap(x, e, "+"); return;
-    case LP_SUB: if (isf) ex_bin(x, e, "-"); else ex_wrap(x, e, "-"); return;
-    case LP_MUL: if (isf) ex_bin(x, e, "*"); else ex_wrap(x, e, "*"); return;
+    case LP_ADD: if (isf) ex_bin(x, e, "+"); else ex_call2(x, "vs_iadd", e); return;
+    case LP_SUB: if (isf) ex_bin(x, e, "-"); else ex_call2(x, "vs_isub", e); return;
+    case LP_MUL: if (isf) ex_bin(x, e, "*"); else ex_call2(x, "vs_imul", e); return;
     case LP_DIV: if (isf) ex_bin(x, e, "/"); else ex_call_er(x, "vk_idiv", e, 1); return;
     case LP_MOD: ex_call_er(x, "vk_imod", e, 1); return;
     case LP_LT: cg_puts(b, "(int32_t)"); ex_bin(x, e, "<"); return;
@@ -446,22 +446,15 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     case LP_NE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "!="); return;
     case LP_AND:
     case LP_OR:
-        if (isb) {
-            cg_puts(b, "((int32_t)((");
-            ex(x, e->kids[0]);
-            cg_printf(b, " != 0) %s (", e->prim == LP_AND ? "&" : "|");
-            ex(x, e->kids[1]);
-            cg_puts(b, " != 0)))");
-        } else {
+        if (isb)
+            ex_call2(x, e->prim == LP_AND ? "vs_band" : "vs_bor", e);
+        else
             ex_bin(x, e, e->prim == LP_AND ? "&" : "|");
-        }
         return;
     case LP_XOR: ex_bin(x, e, "^"); return;
     case LP_NOT:
         if (isb) {
-            cg_puts(b, "((int32_t)(");
-            ex(x, e->kids[0]);
-            cg_puts(b, " == 0))");
+            ex_call1(x, "vs_bnot", e->kids[0]);
         } else {
             cg_puts(b, "(~");
             ex(x, e->kids[0]);
@@ -474,15 +467,13 @@ static void ex_prim(Ex *x, const LcuExpr *e)
             ex(x, e->kids[0]);
             cg_puts(b, ")");
         } else {
-            cg_puts(b, "((int32_t)(0u - (uint32_t)");
-            ex(x, e->kids[0]);
-            cg_puts(b, "))");
+            ex_call1(x, "vs_ineg", e->kids[0]);
         }
         return;
-    case LP_FLOOR: cg_puts(b, "vk_f2i(floor("); ex(x, e->kids[0]); cg_puts(b, "))"); return;
-    case LP_CEIL: cg_puts(b, "vk_f2i(ceil("); ex(x, e->kids[0]); cg_puts(b, "))"); return;
-    case LP_TRUNC: ex_call1(x, "vk_f2i", e->kids[0]); return;
-    case LP_ROUND: cg_puts(b, "vk_f2i("); ex(x, e->kids[0]); cg_puts(b, " + 0.5)"); return;
+    case LP_FLOOR: ex_call1(x, "vs_floor", e->kids[0]); return;
+    case LP_CEIL: ex_call1(x, "vs_ceil", e->kids[0]); return;
+    case LP_TRUNC: ex_call1(x, "vs_f2i", e->kids[0]); return;
+    case LP_ROUND: ex_call1(x, "vs_round", e->kids[0]); return;
     case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
     case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
         ex_call1(x, lcu_prims[e->prim].math, e->kids[0]);

@@ -20,6 +20,7 @@
 #ifndef VCODE_SEMANTICS_H
 #define VCODE_SEMANTICS_H
 
+#include <math.h>
 #include <stdint.h>
 
 #ifndef VS_FN
@@ -36,6 +37,14 @@
         VS_FADD, VS_FMUL, VS_FMAX, VS_FMIN, VS_BAND, VS_BOR, VS_BXOR,         \
         VS_NROPS                                                              \
     };                                                                        \
+    /* Int arithmetic wraps (mod 2^32); Bool operands are read as != 0. */   \
+    VS_FN int32_t vs_iadd(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); } \
+    VS_FN int32_t vs_isub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); } \
+    VS_FN int32_t vs_imul(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); } \
+    VS_FN int32_t vs_ineg(int32_t a) { return (int32_t)(0u - (uint32_t)a); } \
+    VS_FN int32_t vs_band(int32_t a, int32_t b) { return (a != 0) & (b != 0); } \
+    VS_FN int32_t vs_bor(int32_t a, int32_t b) { return (a != 0) | (b != 0); } \
+    VS_FN int32_t vs_bnot(int32_t a) { return a == 0; }                       \
     /* Float -> Int as x86's cvttsd2si: NaN and out of range give the */     \
     /* most negative Int. */                                                  \
     VS_FN int32_t vs_f2i(double d)                                            \
@@ -44,6 +53,11 @@
             return (int32_t)d;                                                \
         return -2147483647 - 1;                                               \
     }                                                                         \
+    /* FLOOR, CEIL and ROUND: the rounding in double, then vs_f2i; ROUND */  \
+    /* is trunc(d + 0.5), one double addition. */                            \
+    VS_FN int32_t vs_floor(double d) { return vs_f2i(floor(d)); }             \
+    VS_FN int32_t vs_ceil(double d) { return vs_f2i(ceil(d)); }               \
+    VS_FN int32_t vs_round(double d) { return vs_f2i(d + 0.5); }              \
     /* Int / and %: a fault code, else 0 with the result in *R. */           \
     VS_FN int vs_idiv(int32_t a, int32_t b, int32_t *r)                       \
     {                                                                         \
@@ -106,8 +120,8 @@
     VS_FN int32_t vs_rop_icombine(int r, int32_t a, int32_t x)                \
     {                                                                         \
         switch (r) {                                                          \
-        case VS_IADD: return (int32_t)((uint32_t)a + (uint32_t)x);            \
-        case VS_IMUL: return (int32_t)((uint32_t)a * (uint32_t)x);            \
+        case VS_IADD: return vs_iadd(a, x);                                   \
+        case VS_IMUL: return vs_imul(a, x);                                   \
         case VS_IMAX: return a > x ? a : x;                                   \
         case VS_IMIN: return a < x ? a : x;                                   \
         case VS_IAND: return a & x;                                           \

@@ -116,7 +116,6 @@ static void scratch_free(Ctx *c)
 static int64_t nonneg(int64_t x) { return x > 0 ? x : 0; }
 
 
-#define U32(v) ((uint32_t)(v))
 
 static Value *bound(Ctx *c, int var)
 {
@@ -247,15 +246,15 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     switch (e->prim) {
     case LP_ADD:
         if (isf) r.f = a.f + b.f;
-        else r.i = (int32_t)(U32(a.i) + U32(b.i));
+        else r.i = vs_iadd(a.i, b.i);
         return r;
     case LP_SUB:
         if (isf) r.f = a.f - b.f;
-        else r.i = (int32_t)(U32(a.i) - U32(b.i));
+        else r.i = vs_isub(a.i, b.i);
         return r;
     case LP_MUL:
         if (isf) r.f = a.f * b.f;
-        else r.i = (int32_t)(U32(a.i) * U32(b.i));
+        else r.i = vs_imul(a.i, b.i);
         return r;
     case LP_DIV:
         if (isf) {
@@ -275,18 +274,18 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     case LP_GE: r.i = isf ? a.f >= b.f : a.i >= b.i; return r;
     case LP_EQ: r.i = isf ? a.f == b.f : a.i == b.i; return r;
     case LP_NE: r.i = isf ? a.f != b.f : a.i != b.i; return r;
-    case LP_AND: r.i = isb ? (a.i != 0) & (b.i != 0) : a.i & b.i; return r;
-    case LP_OR: r.i = isb ? (a.i != 0) | (b.i != 0) : a.i | b.i; return r;
+    case LP_AND: r.i = isb ? vs_band(a.i, b.i) : a.i & b.i; return r;
+    case LP_OR: r.i = isb ? vs_bor(a.i, b.i) : a.i | b.i; return r;
     case LP_XOR: r.i = a.i ^ b.i; return r;
-    case LP_NOT: r.i = isb ? a.i == 0 : ~a.i; return r;
+    case LP_NOT: r.i = isb ? vs_bnot(a.i) : ~a.i; return r;
     case LP_NEG:
         if (isf) r.f = -a.f;
-        else r.i = (int32_t)(0u - U32(a.i));
+        else r.i = vs_ineg(a.i);
         return r;
-    case LP_FLOOR: r.i = vs_f2i(floor(a.f)); return r;
-    case LP_CEIL: r.i = vs_f2i(ceil(a.f)); return r;
+    case LP_FLOOR: r.i = vs_floor(a.f); return r;
+    case LP_CEIL: r.i = vs_ceil(a.f); return r;
     case LP_TRUNC: r.i = vs_f2i(a.f); return r;
-    case LP_ROUND: r.i = vs_f2i(a.f + 0.5); return r;
+    case LP_ROUND: r.i = vs_round(a.f); return r;
     case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
     case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
         r.f = lcu_prims[e->prim].fmath(a.f);

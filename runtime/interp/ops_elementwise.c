@@ -53,15 +53,15 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
     switch (j->ins->op) {
     case OP_ADD:
         if (isf) LOOP2(double, double, p + q);
-        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) + U32(q)));
+        else LOOP2(int32_t, int32_t, vs_iadd(p, q));
         break;
     case OP_SUB:
         if (isf) LOOP2(double, double, p - q);
-        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) - U32(q)));
+        else LOOP2(int32_t, int32_t, vs_isub(p, q));
         break;
     case OP_MUL:
         if (isf) LOOP2(double, double, p * q);
-        else LOOP2(int32_t, int32_t, (int32_t)(U32(p) * U32(q)));
+        else LOOP2(int32_t, int32_t, vs_imul(p, q));
         break;
     case OP_DIV:
         if (isf) {
@@ -114,11 +114,11 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
         LOOP2(int32_t, int32_t, vs_rshift(p, q));
         break;
     case OP_AND:
-        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) & (q != 0));
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, vs_band(p, q));
         else LOOP2(int32_t, int32_t, p & q);
         break;
     case OP_OR:
-        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, (p != 0) | (q != 0));
+        if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, vs_bor(p, q));
         else LOOP2(int32_t, int32_t, p | q);
         break;
     case OP_XOR:
@@ -172,13 +172,13 @@ static void unary_range(void *job, int64_t lo, int64_t hi)
     const ElemJob *j = job;
     switch (j->ins->op) {
     case OP_NOT:
-        if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, p == 0);
+        if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, vs_bnot(p));
         else LOOP1(int32_t, int32_t, ~p);
         break;
-    case OP_FLOOR: LOOP1(double, int32_t, vs_f2i(floor(p))); break;
-    case OP_CEIL: LOOP1(double, int32_t, vs_f2i(ceil(p))); break;
+    case OP_FLOOR: LOOP1(double, int32_t, vs_floor(p)); break;
+    case OP_CEIL: LOOP1(double, int32_t, vs_ceil(p)); break;
     case OP_TRUNC: LOOP1(double, int32_t, vs_f2i(p)); break;
-    case OP_ROUND: LOOP1(double, int32_t, vs_f2i(p + 0.5)); break;
+    case OP_ROUND: LOOP1(double, int32_t, vs_round(p)); break;
     case OP_LOG: LOOP1(double, double, log(p)); break;
     case OP_SQRT: LOOP1(double, double, sqrt(p)); break;
     case OP_EXP: LOOP1(double, double, exp(p)); break;
