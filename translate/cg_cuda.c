@@ -21,6 +21,7 @@
  * SOACs find an element's segment by binary search on the descriptor's
  * offsets, helped by a per-thread hint; the per-segment skeletons know it. */
 #include "translate/codegen.h"
+#include "translate/codegen_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static const char *shmem(const LcuVarType *types, const LcuSoac *s, int r)
 
 static void decl_shared(CgBuf *b)
 {
-    cg_puts(b, "    __shared__ double vk_shf[256];\n    __shared__ int32_t vk_shi[256];\n");
+    cg_printf(b, "    __shared__ double vk_shf[%d];\n    __shared__ int32_t vk_shi[%d];\n", VK_CUDA_BLOCK, VK_CUDA_BLOCK);
     cg_puts(b, "    (void)vk_shf; (void)vk_shi;\n");
 }
 

@@ -64,6 +64,13 @@ VK_ABI_CTX(VK_ABI_EXPAND)
 /* A generated C kernel: one function per λcu kernel. */
 typedef void (*vk_kernel_fn)(vk_ctx *cx);
 
+/* CUDA: the threads of a block the generated code is written for (its
+ * shared arrays), one constant for the code generator and the devices.
+ * Every CUDA unit defines vk_unit_block = VK_CUDA_BLOCK; a device checks
+ * at load that its blocks are no larger (the real device launches blocks
+ * of exactly this size, the emulated one of 1 to 256 threads). */
+#define VK_CUDA_BLOCK 256
+
 /* Bumped whenever the generated code's conventions change (part of the
  * cache key). */
 #define VK_ABI_VERSION 2

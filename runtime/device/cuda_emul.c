@@ -143,6 +143,14 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     DIMSYM(gdim, "vk_emu_gdim");
     DIMSYM(warp, "vk_emu_warp");
     DIMSYM(sync, "vk_emu_sync");
+    const int *ub = (const int *)dlsym(h, "vk_unit_block");
+    if (!ub || (unsigned)*ub < d->block) {
+        snprintf(msg, msglen, "the emulated unit is written for blocks of %d threads, the device runs %u",
+                 ub ? *ub : 0, d->block);
+        dlclose(h);
+        free(m);
+        return NULL;
+    }
     e->modules[e->nmodules++] = m;
     return m;
 }

@@ -302,13 +302,23 @@ static char *read_all(const char *path, size_t *n)
 static void *load_checked(RealDev *r, const void *cubin, const char *key)
 {
     void *mod = NULL;
-    if (r->cu.ModuleLoadData(&mod, cubin) != 0)
+    r->err[0] = '\0';
+    if (cu_check(r, r->cu.ModuleLoadData(&mod, cubin), "cuModuleLoadData") != 0)
         return NULL;
     CUdeviceptr p = 0;
     size_t sz = 0;
     char got[40] = "";
     if (r->cu.ModuleGetGlobal(&p, &sz, mod, "vk_unit_key") != 0 || sz != 33 ||
         r->vk.d2h(got, (const void *)(uintptr_t)p, 33) != 0 || strcmp(got, key) != 0) {
+        snprintf(r->err, sizeof r->err, "the unit's key is not %s", key);
+        r->cu.ModuleUnload(mod);
+        return NULL;
+    }
+    int block = 0;
+    if (r->cu.ModuleGetGlobal(&p, &sz, mod, "vk_unit_block") != 0 || sz != sizeof block ||
+        r->vk.d2h(&block, (const void *)(uintptr_t)p, sizeof block) != 0 || (unsigned)block < r->base.block) {
+        snprintf(r->err, sizeof r->err, "the unit is written for blocks of %d threads, the device launches %u", block,
+                 r->base.block);
         r->cu.ModuleUnload(mod);
         return NULL;
     }
@@ -622,7 +632,10 @@ int cuda_real_usable(int dev, char *why, size_t len)
         }
         close_libs(&t);
     }
-    if (r.cu.h)
+    /* A usable driver stays loaded: cuda_real_open's dlopen then finds it
+     * initialised, where unloading it after cuInit would have it loaded
+     * and initialised a second time. */
+    if (r.cu.h && !ok)
         dlclose(r.cu.h);
     return ok;
 }
@@ -653,7 +666,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     }
     /* 256 threads a block, 32 a warp; 32 blocks per multiprocessor fill
      * the device (the grid-stride loops take the rest). */
-    d->block = 256;
+    d->block = VK_CUDA_BLOCK;
     d->warp = 32;
     d->max_grid = (unsigned)(r->sms > 0 ? r->sms : 80) * 32;
     d->alloc = rd_alloc;
