@@ -151,7 +151,8 @@ try:
         f.write(mid_src)
     mid_ref = run("--backend=ref", mid_loop)[1]
     rc, out, err, secs = run("--backend=cpu", "--cache-dir=" + abandon, "--tier-work=0", "-d", "stats", mid_loop,
-                             env={"VINTERP_CC": slow, "VINTERP_TIER_DELAY_MS": "0"}, timeout=60)
+                             env={"VINTERP_CC": slow, "VINTERP_TIER_DELAY_MS": "0", "VINTERP_TIER_BUDGET_MS": "0"},
+                             timeout=60)
     left = os.listdir(abandon)
     check("a compile running at the end is abandoned: the run ends at once", rc == 0 and out == mid_ref and secs < 10,
           "%.1f s; %s" % (secs, err))
@@ -179,11 +180,22 @@ try:
         f.write(long_src)
     paced = tempfile.mkdtemp(prefix="vinterp-paced-")
     rc, out, err, _ = run("--cache-dir=" + paced, "-d", "stats", long_loop,
-                          env={"VINTERP_TIER_SHARE": "1", "VINTERP_TIER_DELAY_MS": "0"})
+                          env={"VINTERP_TIER_SHARE": "1", "VINTERP_TIER_DELAY_MS": "0", "VINTERP_TIER_BUDGET_MS": "0"})
     waited = stat(err, r"waited ([0-9.]+) s for its share")
     check("share 1%: the right answer, and the worker waited for its share",
           rc == 0 and out == "( 400020000 )\n" and "(1% of the run at most)" in err and waited is not None
           and float(waited) > 0.05, out + err)
+    # a block's compile waits until the share holds the budget unused: at
+    # 10% and 100 ms, none starts in a run of tens of milliseconds
+    budget = tempfile.mkdtemp(prefix="vinterp-budget-")
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + budget, "--tier-work=0", "-d", "stats", mid_loop,
+                          env={"VINTERP_TIER_SHARE": "10", "VINTERP_TIER_DELAY_MS": "0", "VINTERP_TIER_BUDGET_MS": "100"})
+    check("budget: a run too short for the share to hold it compiles nothing",
+          rc == 0 and out == mid_ref and "background compile 0.000000 s" in err
+          and not [f for f in os.listdir(budget) if f.endswith(".so")], err)
+    shutil.rmtree(budget, ignore_errors=True)
+    rc, out, err, _ = run("--cache-dir=" + paced, long_loop, env={"VINTERP_TIER_BUDGET_MS": "soon"})
+    check("VINTERP_TIER_BUDGET_MS=soon is refused", rc == 1 and "VINTERP_TIER_BUDGET_MS" in err, err)
     rc, out, err, _ = run("--cache-dir=" + paced, long_loop, env={"VINTERP_TIER_SHARE": "0"})
     check("VINTERP_TIER_SHARE=0 is refused", rc == 1 and "VINTERP_TIER_SHARE takes a percentage" in err, err)
     rc, out, err, _ = run("--cache-dir=" + paced, long_loop, env={"VINTERP_TIER_SHARE": "half"})

@@ -695,7 +695,8 @@ static void tier_promote(Backend *b, int k, int64_t w)
         }
         return;
     }
-    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0, 0.01 * (double)b->opt.tier.share_pct))) {
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0, 0.01 * (double)b->opt.tier.share_pct,
+                                                        1e-3 * (double)b->opt.tier.budget_ms))) {
         atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
         return;
     }

@@ -75,6 +75,12 @@ int tier_defaults(TierOptions *o, const char *backend)
      * at 10%). With more cores the compiler has one of its own: no share. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     o->share_pct = ncpu > 0 && ncpu <= 2 ? 10 : 100;
+    /* Under a share, a block's compile starts only once the share holds
+     * this much unused time: no sooner than 1 s into a run at 10%. A
+     * shorter run could not use the code (a unit takes 0.1-0.5 s to
+     * compile), and the compile would only slow it (qs_5m, quickhull_5m:
+     * 6-12% cold). */
+    o->budget_ms = 100;
     const char *e = getenv("VINTERP_TIER");
     if (e && *e && tier_parse_mode(e, &o->mode) < 0) {
         fprintf(stderr, "vinterp: VINTERP_TIER takes background, sync, eager or off, not '%s'\n", e);
@@ -82,7 +88,7 @@ int tier_defaults(TierOptions *o, const char *backend)
     }
     if (env_count("VINTERP_TIER_WORK", &o->work) < 0 || env_count("VINTERP_TIER_MIN_LEN", &o->min_len) < 0 ||
         env_count("VINTERP_TIER_DELAY_MS", &o->delay_ms) < 0 || env_count("VINTERP_TIER_SHARE", &o->share_pct) < 0 ||
-        env_count("VINTERP_TIER_GRACE_MS", &o->grace_ms) < 0)
+        env_count("VINTERP_TIER_GRACE_MS", &o->grace_ms) < 0 || env_count("VINTERP_TIER_BUDGET_MS", &o->budget_ms) < 0)
         return -1;
     if (o->share_pct < 1 || o->share_pct > 100) {
         fprintf(stderr, "vinterp: VINTERP_TIER_SHARE takes a percentage from 1 to 100, not %lld\n",
@@ -108,6 +114,7 @@ struct TierWorker {
     void *arg;
     double delay;       /* seconds to wait before the first job */
     double share;       /* jobs take at most this share of the wall time */
+    double budget;      /* share < 1: a block's job starts with this much of its share unused */
     double t0;          /* CLOCK_MONOTONIC at the start */
     double busy_s;      /* seconds the jobs have run (under mu) */
     double throttled;   /* seconds jobs waited for the share (under mu) */
@@ -180,8 +187,10 @@ static void *worker_main(void *p)
         if (atomic_load(&w->stop))
             break;
         /* The share: the next job starts when the busy time so far is
-         * within SHARE of the time since the start. */
-        double early = w->draining ? 0.0 : w->busy_s / w->share - (rt_seconds() - w->t0);
+         * within SHARE of the time since the start, and a block's job (not
+         * the program's preparation, k < 0) when BUDGET more is. */
+        double need = w->share < 1.0 && w->q[w->qhead] >= 0 ? w->budget : 0.0;
+        double early = w->draining ? 0.0 : (w->busy_s + need) / w->share - (rt_seconds() - w->t0);
         if (early > 0) {
             double t = rt_seconds();
             wait_for(w, early, 1);
@@ -249,7 +258,7 @@ static void at_exit(void)
     pthread_mutex_unlock(&live_mu);
 }
 
-TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share)
+TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share, double budget)
 {
     TierWorker *w = calloc(1, sizeof *w);
     if (!w)
@@ -258,6 +267,7 @@ TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share
     w->arg = arg;
     w->delay = delay;
     w->share = share > 0 && share <= 1 ? share : 1.0;
+    w->budget = budget > 0 ? budget : 0.0;
     w->t0 = rt_seconds();
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);

@@ -31,6 +31,7 @@ typedef struct {
     int64_t delay_ms;   /* background: the worker starts inlining this long after the run starts */
     int64_t share_pct;  /* background: the worker's jobs take at most this % of the run's wall time */
     int64_t grace_ms;   /* background: at the end, the worker may finish its jobs for this long */
+    int64_t budget_ms;  /* background, under a share: a block's compile waits for this much unused share */
     FILE *trace;        /* -d tier: promotions, installs, demotions */
 } TierOptions;
 
@@ -50,10 +51,12 @@ int tier_defaults(TierOptions *o, const char *backend);
  * until the busy time so far is within that share. A compiler on the
  * other core slows the interpreter (shared cache and memory bandwidth:
  * about 5% on the developers' machines), so the share bounds what
- * background work costs a run that never uses its results. */
+ * background work costs a run that never uses its results. A block's job
+ * (K >= 0) also waits until BUDGET seconds of the share are unused (a run
+ * too short for a compile to finish pays for none). */
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
-TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share);
+TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share, double budget);
 /* Seconds W's jobs have run, and seconds jobs waited for the share. */
 double tier_worker_busy(const TierWorker *w);
 double tier_worker_throttled(const TierWorker *w);

@@ -93,7 +93,8 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     tp->it = it;
     tp->t0 = rt_seconds();
     tp->ready_t = -1.0;
-    if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms, 0.01 * (double)o->tier.share_pct))) {
+    if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms, 0.01 * (double)o->tier.share_pct,
+                                    1e-3 * (double)o->tier.budget_ms))) {
         x->free(x);
         free(tp);
         return NULL;
