@@ -85,8 +85,8 @@ struct Backend {
     int64_t promotions, installs, demotions, failures, abandoned;
     int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
     uint64_t program_id;                /* tier_program_id: the speeds kept per program */
-    unsigned char *hot; /* per block: HOT_PRIOR, HOT_NEW (tier_hot.h); NULL: no cache to keep them in */
-    char *hot_path;
+    HotSet hot_prior, hot_new; /* blocks hot in earlier runs, in this one (tier_hot.h) */
+    char *hot_path;     /* NULL: no cache to keep them in */
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
@@ -157,11 +157,10 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         b->program_id = tier_program_id(p);
         char hp[1200];
         if (o->cache_dir && tier_hot_path(o->cache_dir, b->program_id, hp, sizeof hp) == 0) {
-            b->hot = calloc((size_t)b->nblocks + 1, 1);
             b->hot_path = strdup(hp);
-            if (!b->hot || !b->hot_path)
+            if (!b->hot_path)
                 rt_fatal("out of host memory");
-            tier_hot_read(hp, b->nblocks, b->hot);
+            tier_hot_read(hp, &b->hot_prior);
         }
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
@@ -643,31 +642,32 @@ static void tier_mark_promoted(Backend *b, int k)
     b->promotions++;
 }
 
+/* Block K's code was hot in its only run so far: the program's next run
+ * probes the cache for it at its first run. */
+static void tier_remember_hot(Backend *b, int k)
+{
+    if (b->hot_path && tier_hot_add(&b->hot_new, tier_block_hash(b->prog, &b->blocks[k])) < 0)
+        rt_fatal("out of host memory");
+}
+
 /* Block K's first run with W work past the threshold, when it has not
- * been seen to recur: fused code pays only in later runs of the block,
- * and a block that runs once gets none before its run ends. So it is
- * used only when the cache has it; otherwise nothing is compiled now
- * (in a short program the compiler on the other core costs the
- * interpreter more than it could win) and the block is remembered as hot
- * for the program's next run (tier_hot.h), which compiles it in the
- * background for the runs after. A block that runs again is promoted. */
+ * been seen to recur and no earlier run of the program found it hot:
+ * fused code pays only in later runs of the block, and a block that runs
+ * once gets none before its run ends. So nothing is done now, not even a
+ * probe of the cache (translating on the main thread leaves small
+ * allocations between the program's vectors, which then cannot merge:
+ * quickhull_5m needed 60 MB more); the block is remembered as hot for the
+ * program's next run (tier_hot.h), which probes the cache for it and
+ * compiles it in the background on a miss. A block that runs again is
+ * promoted. */
 static void tier_first_run(Backend *b, int k, int64_t w)
 {
+    (void)w;
     BlockEntry *e = &b->entries[k];
     e->probed = 1;
     if (b->opt.tier.mode != TIER_BACKGROUND)
         return;
-    int64_t promoted_entry = e->promoted_entry;
-    double promoted_t = e->promoted_t;
-    tier_mark_promoted(b, k);
-    int r = tier_probe(b, k, w);
-    if (r != 0)
-        return;
-    e->promoted_entry = promoted_entry; /* not promoted after all */
-    e->promoted_t = promoted_t;
-    b->promotions--;
-    if (b->hot)
-        b->hot[k] |= HOT_NEW;
+    tier_remember_hot(b, k);
     if (b->opt.tier.trace)
         tier_trace(b, k, "hot, ran once: remembered for the next run");
 }
@@ -680,6 +680,8 @@ static void tier_promote(Backend *b, int k, int64_t w)
 {
     BlockEntry *e = &b->entries[k];
     tier_mark_promoted(b, k);
+    if (e->big_runs == 1)
+        tier_remember_hot(b, k); /* a later run probes the cache for it at its first run */
     if (b->opt.tier.mode == TIER_BACKGROUND && !e->probed && tier_probe(b, k, w) != 0)
         return;
     if (b->opt.tier.mode == TIER_SYNC) {
@@ -767,7 +769,7 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     e->work += w;
     if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && e->work >= b->opt.tier.work) {
         if (e->big_runs >= 2 || b->opt.tier.mode == TIER_SYNC || b->opt.tier.work == 0 ||
-            (b->hot && (b->hot[k] & HOT_PRIOR)))
+            (b->hot_prior.n && tier_hot_has(&b->hot_prior, tier_block_hash(b->prog, &b->blocks[k]))))
             tier_promote(b, k, w);
         else if (!e->probed)
             tier_first_run(b, k, w);
@@ -1277,9 +1279,10 @@ void backend_free(Backend *b)
         return; /* the worker still reads the backend: left to the exit */
     if (b->tiered)
         tier_save_speeds(b);
-    if (b->hot)
-        tier_hot_write(b->hot_path, b->nblocks, b->hot);
-    free(b->hot);
+    if (b->hot_path)
+        tier_hot_write(b->hot_path, &b->hot_prior, &b->hot_new);
+    tier_hot_free(&b->hot_prior);
+    tier_hot_free(&b->hot_new);
     free(b->hot_path);
     for (int k = 0; k < b->nblocks; k++) {
         free(b->entries[k].launches);

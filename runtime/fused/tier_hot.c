@@ -1,10 +1,12 @@
-/* runtime/fused/tier_hot.c — hot blocks that ran once, kept per program for its
- * next run (see tier_hot.h). */
+/* runtime/fused/tier_hot.c — hot blocks that ran once, kept per program for
+ * its next run (see tier_hot.h). */
 #include "runtime/fused/tier_hot.h"
 #include "runtime/fused/tier_verdict.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len)
 {
@@ -12,59 +14,123 @@ int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int tier_hot_read(const char *path, int nblocks, unsigned char *hot)
+/* FNV-1a, 64 bits */
+static uint64_t mix(uint64_t h, const void *data, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int version = 0, n = 0, set = 0;
-    if (fscanf(f, "vinterp-hot %d %d", &version, &n) != 2 || version != 1 || n != nblocks) {
-        fclose(f);
-        return 0;
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
     }
-    unsigned char *seen = calloc((size_t)nblocks + 1, 1);
-    int k, ok = seen != NULL;
-    while (ok && fscanf(f, "%d", &k) == 1) {
-        if (k < 0 || k >= nblocks)
-            ok = 0;
-        else if (!seen[k]) {
-            seen[k] = 1;
-            set++;
-        }
-    }
-    ok &= feof(f) != 0;
-    fclose(f);
-    if (ok)
-        for (k = 0; k < nblocks; k++)
-            if (seen[k])
-                hot[k] |= HOT_PRIOR;
-    free(seen);
-    return ok ? set : 0;
+    return h;
 }
 
-typedef struct {
-    int nblocks;
-    const unsigned char *hot;
-} HotList;
-
-static int write_hot(FILE *f, const void *arg)
+uint64_t tier_block_hash(const Program *p, const Block *b)
 {
-    const HotList *h = arg;
-    if (fprintf(f, "vinterp-hot 1 %d\n", h->nblocks) < 0)
-        return -1;
-    for (int k = 0; k < h->nblocks; k++)
-        if (h->hot[k] && fprintf(f, "%d\n", k) < 0)
+    uint64_t h = 14695981039346656037ULL;
+    for (int i = b->start; i < b->end; i++) {
+        const Instr *in = &p->code[i];
+        int64_t f[5] = { in->op, in->type, in->a, in->b, in->ival };
+        h = mix(h, f, sizeof f);
+        h = mix(h, &in->fval, sizeof in->fval);
+    }
+    return h;
+}
+
+static int find(const HotSet *s, uint64_t h)
+{
+    int lo = 0, hi = s->n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->h[mid] < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tier_hot_has(const HotSet *s, uint64_t h)
+{
+    int i = find(s, h);
+    return i < s->n && s->h[i] == h;
+}
+
+int tier_hot_add(HotSet *s, uint64_t h)
+{
+    int i = find(s, h);
+    if (i < s->n && s->h[i] == h)
+        return 0;
+    if (s->n == s->cap) {
+        int ncap = s->cap ? 2 * s->cap : 16;
+        uint64_t *nh = realloc(s->h, (size_t)ncap * sizeof *nh);
+        if (!nh)
             return -1;
+        s->h = nh;
+        s->cap = ncap;
+    }
+    memmove(s->h + i + 1, s->h + i, (size_t)(s->n - i) * sizeof *s->h);
+    s->h[i] = h;
+    s->n++;
     return 0;
 }
 
-int tier_hot_write(const char *path, int nblocks, const unsigned char *hot)
+void tier_hot_read(const char *path, HotSet *s)
 {
-    int fresh = 0;
-    for (int k = 0; k < nblocks; k++)
-        fresh |= hot[k] == HOT_NEW;
-    if (!fresh)
+    s->n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int version = 0, n = 0, ok = fscanf(f, "vinterp-hot %d %d", &version, &n) == 2 && version == 2 && n >= 0;
+    for (int i = 0; ok && i < n; i++) {
+        uint64_t h;
+        ok = fscanf(f, "%" SCNx64, &h) == 1 && tier_hot_add(s, h) == 0;
+    }
+    if (ok) {
+        int c;
+        while ((c = fgetc(f)) == ' ' || c == '\n')
+            ;
+        ok = c == EOF;
+    }
+    fclose(f);
+    if (!ok)
+        s->n = 0;
+}
+
+typedef struct {
+    const HotSet *a, *b;
+} HotPair;
+
+static int write_hot(FILE *f, const void *arg)
+{
+    const HotPair *p = arg;
+    HotSet all = { NULL, 0, 0 };
+    int ok = 1;
+    for (int i = 0; ok && i < p->a->n; i++)
+        ok = tier_hot_add(&all, p->a->h[i]) == 0;
+    for (int i = 0; ok && i < p->b->n; i++)
+        ok = tier_hot_add(&all, p->b->h[i]) == 0;
+    ok = ok && fprintf(f, "vinterp-hot 2 %d\n", all.n) > 0;
+    for (int i = 0; ok && i < all.n; i++)
+        ok = fprintf(f, "%016" PRIx64 "\n", all.h[i]) > 0;
+    tier_hot_free(&all);
+    return ok ? 0 : -1;
+}
+
+int tier_hot_write(const char *path, const HotSet *prior, const HotSet *fresh)
+{
+    int news = 0;
+    for (int i = 0; i < fresh->n && !news; i++)
+        news = !tier_hot_has(prior, fresh->h[i]);
+    if (!news)
         return 0;
-    HotList h = { nblocks, hot };
-    return tier_file_replace(path, write_hot, &h) == 0 ? 1 : -1;
+    HotPair p = { prior, fresh };
+    return tier_file_replace(path, write_hot, &p) == 0 ? 1 : -1;
+}
+
+void tier_hot_free(HotSet *s)
+{
+    free(s->h);
+    s->h = NULL;
+    s->n = s->cap = 0;
 }
