@@ -39,7 +39,7 @@ typedef struct {
     /* the tier profile (main thread) */
     int nin;            /* stack inputs; -1 not known yet */
     int demoted;
-    int probed;         /* the cache was probed at its first hot run (tier_first_run) */
+    int remembered;     /* hot in its only run so far: kept for the next run (tier_first_run) */
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     double interp_secs, fused_secs;
@@ -664,7 +664,7 @@ static void tier_first_run(Backend *b, int k, int64_t w)
 {
     (void)w;
     BlockEntry *e = &b->entries[k];
-    e->probed = 1;
+    e->remembered = 1;
     if (b->opt.tier.mode != TIER_BACKGROUND)
         return;
     tier_remember_hot(b, k);
@@ -682,7 +682,7 @@ static void tier_promote(Backend *b, int k, int64_t w)
     tier_mark_promoted(b, k);
     if (e->big_runs == 1)
         tier_remember_hot(b, k); /* a later run probes the cache for it at its first run */
-    if (b->opt.tier.mode == TIER_BACKGROUND && !e->probed && tier_probe(b, k, w) != 0)
+    if (b->opt.tier.mode == TIER_BACKGROUND && tier_probe(b, k, w) != 0)
         return;
     if (b->opt.tier.mode == TIER_SYNC) {
         atomic_store(&e->state, BS_QUEUED);
@@ -771,7 +771,7 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
         if (e->big_runs >= 2 || b->opt.tier.mode == TIER_SYNC || b->opt.tier.work == 0 ||
             (b->hot_prior.n && tier_hot_has(&b->hot_prior, tier_block_hash(b->prog, &b->blocks[k]))))
             tier_promote(b, k, w);
-        else if (!e->probed)
+        else if (!e->remembered)
             tier_first_run(b, k, w);
         if (atomic_load(&e->state) == BS_FUSED)
             return -2;

@@ -14,25 +14,14 @@ int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* FNV-1a, 64 bits */
-static uint64_t mix(uint64_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 uint64_t tier_block_hash(const Program *p, const Block *b)
 {
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = TIER_FNV_SEED;
     for (int i = b->start; i < b->end; i++) {
         const Instr *in = &p->code[i];
         int64_t f[5] = { in->op, in->type, in->a, in->b, in->ival };
-        h = mix(h, f, sizeof f);
-        h = mix(h, &in->fval, sizeof in->fval);
+        h = tier_fnv(h, f, sizeof f);
+        h = tier_fnv(h, &in->fval, sizeof in->fval);
     }
     return h;
 }

@@ -15,8 +15,7 @@ int tier_verdict_path(const char *unit_file, uint64_t program, char *out, size_t
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-/* FNV-1a, 64 bits */
-static uint64_t mix(uint64_t h, const void *data, size_t n)
+uint64_t tier_fnv(uint64_t h, const void *data, size_t n)
 {
     const unsigned char *p = data;
     for (size_t i = 0; i < n; i++) {
@@ -28,20 +27,20 @@ static uint64_t mix(uint64_t h, const void *data, size_t n)
 
 uint64_t tier_program_id(const Program *p)
 {
-    uint64_t h = 14695981039346656037ULL;
+    uint64_t h = TIER_FNV_SEED;
     for (int i = 0; i < p->ncode; i++) {
         const Instr *in = &p->code[i];
         int64_t f[9] = { in->op, in->type, in->line, in->a, in->b, in->target, in->ckind, in->ival, in->cidx };
-        h = mix(h, f, sizeof f);
-        h = mix(h, &in->fval, sizeof in->fval);
+        h = tier_fnv(h, f, sizeof f);
+        h = tier_fnv(h, &in->fval, sizeof in->fval);
     }
     for (int c = 0; c < p->nconsts; c++) {
         const VcConst *k = &p->consts[c];
-        h = mix(h, &k->len, sizeof k->len);
+        h = tier_fnv(h, &k->len, sizeof k->len);
         if (k->ints && k->len > 0)
-            h = mix(h, k->ints, (size_t)k->len * sizeof *k->ints);
+            h = tier_fnv(h, k->ints, (size_t)k->len * sizeof *k->ints);
         if (k->floats && k->len > 0)
-            h = mix(h, k->floats, (size_t)k->len * sizeof *k->floats);
+            h = tier_fnv(h, k->floats, (size_t)k->len * sizeof *k->floats);
     }
     return h;
 }

@@ -32,6 +32,9 @@ typedef struct {
  * unit serves the same block text in several programs, whose workloads
  * differ, so each program keeps its own. 0, or -1 when it does not fit. */
 int tier_verdict_path(const char *unit_file, uint64_t program, char *out, size_t len);
+/* FNV-1a, 64 bits: H updated with N bytes of DATA, from TIER_FNV_SEED. */
+#define TIER_FNV_SEED 14695981039346656037ULL
+uint64_t tier_fnv(uint64_t h, const void *data, size_t n);
 /* A program's identity: a hash of its instructions and constants. */
 uint64_t tier_program_id(const Program *p);
 /* Read PATH into S (zeros when missing or malformed). 1 when read. */
