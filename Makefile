@@ -32,7 +32,7 @@ include kernels/kernels.mk
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-.PHONY: all layers deps demo test unit golden corpus asan asan-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
+.PHONY: all layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
 all: $(BIN)/vinterp $(KERNELS_LIB)
 
@@ -110,6 +110,19 @@ asan-test: asan
 	$(MAKE) BUILD=build-asan BIN=build-asan/bin OPT="-O1 -g" KERNELS_LIB= \
 	    CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=address,undefined" test
+
+# Race detection on the emulated device (runtime/device/emul_grid.h):
+# everything built with ThreadSanitizer, which then also watches the
+# generated units (runtime/jit/jit.c), every emulated thread a fiber of its
+# own; tests/run_races.sh plants races and runs a corpus sample and the
+# differential tests with every step on the emulated device.
+TSAN_MAKE = $(MAKE) BUILD=build-tsan BIN=build-tsan/bin OPT="-O1 -g" KERNELS_LIB= \
+	    CFLAGS="-fsanitize=thread" LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=thread"
+tsan:
+	$(TSAN_MAKE) all build-tsan/tests/unit/test_cuda_emul
+
+race-test: tsan
+	@sh tests/run_races.sh build-tsan/bin/vinterp build-tsan
 
 # Leak check of a sample of the corpus under valgrind's memcheck: ref and
 # cpu, and a smaller sample on the emulated cuda device (every kernel there);

@@ -139,7 +139,8 @@ static const char *shmem(const LcuVarType *types, const LcuSoac *s, int r)
 
 static void decl_shared(CgBuf *b)
 {
-    cg_printf(b, "    __shared__ double vk_shf[%d];\n    __shared__ int32_t vk_shi[%d];\n", VK_CUDA_BLOCK, VK_CUDA_BLOCK);
+    cg_printf(b, "    VK_SHARED(double, vk_shf, %d, 0);\n    VK_SHARED(int32_t, vk_shi, %d, 1);\n", VK_CUDA_BLOCK,
+              VK_CUDA_BLOCK);
     cg_puts(b, "    (void)vk_shf; (void)vk_shi;\n");
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/device/cuda_dev.h"
 #include "runtime/device/emul_grid.h"
 #include "runtime/device/emul_prims.h"
+#include "translate/codegen_abi.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 typedef struct {
     void *fn;
     EmuDims *dims;
+    char name[64];      /* the entry point's name, for messages */
 } EmFn;
 
 typedef struct {
@@ -25,13 +27,15 @@ typedef struct {
 
 typedef struct {
     CudaDev base;
+    int shuffled;       /* VINTERP_CUDA_EMULATE_SHUFFLE: threads and blocks in a drawn order */
+    uint64_t shuffle;   /* the order generator's state */
     JitOptions jo;
     JitStats js;
     EmMod **modules;
     int nmodules;
     EmFn **fns;
     int nfns;
-    char err[256];
+    char err[320];
 } EmulDev;
 
 typedef void (*Fn3)(void *, void *, int64_t);
@@ -76,7 +80,12 @@ static int em_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, v
         return -1;
     }
     Call c = { ef->fn, nargs, args };
-    return emu_run_grid(ef->dims, grid, d->block, d->warp, sync, call_entry, &c, e->err, sizeof e->err);
+    EmuLaunch l = { grid, d->block, d->warp, sync, call_entry, &c, e->shuffled ? &e->shuffle : NULL };
+    char why[200];
+    if (emu_run_grid(ef->dims, &l, why, sizeof why) == 0)
+        return 0;
+    snprintf(e->err, sizeof e->err, "emulated kernel %s: %s", ef->name, why);
+    return -1;
 }
 
 static void *em_alloc(CudaDev *d, size_t bytes)
@@ -143,6 +152,7 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
     DIMSYM(gdim, "vk_emu_gdim");
     DIMSYM(warp, "vk_emu_warp");
     DIMSYM(sync, "vk_emu_sync");
+    DIMSYM(shmem, "vk_emu_shmem");
     const int *ub = (const int *)dlsym(h, "vk_unit_block");
     if (!ub || (unsigned)*ub < d->block) {
         snprintf(msg, msglen, "the emulated unit is written for blocks of %d threads, the device runs %u",
@@ -183,6 +193,7 @@ static void *em_func(CudaDev *d, void *module, const char *name)
     e->fns = fs;
     ef->fn = f;
     ef->dims = &m->dims;
+    snprintf(ef->name, sizeof ef->name, "%s", name);
     e->fns[e->nfns++] = ef;
     return ef;
 }
@@ -216,24 +227,40 @@ static void em_close(CudaDev *d)
     free(e);
 }
 
-/* Threads per emulated block: $VINTERP_CUDA_EMULATE_BLOCK (a power of two
- * up to 256), else 16, so that the block- and warp-level code of the
- * skeletons runs with several threads, blocks and groups. 1 in builds
- * with AddressSanitizer, which does not follow the fibers' stacks. */
-static unsigned emul_block(void)
+/* A power of two in [1, MAX] from environment variable NAME, else DFLT. */
+static unsigned env_pow2(const char *name, unsigned max, unsigned dflt)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    return 1;
-#else
-    const char *s = getenv("VINTERP_CUDA_EMULATE_BLOCK");
+    const char *s = getenv(name);
     if (s && *s) {
         char *end;
         long v = strtol(s, &end, 10);
-        if (!*end && v >= 1 && v <= 256 && (v & (v - 1)) == 0)
+        if (!*end && v >= 1 && v <= (long)max && (v & (v - 1)) == 0)
             return (unsigned)v;
     }
-    return 16;
+    return dflt;
+}
+
+/* The shape of the emulated device's launches. Threads per block:
+ * $VINTERP_CUDA_EMULATE_BLOCK (a power of two up to 256), else 16, so that
+ * the block- and warp-level code of the skeletons runs with several
+ * threads, blocks and groups; warp groups $VINTERP_CUDA_EMULATE_WARP, else
+ * a quarter of the block; blocks to fill the device
+ * $VINTERP_CUDA_EMULATE_GRID, else 4. VINTERP_CUDA_EMULATE_SHAPE=real: a
+ * GPU's shapes, blocks of 256 threads, warps of 32, 8 blocks (slower: for
+ * samples). Blocks of 1 thread in builds with AddressSanitizer, which does
+ * not follow the fibers' stacks. */
+static void emul_shape(CudaDev *d)
+{
+    const char *shape = getenv("VINTERP_CUDA_EMULATE_SHAPE");
+    int real = shape && strcmp(shape, "real") == 0;
+#if defined(__SANITIZE_ADDRESS__)
+    d->block = 1;
+#else
+    d->block = env_pow2("VINTERP_CUDA_EMULATE_BLOCK", VK_CUDA_BLOCK, real ? VK_CUDA_BLOCK : 16);
 #endif
+    unsigned w = env_pow2("VINTERP_CUDA_EMULATE_WARP", VK_CUDA_BLOCK, real ? 32 : d->block >= 4 ? d->block / 4 : 1);
+    d->warp = w <= d->block ? w : d->block;
+    d->max_grid = env_pow2("VINTERP_CUDA_EMULATE_GRID", 1u << 16, real ? 8 : 4);
 }
 
 CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
@@ -252,10 +279,17 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     CudaDev *d = &e->base;
     e->jo = *jo;
     d->kind = "emulated";
-    d->block = emul_block();
-    d->warp = d->block >= 4 ? d->block / 4 : 1;
-    d->max_grid = 4;
-    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads)", d->block);
+    emul_shape(d);
+    /* VINTERP_CUDA_EMULATE_SHUFFLE=SEED (not 0): blocks and threads run in
+     * an order drawn from SEED */
+    const char *sh = getenv("VINTERP_CUDA_EMULATE_SHUFFLE");
+    if (sh && *sh && strcmp(sh, "0") != 0) {
+        e->shuffled = 1;
+        e->shuffle = strtoull(sh, NULL, 0) ^ 0x5eedULL;
+    }
+    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads, warps of %u, %u blocks%s%s)",
+             d->block, d->warp, d->max_grid, e->shuffled ? ", shuffled" : "",
+             emu_grid_races() ? ", race detection" : "");
     snprintf(d->arch, sizeof d->arch, "host");
     emu_prims_bind(&d->lib);
     d->alloc = em_alloc;

@@ -71,7 +71,13 @@ void jit_hash_hex(const void *data, size_t len, char out[33])
 
 /* ---- the compiler ------------------------------------------------------------ */
 
+#if defined(__SANITIZE_THREAD__)
+/* A race-detecting build (make tsan): the emulated device's units are
+ * watched by ThreadSanitizer too (runtime/device/emul_grid.h), with lines. */
+#define DEFAULT_CXXFLAGS "-x c++ -O1 -g -shared -fPIC -ffp-contract=off -fsanitize=thread"
+#else
 #define DEFAULT_CXXFLAGS "-x c++ -O2 -shared -fPIC -ffp-contract=off"
+#endif
 
 /* The language being compiled: C (the cpu executor) or C++ (the CUDA text
  * run on the emulated device). */

@@ -1,0 +1,66 @@
+#!/bin/sh
+# tests/run_races.sh INTERP BUILD — the emulated device made adversarial,
+# with INTERP and BUILD from `make tsan` (ThreadSanitizer watches every
+# emulated thread; runtime/device/emul_grid.h):
+#   1. the emulator's unit test, blocks of 16 and 256 threads: three planted
+#      races (a write-write race in a block, a read-write race in shared
+#      memory without a barrier, one element written by every block) each
+#      fail their launch naming the kernel, race-free kernels pass;
+#   2. a sample of the corpus with every step on the emulated device, in a
+#      GPU's shapes (blocks of 256 threads, warps of 32) and in a drawn
+#      order: the expected output, and no report;
+#   3. the generated differential programs (every reduction strategy),
+#      likewise with blocks of 256 and in a drawn order.
+# Ends with "N passed, N failed".
+interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
+build=${2:-build-tsan}
+here=$(cd "$(dirname "$0")" && pwd)
+corpus=${VINTERP_CORPUS:-$here/../../shared/corpus}
+sample=${RACE_SAMPLE:-"bn_qs bn_radix bn_batcher cu_sort_rank ts_test_remove_duplicates cu_nested_deep ex_primes"}
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export VINTERP_CACHE_DIR="$tmp/cache"
+
+for b in 16 256; do
+    if VINTERP_CUDA_EMULATE_BLOCK=$b "$build/tests/unit/test_cuda_emul" >"$tmp/unit.log" 2>&1 &&
+        grep -q ' 0 failed' "$tmp/unit.log" && grep -q 'race detection' "$tmp/unit.log" &&
+        [ "$(grep -c 'WARNING: ThreadSanitizer: data race' "$tmp/unit.log")" -ge 3 ]; then
+        ok
+    else
+        bad "test_cuda_emul, blocks of $b"
+        grep -v '^ ' "$tmp/unit.log" | head -n 20
+    fi
+done
+
+device_env="VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_EMULATE_SHAPE=real VINTERP_CUDA_EMULATE_SHUFFLE=7
+    VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
+if [ -d "$corpus" ]; then
+    for p in $sample; do
+        [ -f "$corpus/$p.vcode" ] || { bad "$p: not in the corpus"; continue; }
+        (cd "$corpus" && env $device_env "$interp" --backend=cuda "$p.vcode" >"$tmp/out" 2>"$tmp/err")
+        rc=$?
+        if [ $rc -eq 0 ] && cmp -s "$tmp/out" "$corpus/$p.expected" && ! grep -q ThreadSanitizer "$tmp/err"; then
+            ok
+        else
+            bad "$p (exit $rc)"
+            head -c 3000 "$tmp/err"
+        fi
+    done
+else
+    echo "(no corpus at $corpus: the sample is skipped)"
+fi
+
+if env $device_env VINTERP_CUDA_EMULATE_BLOCK=256 python3 "$here/run_diff_random.py" "$interp" -n 3 >"$tmp/diff.log" 2>&1 &&
+    ! grep -q ThreadSanitizer "$tmp/diff.log"; then
+    ok
+else
+    bad "run_diff_random.py"
+    grep -v '^ ' "$tmp/diff.log" | head -n 30
+fi
+
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
