@@ -35,10 +35,11 @@
  *    (commutativity; the identity adds nothing).
  *      +:  E = gamma(n-1)·(2·sum|x| + sum E_i) + sum E_i
  *      *:  with P = prod|x|, D = P·(prod(1 + E_i/|x_i|) - 1), the input
- *          part: E = gamma(n-1)·(2P + D) + D; an exact zero term makes
- *          the product 0 either way (E = 0); a segment whose partial
- *          products (any run of consecutive terms) may leave [2^-1000,
- *          2^1000], where the relative error model fails, gets +inf.
+ *          part: E = gamma(n-1)·(2P + D) + D (+inf where some E_i >=
+ *          2^-20·|x_i|); an exact zero term makes the product 0 either
+ *          way (E = 0); where a run of consecutive terms (what a tree
+ *          multiplies) may leave [2^-1000, 2^1000], the relative error
+ *          model fails (and inf·0 is NaN on one side only): +inf.
  *    Per segment for reductions, per prefix (its k terms) for scans. The
  *    bound's own arithmetic is covered by a factor 1 + gamma(n+2).
  * 2. Elementwise float arithmetic is bit-identical on every backend with

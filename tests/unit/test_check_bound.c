@@ -250,6 +250,39 @@ static void test_shapes_and_products(void)
     done();
 }
 
+/* A may-differ index of a gather makes that element anything; INDEX from
+ * a may-differ init or stride; B_TO_I keeps the mask. */
+static void test_gather_and_index(void)
+{
+    run_block("FUNC MAIN\n"
+              "CONST FLOAT (1.0 2.0 3.0 4.0 -5.0)\n"
+              "CONST INT (3 2 0)\n"
+              "MAKE_SEGDES\n"
+              "+_REDUCE FLOAT\n"          /* (6 -1 0), 6 bounded */
+              "CONST FLOAT (6.0 0.0 0.0)\n"
+              "> FLOAT\n"
+              "B_TO_I\n"                  /* (0 0 0), the first may differ */
+              "COPY 1 0\n"
+              "CONST FLOAT (10.0 20.0)\n"
+              "CPOP 1 1\n"
+              "CONST INT 2\n"
+              "MAKE_SEGDES\n"
+              "CONST INT 3\n"
+              "MAKE_SEGDES\n"
+              "BPERMUTE FLOAT\n"          /* (10 10 10): the first may be 20 */
+              "CPOP 1 1\n"
+              "COPY 1 0\n"
+              "CONST INT (2 2 2)\n"
+              "MAKE_SEGDES\n"
+              "INDEX\n"                   /* (0 0 0 0 0 0): segment 0 may differ */
+              "RET\n", 0);
+    CHECK(it.sp == 2 && val(1)->type == VT_FLOAT && val(1)->len == 3);
+    CHECK(fbound(1, 0) == INFINITY && fbound(1, 1) == 0.0 && fbound(1, 2) == 0.0);
+    CHECK(val(0)->type == VT_INT && val(0)->len == 6);
+    CHECK(mask(0, 0) == 1 && mask(0, 1) == 1 && mask(0, 2) == 0 && mask(0, 5) == 0);
+    done();
+}
+
 /* Rule 3: a GPU's libm. */
 static void test_libm(void)
 {
@@ -284,6 +317,7 @@ int main(void)
     test_exact();
     test_propagation();
     test_shapes_and_products();
+    test_gather_and_index();
     test_libm();
     test_perturb_parse();
     CHECK(mem_used() == 0);
