@@ -60,7 +60,8 @@ static void help(void)
             "\t\t\t cpu (fused kernels compiled to C), cuda (fused kernels on the GPU);\n"
             "\t\t\t $VINTERP_BACKEND sets the default\n"
             "\t --check\t run the reference beside the backend and compare every block\n"
-            "\t --check-rel=R\t relative tolerance for floats under --check (default 1e-12)\n"
+            "\t --check-rel=R\t a relative allowance for floats under --check beyond\n"
+            "\t\t\t their error bounds (default 0)\n"
             "\t --cache-dir=DIR  compiled-kernel cache (default $VINTERP_CACHE_DIR,\n"
             "\t\t\t else $XDG_CACHE_HOME/vinterp, else ~/.cache/vinterp)\n"
             "\t --no-cache\t compile kernels without the cache (also VINTERP_NO_CACHE=1)\n"
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
     BackendOptions bopt;
     memset(&bopt, 0, sizeof bopt);
     bopt.fusion = 1;
-    bopt.check_rel = 1e-12;
+    bopt.check_rel = 0.0;
     ProfileMode profile = PROF_OFF;
     /* --tier and its thresholds: the command line's, applied over the
      * backend's defaults and the environment once the backend is known. */
@@ -368,6 +369,12 @@ int main(int argc, char **argv)
     }
     if (bk == BK_REF && bopt.check) {
         fprintf(stderr, "vinterp: --check compares a fused backend with the reference; the backend is ref\n");
+        vc_free(&prog);
+        return 1;
+    }
+    if (bopt.check && cb_perturb_parse(getenv("VINTERP_CHECK_PERTURB"), &bopt.perturb) < 0) {
+        fprintf(stderr, "vinterp: VINTERP_CHECK_PERTURB takes fsum:D, ulps:N or int:N, not '%s'\n",
+                getenv("VINTERP_CHECK_PERTURB"));
         vc_free(&prog);
         return 1;
     }

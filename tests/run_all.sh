@@ -112,6 +112,14 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     count
 fi
 
+# --check against error bounds: reassociated float sums pass, wrong kernels
+# fail (runtime/fused/check_bound.h; skips what lacks a compiler).
+echo "== --check: error bounds (tests/check)"
+python3 "$here/run_check_bound.py" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 40
+tail -n 1 "$log"
+count
+
 echo "== command line"
 python3 "$here/run_cli.py" "$interp" >"$log" 2>&1
 grep -v ' passed, ' "$log" | head -n 20

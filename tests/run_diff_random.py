@@ -11,8 +11,8 @@ segment boundaries at every position of their tiles and groups.
 
 Each program runs under --backend=ref (the oracle), --backend=cpu, and
 --backend=cuda on the emulated device (every kernel on the device) under
-each reduction strategy; outputs must agree, floats to a relative 1e-12
-(Float ADD/MUL are combined as trees there). Ends with "N passed, N failed".
+each reduction strategy, the fused ones under --check; outputs must agree,
+floats to a relative 1e-12 (Float ADD/MUL are combined as trees there). Ends with "N passed, N failed".
 """
 import os
 import random
@@ -92,7 +92,10 @@ def same(a, b):
 
 
 def run(interp, path, backend, env):
-    p = subprocess.run([interp, "--backend=" + backend, path], capture_output=True, text=True, env=env,
+    # the fused backends under --check: every block's outputs also within
+    # their error bounds (runtime/fused/check_bound.h)
+    check = ["--check"] if backend != "ref" else []
+    p = subprocess.run([interp, "--backend=" + backend] + check + [path], capture_output=True, text=True, env=env,
                        timeout=300)
     return p.returncode, p.stdout, p.stderr
 

@@ -6,6 +6,7 @@
  * built, or whose inputs do not match what the plan assumed (types, length
  * classes), is interpreted instruction by instruction instead. */
 #include "runtime/fused/backend.h"
+#include "runtime/fused/check_bound.h"
 #include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
@@ -70,6 +71,11 @@ struct Backend {
     int profiling;
     /* totals */
     int64_t launches, host_steps, checked;
+    /* --check: block outputs compared bit for bit, within a bound, not
+     * compared (unverifiable), and elements of compared outputs that were
+     * free to differ (check_bound.h) */
+    int64_t check_exact, check_bounded, check_unverifiable, check_free;
+    CbPerturb perturb;  /* opt.perturb under --check, else none */
     /* the block now running, for rt_set_replay */
     Interp *rp_it;
     int64_t rp_used;
@@ -134,6 +140,8 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         rt_fatal("out of host memory");
     b->prog = p;
     b->opt = *o;
+    if (o->check)
+        b->perturb = o->perturb;
     b->x = x;
     b->nblocks = dfg_blocks(p, &b->blocks);
     b->entries = calloc((size_t)b->nblocks + 1, sizeof *b->entries);
@@ -344,31 +352,6 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
 
 /* ---- --check ------------------------------------------------------------- */
 
-/* Equal within the tolerance: ints exactly, floats to the relative
- * tolerance (NaN equals NaN). Returns the first differing element, or -1. */
-static int64_t first_difference(const Value *a, const Value *r, double rel)
-{
-    if (a->type != r->type || a->len != r->len)
-        return 0;
-    if (a->type == VT_PAIR)
-        return -1;
-    if (a->type == VT_FLOAT) {
-        for (int64_t i = 0; i < a->len; i++) {
-            double x = VF(a)[i], y = VF(r)[i];
-            if (x == y || (isnan(x) && isnan(y)))
-                continue;
-            double m = fabs(x) > fabs(y) ? fabs(x) : fabs(y);
-            if (!(fabs(x - y) <= rel * m))
-                return i;
-        }
-        return -1;
-    }
-    for (int64_t i = 0; i < a->len; i++)
-        if (VI(a)[i] != VI(r)[i])
-            return i;
-    return -1;
-}
-
 static void describe(FILE *f, const Value *v, int64_t i)
 {
     if (v->type == VT_PAIR) {
@@ -406,15 +389,29 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
     *rnd_global() = *rand_before;
     for (int j = 0; j < g->nin; j++)
         vs_push(it, ins[j]);
-    interp_exec_range(it, bp->blk.start, bp->blk.end);
+    /* The reference, one instruction at a time, with the error bound of
+     * every value (check_bound.h): what the backend may differ by. */
+    CbOptions co = { b->x->libm_ulps };
+    CbRun *cr = cb_run_block(it, bp->blk.start, bp->blk.end, &co);
     const Program *p = b->prog;
     int bad = -1;
     int64_t at = -1;
+    double bound_at = 0.0;
     for (int i = 0; i < nout && bad < 0; i++) {
-        at = first_difference(outs[i], it->stk[it->sp - nout + i], b->opt.check_rel);
+        const CbBound *cb = cb_bound_at(cr, nout - 1 - i);
+        if (cb && cb->unverifiable) {
+            b->check_unverifiable++;
+            continue;
+        }
+        at = cb_first_difference(outs[i], it->stk[it->sp - nout + i], cb, b->opt.check_rel, &bound_at);
         if (at >= 0)
             bad = i;
+        else if (cb)
+            b->check_bounded++, b->check_free += cb_free_elements(cb);
+        else
+            b->check_exact++;
     }
+    cb_run_free(cr);
     int rand_bad = memcmp(&rand_after, rnd_global(), sizeof rand_after) != 0;
     if (bad >= 0 || rand_bad) {
         FILE *f = stderr;
@@ -427,6 +424,17 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
             describe(f, outs[bad], at);
             fputs("; the reference gives ", f);
             describe(f, it->stk[it->sp - nout + bad], at);
+            const Value *o = outs[bad];
+            if (o->type == it->stk[it->sp - nout + bad]->type && o->len == it->stk[it->sp - nout + bad]->len) {
+                if (o->type != VT_FLOAT)
+                    fputs("; it must be exact there", f);
+                else if (bound_at > 0.0)
+                    fprintf(f, "; the bound there is %.2g", bound_at);
+                else
+                    fputs("; the bound there is 0 (exact)", f);
+                if (o->type == VT_FLOAT && b->opt.check_rel > 0.0)
+                    fprintf(f, ", plus --check-rel=%g relative", b->opt.check_rel);
+            }
             fputs("\n", f);
         } else {
             fprintf(f, "  the random number stream advanced differently\n");
@@ -446,7 +454,7 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
         free(outs);
         rt_exit_status(1);
     }
-    /* Keep the backend's values (equal within the tolerance). */
+    /* Keep the backend's values (equal within the bounds). */
     for (int i = 0; i < nout; i++)
         val_release(vs_pop(it));
     for (int i = 0; i < nout; i++)
@@ -955,6 +963,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             b->x->run_kernel(b->x, k, bp, s, env);
             if (nd)
                 settle_donors(b, bp, s);
+            if (b->perturb.kind) /* a wrong kernel, to test --check */
+                cb_perturb_kernel(&b->perturb, ps->k, env);
             double dt = rt_seconds() - t0;
             e->launches[s]++;
             e->seconds[s] += dt;
@@ -1172,9 +1182,14 @@ void backend_report(const Backend *b, FILE *f)
             translate, ilp, big_vars, big_cons, big_time, max_time, fellback);
     fprintf(f, "stats: executor %s: time in kernels %.6f s, in host steps %.6f s\n", b->x->name, b->kernel_seconds,
             b->host_seconds);
-    if (b->opt.check)
+    if (b->opt.check) {
         fprintf(f, "stats: --check: %lld block runs compared with the reference, no difference\n",
                 (long long)b->checked);
+        fprintf(f, "stats: --check: block outputs: %lld bit for bit, %lld within error bounds (%lld elements "
+                   "free to differ), %lld not verifiable\n",
+                (long long)b->check_exact, (long long)b->check_bounded, (long long)b->check_free,
+                (long long)b->check_unverifiable);
+    }
     if (b->tiered)
         tier_report(b, f);
     if (b->x->report)

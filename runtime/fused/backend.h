@@ -11,6 +11,7 @@
 #define RUNTIME_BACKEND_H
 
 #include <stdio.h>
+#include "runtime/fused/check_bound.h"
 #include "runtime/fused/executor.h"
 #include "runtime/interp/interp.h"
 #include "runtime/fused/tier.h"
@@ -22,7 +23,8 @@ typedef struct {
     FILE *trace;        /* -d fusion */
     int stats;          /* -d stats: summary at exit */
     int check;          /* --check: the reference runs beside, block by block */
-    double check_rel;   /* --check-rel: float tolerance, relative */
+    double check_rel;   /* --check-rel: a relative allowance beyond the error bounds (default 0) */
+    CbPerturb perturb;  /* under --check, $VINTERP_CHECK_PERTURB: a wrong kernel, for tests */
     int profiling;      /* --profile: per kernel figures */
     TierOptions tier;   /* --tier and its thresholds (cpu, cuda; lcu translates every block it meets) */
     const char *cache_dir; /* the kernel cache, where the tiers keep hot blocks (tier_hot.h); NULL: none */

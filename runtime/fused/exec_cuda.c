@@ -1176,6 +1176,8 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->compile_only = compile_only_arch;
     c->base.name = "cuda";
     c->base.eager = 1;
+    /* CUDA's math library on a GPU; the emulated device calls the host's */
+    c->base.libm_ulps = strcmp(dev->kind, "cuda") == 0 ? 3 : 0;
     c->base.prepare = cuda_prepare;
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;

@@ -19,6 +19,10 @@ struct Executor {
     const char *name;
     /* 1: wants every block's plan before the run (one compilation). */
     int eager;
+    /* --check: how many ulps its libm functions (exp, log, sin, ...) may
+     * differ from the host's, whose the reference calls (0: it calls the
+     * host's too; check_bound.h, rule 3). */
+    int libm_ulps;
     /* Generate, compile (or find in the cache) and load the code of the
      * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
      * every planned block; tiered: once per promoted block (a block is
