@@ -154,6 +154,23 @@ if have_cc:
             check("cuda (emulated device): same output, kernels on the device, bytes counted",
                   p.returncode == 0 and p.stdout == ref_seg and "2 runs on the device" in p.stderr
                   and "host to device" in p.stderr and "device launches" in p.stderr)
+            # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
+            # the Nth launch returns, every later call fails, as on a GPU)
+            fault = os.path.join(HERE, "cli", "fault_replay.vcode")
+            for n, lines in (("1", "6-9"), ("2", "11-12")):
+                p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, fault],
+                                   capture_output=True, text=True, timeout=120,
+                                   env=dict(env, VINTERP_CUDA_EMULATE_FAULT=n))
+                first = p.stderr.split("\n")[0]
+                check("cuda: a fault of launch %s names the kernel, its block's lines and its source" % n,
+                      p.returncode == 1 and p.stdout == "" and "illegal memory access" in first
+                      and ("the last kernel launched: vk_u%d_s0_" % (int(n) - 1)) in first
+                      and ("of the block at lines %s (function MAIN), in " % lines) in first
+                      and ".cpp" in first)
+                replay = "the block's replay on the reference could not run" in p.stderr
+                check("cuda: fault of launch %s: %s" % (n, "the replay's own failure follows the first error"
+                                                        if n == "2" else "no replay failure"),
+                      replay == (n == "2") and len(p.stderr.strip().split("\n")) == (2 if n == "2" else 1))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
 env = dict(os.environ)

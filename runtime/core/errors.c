@@ -72,22 +72,56 @@ void rt_exit_status(int status)
     exit(status);
 }
 
+/* The fatal error that started a replay, printed if the replay itself
+ * fails on the device (rt_fatal_device). */
+static char first_msg[1024];
+static const Program *first_prog;
+static const Instr *first_instr;
+
+static void print_where(const Program *p, const Instr *ins)
+{
+    if (ins && p)
+        fprintf(stderr, "vinterp: %s:%d: %s: ", p->filename, ins->line, vc_ops[ins->op].name);
+    else if (p)
+        fprintf(stderr, "vinterp: %s: ", p->filename);
+    else
+        fprintf(stderr, "vinterp: ");
+}
+
+static __attribute__((noreturn, format(printf, 2, 0))) void fatal_v(int device, const char *fmt, va_list ap)
+{
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (device && in_replay && first_msg[0]) {
+        /* the device failed under the replay (reading the block's inputs
+         * back): the first error is the one to report */
+        print_where(first_prog, first_instr);
+        fprintf(stderr, "%s\nvinterp: (the block's replay on the reference could not run: %s)\n", first_msg, msg);
+        rt_exit_status(1);
+    }
+    if (!in_replay) {
+        snprintf(first_msg, sizeof first_msg, "%s", msg);
+        first_prog = cur_prog;
+        first_instr = cur_instr;
+    }
+    replay_first();
+    print_where(cur_prog, cur_instr);
+    fprintf(stderr, "%s\n", msg);
+    rt_exit_status(1);
+}
+
 void rt_fatal(const char *fmt, ...)
 {
     va_list ap;
-    replay_first();
     va_start(ap, fmt);
-    if (cur_instr && cur_prog)
-        fprintf(stderr, "vinterp: %s:%d: %s: ", cur_prog->filename, cur_instr->line,
-                vc_ops[cur_instr->op].name);
-    else if (cur_prog)
-        fprintf(stderr, "vinterp: %s: ", cur_prog->filename);
-    else
-        fprintf(stderr, "vinterp: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    rt_exit_status(1);
+    fatal_v(0, fmt, ap);
+}
+
+void rt_fatal_device(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fatal_v(1, fmt, ap);
 }
 
 void rt_fatal_raw(const char *fmt, ...)

@@ -19,6 +19,14 @@ void rt_set_abort(int on);
 __attribute__((noreturn, format(printf, 1, 2)))
 void rt_fatal(const char *fmt, ...);
 
+/* Fatal error of a device (the cuda executor's copies, allocations and
+ * launches): as rt_fatal, but when it happens while a fused block is being
+ * replayed on the reference after an earlier fatal error (the replay
+ * reads the block's inputs back from the device, which an earlier fault
+ * can leave unusable), the earlier error is reported, then this one. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void rt_fatal_device(const char *fmt, ...);
+
 /* Fatal error printed exactly as given (classic messages that carry their
  * own "vinterp: line N:" prefix); exit status 1. */
 __attribute__((noreturn, format(printf, 1, 2)))

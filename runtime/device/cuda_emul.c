@@ -28,6 +28,9 @@ typedef struct {
 typedef struct {
     CudaDev base;
     int shuffled;       /* VINTERP_CUDA_EMULATE_SHUFFLE: threads and blocks in a drawn order */
+    long fault_at;      /* VINTERP_CUDA_EMULATE_FAULT: the launch that faults (0: none) */
+    long nlaunch;
+    int faulted;        /* sticky: every later call fails, as a GPU's after a fault */
     uint64_t shuffle;   /* the order generator's state */
     JitOptions jo;
     JitStats js;
@@ -71,10 +74,26 @@ static void call_entry(void *arg)
     }
 }
 
+/* A GPU's sticky fault (an illegal address, say): the launch itself
+ * returns, every later call fails. */
+static int sticky(EmulDev *e)
+{
+    if (!e->faulted)
+        return 0;
+    snprintf(e->err, sizeof e->err, "an illegal memory access was encountered (emulated: VINTERP_CUDA_EMULATE_FAULT)");
+    return 1;
+}
+
 static int em_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args)
 {
     EmulDev *e = (EmulDev *)d;
     EmFn *ef = fn;
+    if (sticky(e))
+        return -1;
+    if (++e->nlaunch == e->fault_at) {
+        e->faulted = 1;
+        return 0;
+    }
     if (nargs < 3 || nargs > 5) {
         snprintf(e->err, sizeof e->err, "launch with %d arguments", nargs);
         return -1;
@@ -90,8 +109,13 @@ static int em_launch(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, v
 
 static void *em_alloc(CudaDev *d, size_t bytes)
 {
-    (void)d;
-    return malloc(bytes ? bytes : 1);
+    EmulDev *e = (EmulDev *)d;
+    if (sticky(e))
+        return NULL;
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        snprintf(e->err, sizeof e->err, "out of memory (host memory, for %zu bytes)", bytes);
+    return p;
 }
 
 static void em_free(CudaDev *d, void *p)
@@ -102,7 +126,8 @@ static void em_free(CudaDev *d, void *p)
 
 static int em_copy(CudaDev *d, void *dst, const void *src, size_t bytes)
 {
-    (void)d;
+    if (sticky((EmulDev *)d))
+        return -1;
     if (bytes)
         memmove(dst, src, bytes);
     return 0;
@@ -110,7 +135,8 @@ static int em_copy(CudaDev *d, void *dst, const void *src, size_t bytes)
 
 static int em_memset0(CudaDev *d, void *dst, size_t bytes)
 {
-    (void)d;
+    if (sticky((EmulDev *)d))
+        return -1;
     if (bytes)
         memset(dst, 0, bytes);
     return 0;
@@ -287,6 +313,10 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
         e->shuffled = 1;
         e->shuffle = strtoull(sh, NULL, 0) ^ 0x5eedULL;
     }
+    /* VINTERP_CUDA_EMULATE_FAULT=N: the Nth launch faults (for tests of
+     * the messages) */
+    const char *fa = getenv("VINTERP_CUDA_EMULATE_FAULT");
+    e->fault_at = fa && *fa ? strtol(fa, NULL, 10) : 0;
     snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads, warps of %u, %u blocks%s%s)",
              d->block, d->warp, d->max_grid, e->shuffled ? ", shuffled" : "",
              emu_grid_races() ? ", race detection" : "");

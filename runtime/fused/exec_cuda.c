@@ -108,6 +108,13 @@ typedef struct {
     void *dv;                   /* the device table */
     int vcap;
     unsigned long long *er_d;   /* device error record */
+    /* for messages: the program, the block and SOAC running, and the last
+     * kernel launched (a fault of a real GPU surfaces at a later call) */
+    const Program *prog;
+    const BlockPlan *cur_bp;
+    int cur_block, cur_unique, cur_soac;
+    const BlockPlan *last_bp;
+    int last_block, last_unique, last_soac;
     Value **env;                /* the plan's variables */
     const int *map;             /* local -> plan variable */
     const LcuVarType *types;    /* of the locals */
@@ -123,14 +130,33 @@ static CudaExec *current; /* the value hooks' executor (one per process) */
 
 static size_t esize_of(const Value *v) { return v->type == VT_FLOAT ? 8 : 4; }
 
+/* "; the last kernel launched: ..." naming its generated entry points,
+ * the VCODE lines of its block and the unit's source, or "". */
+static void last_launch(const CudaExec *c, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (!c->last_bp || !c->prog)
+        return;
+    const Program *p = c->prog;
+    const BlockPlan *bp = c->last_bp;
+    const char *path = c->upath && c->last_block < c->nblocks ? c->upath[c->last_block] : NULL;
+    snprintf(buf, len, "; the last kernel launched: vk_u%d_s%d_* of the block at lines %d-%d (function %s), in %s",
+             c->last_unique, c->last_soac, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line,
+             p->funcs[bp->blk.func].name, path && path[0] ? path : "a unit not cached");
+}
+
 static void dev_fail(CudaExec *c, const char *what)
 {
-    rt_fatal("cuda: %s failed: %s", what, c->dev->error(c->dev));
+    char ctx[1600];
+    last_launch(c, ctx, sizeof ctx);
+    rt_fatal_device("cuda: %s failed: %s%s", what, c->dev->error(c->dev), ctx);
 }
 
 static void lib_fail(CudaExec *c, const char *what)
 {
-    rt_fatal("cuda: %s failed: %s", what, c->dev->lib.last_error());
+    char ctx[1600];
+    last_launch(c, ctx, sizeof ctx);
+    rt_fatal_device("cuda: %s failed: %s%s", what, c->dev->lib.last_error(), ctx);
 }
 
 /* ---- device memory, charged against -m (value.h's device ledger) ------------ */
@@ -200,7 +226,8 @@ static void *dalloc(CudaExec *c, size_t bytes)
     void *p = c->dev->alloc(c->dev, bytes);
     if (!p) {
         mem_dev_uncharge_bytes((int64_t)bytes);
-        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+        /* the device's own words: out of memory, or an earlier fault */
+        dev_fail(c, "allocating device memory");
     }
     alloc_put(c, p, bytes);
     return p;
@@ -212,7 +239,7 @@ static void *dalloc_fixed(CudaExec *c, size_t bytes)
 {
     void *p = c->dev->alloc(c->dev, bytes ? bytes : 8);
     if (!p)
-        rt_fatal("cuda: out of device memory for %zu bytes", bytes);
+        dev_fail(c, "allocating device memory");
     return p;
 }
 
@@ -424,6 +451,10 @@ static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t 
 {
     void *V = c->dv, *er = c->er_d;
     void *args[5] = { &V, &er, &n, &p3, &p4 };
+    c->last_bp = c->cur_bp;
+    c->last_block = c->cur_block;
+    c->last_unique = c->cur_unique;
+    c->last_soac = c->cur_soac;
     if (c->dev->launch(c->dev, fn, grid, sync, nargs, args) != 0)
         dev_fail(c, "a kernel launch");
     c->launches++;
@@ -849,7 +880,13 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
     if (c->dev->memset0(c->dev, c->er_d, 4 * sizeof *c->er_d) != 0)
         dev_fail(c, "clearing the error record");
     for (int j = 0; j < kc->canon->nsoacs; j++)
+    {
+        c->cur_bp = bp;
+        c->cur_block = block;
+        c->cur_unique = kc->unique;
+        c->cur_soac = j;
         run_soac(c, c->ubase[block] + kc->unique, j, kc->canon->soacs[j]);
+    }
     unsigned long long er[4];
     d2h(c, er, c->er_d, sizeof er);
     if (er[0])
@@ -951,6 +988,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
                         size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
+    c->prog = p;
     if (!c->compile_only && c->inner->prepare && host_path_compiled(c) &&
         c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
         return -1;

@@ -278,7 +278,7 @@ int main(void)
                  * no per-segment entry points */
                 CHECK(text_count(text, "vk_u0_s1_vals(") == 1 && text_count(text, "vk_u0_s1_red(") == 1);
                 CHECK(text_count(text, "_scan3(") == 0 && text_count(text, "_sred") == 0);
-                CHECK(text_count(text, "__syncthreads()") > 0 && text_count(text, "__shared__ int32_t") > 0);
+                CHECK(text_count(text, "__syncthreads()") > 0 && text_count(text, "VK_SHARED(int32_t, vk_shi, 256, 1)") > 0);
                 CHECK(text_count(text, "a0 = vs_rop_icombine(2, a0, x0);") > 0); /* VS_IMAX */
             }
             cg_kernel_code_free(&c4);
