@@ -131,13 +131,14 @@ int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
 /* out_d[i] = exclusive scan (out_d may equal in_d). */
 int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
 /* out_d[k] = reduction of segment k, k < m; N is the data length (the sum
- * of the non-negative lengths), used to choose the strategy. */
+ * of the non-negative lengths) and LONGEST the longest segment (-1:
+ * unknown), which choose the strategy (kernels/seg_plan.h). */
 int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                  const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+                  const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d);
 /* Segmented exclusive scan over data of length n (out_d may equal in_d).
  * Positions in no non-empty segment are left unwritten. */
 int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+                const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d);
 
 /* ---- Rank (vcode/SPEC.md §4.7, runtime/core/rank.c) ------------------------------
  * rank_d[i] = the 0-based place of element i when its segment is sorted

@@ -181,11 +181,15 @@ static void test_int_ops(VsElem ty, int64_t n, const std::vector<int32_t> &L)
             }
             sred[k] = a;
         }
+        int64_t lg = 0;
+        for (int64_t k = 0; k < m; k++)
+            lg = L[k] > lg ? L[k] : lg;
         for (int st = VK_STRAT_AUTO; st <= VK_STRAT_CHUNK; st++) {
             vk_set_strategy((VkStrategy)st);
-            CHECK(vk_seg_reduce(op, ty, xd, ld, od, m, n, red) == 0, "%s", vk_last_error());
+            CHECK(vk_seg_reduce(op, ty, xd, ld, od, m, n, lg, red) == 0, "%s", vk_last_error());
             CHECK(down(red, m) == sred, "seg_reduce %s m=%lld strategy %d", op_name(op), (long long)m, st);
-            CHECK(vk_seg_scan(op, ty, xd, ld, od, m, n, out) == 0, "%s", vk_last_error());
+            CHECK(vk_seg_scan(op, ty, xd, ld, od, m, n, st == VK_STRAT_AUTO ? -1 : lg, out) == 0, "%s",
+                  vk_last_error());
             CHECK(down(out, n) == sscan, "seg_scan %s m=%lld strategy %d", op_name(op), (long long)m, st);
         }
         vk_set_strategy(VK_STRAT_AUTO);
@@ -242,14 +246,14 @@ static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
             }
             sred[k] = a;
         }
-        CHECK(vk_seg_reduce(op, VS_FLOAT, xd, ld, od, m, n, red) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_reduce(op, VS_FLOAT, xd, ld, od, m, n, -1, red) == 0, "%s", vk_last_error());
         g = down(red, m);
         bad = -1;
         for (int64_t k = 0; k < m && bad < 0; k++)
             if (!close_enough(g[k], sred[k], r))
                 bad = k;
         CHECK(bad < 0, "float seg_reduce %s at %lld", op_name(op), (long long)bad);
-        CHECK(vk_seg_scan(op, VS_FLOAT, xd, ld, od, m, n, out) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_scan(op, VS_FLOAT, xd, ld, od, m, n, -1, out) == 0, "%s", vk_last_error());
         g = down(out, n);
         bad = -1;
         for (int64_t i = 0; i < n && bad < 0; i++)

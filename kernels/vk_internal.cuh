@@ -75,6 +75,7 @@ struct VkSegs {
     const int64_t *off;
     int64_t m;
     int64_t n;
+    int64_t longest;    /* the longest segment, -1: unknown (the strategy, seg_plan.h) */
     __device__ __forceinline__ int64_t length(int64_t k) const
     {
         if (!len)

@@ -2,18 +2,18 @@
  * (vcode/SPEC.md §4.2, §4.3), and segment ids.
  *
  * Strategies (VkStrategy), chosen from the average segment length
- * avg = n / m unless forced with vk_set_strategy:
+ * avg = n / m and the longest segment by kernels/seg_plan.h's rule (the
+ * generated skeletons' too) unless forced with vk_set_strategy:
  *
- *   THREAD (avg < 16, and always for Float ADD/MUL under
+ *   THREAD (avg < 16 and no segment over 256, and always for Float ADD/MUL under
  *     vk_set_float_exact): one thread per segment runs the reference rule
  *     left to right (step()), so it is bit-exact for every type. Adjacent
  *     threads read adjacent short segments, so the reads stay mostly
- *     coalesced; a long segment among short ones is serial on one thread.
- *   WARP (16 <= avg < 1024): one warp per segment, 32 elements per step,
- *     a warp scan of the lifted states plus a carry. A long segment among
- *     short ones is serial on one warp.
- *   CHUNK (avg >= 1024, which includes the unsegmented calls of 1024 or
- *     more elements): every non-empty segment is cut into chunks of C
+ *     coalesced.
+ *   WARP (avg < 1024 and no segment over 8192): one warp per segment, 32
+ *     elements per step, a warp scan of the lifted states plus a carry.
+ *   CHUNK (otherwise, which includes the unsegmented calls of 1024 or
+ *     more elements, and a long segment among short ones): every non-empty segment is cut into chunks of C
  *     elements (C a multiple of the tile, 2048 elements or 1024 for Float
  *     MAX/MIN, chosen so the whole
  *     data makes about 4 chunks per SM); a chunk's index range comes from an
@@ -34,6 +34,7 @@
  *
  * Only three rule classes are instantiated (Int/Bool with the op chosen at
  * run time, Float ADD/MUL, Float MAX/MIN), five kernels each. */
+#include "kernels/seg_plan.h"
 #include "kernels/vk_internal.cuh"
 
 #include <cub/block/block_load.cuh>
@@ -49,8 +50,6 @@ namespace {
 
 constexpr int TB = 256;           /* threads per block */
 constexpr int WARPS = TB / 32;
-constexpr int64_t THREAD_MAX_AVG = 16;
-constexpr int64_t WARP_MAX_AVG = 1024;
 
 /* ---- THREAD: one thread per segment, the reference rule ---- */
 
@@ -324,7 +323,7 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
 
 int run_int_scan(VkIntRule r, const int32_t *in, int64_t n, int32_t *out, int incl)
 {
-    VkSegs sg = { nullptr, nullptr, 1, n };
+    VkSegs sg = { nullptr, nullptr, 1, n, n };
     return run(r, in, sg, out, 1, incl, 0);
 }
 
@@ -340,10 +339,8 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
     if (exact_seq)
         st = VK_STRAT_THREAD;
     if (st == VK_STRAT_AUTO) {
-        int64_t avg = n / sg.m;
-        st = avg < THREAD_MAX_AVG ? VK_STRAT_THREAD
-             : avg < WARP_MAX_AVG ? VK_STRAT_WARP
-                                  : VK_STRAT_CHUNK;
+        VkSegPlan pl = vk_seg_plan(n, sg.m, sg.len ? sg.longest : n, 0);
+        st = pl == VK_PLAN_THREAD ? VK_STRAT_THREAD : pl == VK_PLAN_WARP ? VK_STRAT_WARP : VK_STRAT_CHUNK;
     }
     if (st == VK_STRAT_THREAD) {
         k_thread_seg<R><<<vk_grid(sg.m, TB), TB>>>(r, in, sg, out, scan, incl);
@@ -447,7 +444,7 @@ int vk_seg_ids_internal(const int32_t *len_d, const int64_t *off_d, int64_t m, i
     if (m > INT32_MAX)
         return vk_fail("vk_seg_ids: too many segments (%lld)", (long long)m);
     VK_CUDA(cudaMemsetAsync(segid_d, 0, (size_t)n * sizeof(int32_t), 0));
-    VkSegs sg = { len_d, off_d, m, n };
+    VkSegs sg = { len_d, off_d, m, n, -1 };
     k_mark_heads<<<vk_grid(m, TB), TB>>>(sg, segid_d);
     VK_LAUNCHED();
     return run_int_scan(int_rule(VK_MAX, 0), segid_d, n, segid_d, 1);
@@ -463,7 +460,7 @@ extern "C" int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m,
 
 extern "C" int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
 {
-    VkSegs sg = { nullptr, nullptr, 1, n > 0 ? n : 0 };
+    VkSegs sg = { nullptr, nullptr, 1, n > 0 ? n : 0, n > 0 ? n : 0 };
     return dispatch(op, type, in_d, sg, out_d, 0, "vk_reduce");
 }
 
@@ -471,24 +468,24 @@ extern "C" int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *
 {
     if (n <= 0)
         return 0;
-    VkSegs sg = { nullptr, nullptr, 1, n };
+    VkSegs sg = { nullptr, nullptr, 1, n, n };
     return dispatch(op, type, in_d, sg, out_d, 1, "vk_scan");
 }
 
 extern "C" int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                             const int64_t *off_d, int64_t m, int64_t n, void *out_d)
+                             const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d)
 {
     if (!len_d || !off_d)
         return vk_fail("vk_seg_reduce: missing segment descriptor");
-    VkSegs sg = { len_d, off_d, m, n };
+    VkSegs sg = { len_d, off_d, m, n, longest };
     return dispatch(op, type, in_d, sg, out_d, 0, "vk_seg_reduce");
 }
 
 extern "C" int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                           const int64_t *off_d, int64_t m, int64_t n, void *out_d)
+                           const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d)
 {
     if (!len_d || !off_d)
         return vk_fail("vk_seg_scan: missing segment descriptor");
-    VkSegs sg = { len_d, off_d, m, n };
+    VkSegs sg = { len_d, off_d, m, n, longest };
     return dispatch(op, type, in_d, sg, out_d, 1, "vk_seg_scan");
 }

@@ -2,7 +2,8 @@
 """Differential tests of the fused backends against the reference on
 generated programs: segmented reductions, scans and PACKs (each over a
 fused element-wise map) of random data over random segment layouts — many
-short segments, medium ones, few long ones, one segment, runs of empty ones —
+short segments, medium ones, few long ones, one segment, runs of empty ones,
+one long segment among short ones —
 so that every strategy of the CUDA skeletons (thread, warp or block per
 segment, grid-wide reduce and scan, fused filter) and the cpu backend see
 segment boundaries at every position of their tiles and groups.
@@ -37,6 +38,10 @@ def layout(rng, kind):
         return [rng.choice([0, 255, 256, 257, rng.randint(100, 1500)]) for _ in range(rng.randint(2, 9))]
     if kind == "empties":
         return [0] * rng.randint(1, 30) + [rng.randint(1, 40)] + [0] * rng.randint(0, 30)
+    if kind == "skewed":  # one long segment among short ones (kernels/seg_plan.h: chunks, not a thread's walk)
+        lens = [rng.choice([0, 1, 2, 3, 5]) for _ in range(rng.randint(200, 400))]
+        lens.insert(rng.randint(0, len(lens)), rng.randint(9000, 12000))
+        return lens
     return [rng.randint(0, 3000)]  # one segment
 
 
@@ -114,7 +119,7 @@ def main(argv):
         elif a == "--seed":
             seed = int(rest.pop(0))
     rng = random.Random(seed)
-    kinds = ["short", "medium", "long", "empties", "one"]
+    kinds = ["short", "medium", "long", "empties", "one", "skewed"]
     base = dict(os.environ)
     base["VINTERP_TIER"] = "eager"  # every block's generated code, not the interpreter tier
     emul = dict(base, VINTERP_CUDA_EMULATE="1", VINTERP_CUDA_HOST_MAX_ELEM="0", VINTERP_CUDA_HOST_MAX_SCAN="0",

@@ -63,9 +63,9 @@ static int em_scan(VkOp op, VsElem ty, const void *in, int64_t n, void *out)
 }
 
 static int em_seg_reduce(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
-                         int64_t n, void *out)
+                         int64_t n, int64_t longest, void *out)
 {
-    (void)n;
+    (void)n, (void)longest;
     for (int64_t k = 0; k < m; k++)
         if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, k, 0) != 0)
             return -1;
@@ -73,9 +73,9 @@ static int em_seg_reduce(VkOp op, VsElem ty, const void *in, const int32_t *len,
 }
 
 static int em_seg_scan(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
-                       int64_t n, void *out)
+                       int64_t n, int64_t longest, void *out)
 {
-    (void)n;
+    (void)n, (void)longest;
     for (int64_t k = 0; k < m; k++)
         if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, 0, 1) != 0)
             return -1;

@@ -22,6 +22,7 @@
  * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
  * descriptor its int64 offsets. */
 #include "runtime/fused/exec_cuda.h"
+#include "kernels/seg_plan.h"
 #include "runtime/core/clock.h"
 #include "runtime/device/cuda_dev.h"
 #include "runtime/core/errors.h"
@@ -405,6 +406,14 @@ static void bind_param(CudaExec *c, int var, Value *v)
     a->segid = NULL;
 }
 
+/* The longest segment of descriptor (local) SD when the host knows it
+ * (seg_finish), else -1. */
+static int64_t longest_of(const CudaExec *c, int sd)
+{
+    const Value *v = c->env[c->map[sd]];
+    return v && v->type == VT_SEGDES && v->shaped ? v->maxl : -1;
+}
+
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
 static VkOp vk_op(LcuRop r)
@@ -490,16 +499,14 @@ static void temps_table(CudaExec *c, Temps *t, int n)
     h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
 }
 
-/* How reduction or scan S runs over N elements in M segments (SEG: a
- * SEG_ kind). Thread per segment when the segments are short (up to 8
- * elements on average for a reduction, 32 for a scan: a group would idle),
- * a warp when they are up to a few hundred, a block when longer and there
- * are enough of them to fill the device; few long segments go to the
- * primitive (its chunked strategy spreads a segment over many blocks).
- * One segment, or none, is the unsegmented case: a grid-wide reduce or
- * scan. Float MAX/MIN only run sequentially per segment or in the
- * primitive (cg_tree_safe). */
-static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m)
+/* How reduction or scan S runs over N elements in M segments, the longest
+ * LONGEST (SEG: a SEG_ kind; LONGEST < 0: unknown): a thread, a warp or a
+ * block per segment, or the primitive, whose chunked strategy spreads
+ * segments of any lengths over the device, by kernels/seg_plan.h's rule
+ * (the primitive's own). One segment, or none, is the unsegmented case: a
+ * grid-wide reduce or scan. Float MAX/MIN only run sequentially per
+ * segment or in the primitive (cg_tree_safe). */
+static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m, int64_t longest)
 {
     int tree = cg_tree_safe(s), st = c->strategy;
     if (st == ST_LIB)
@@ -511,13 +518,13 @@ static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n
         return one;
     if (st == ST_WARP || st == ST_BLOCK)
         return tree ? (st == ST_WARP ? warp : block) : one;
-    if (n <= (red ? 8 : 32) * m)
-        return one;
-    if (!tree)
-        return RUN_LIB;
-    if (n <= 512 * m)
-        return warp;
-    return m >= (int64_t)c->dev->max_grid / 4 ? block : RUN_LIB;
+    int64_t fill = c->dev->max_grid / 4 > 0 ? c->dev->max_grid / 4 : 1;
+    switch (vk_seg_plan(n, m, longest, fill)) {
+    case VK_PLAN_THREAD: return one;
+    case VK_PLAN_WARP: return tree ? warp : RUN_LIB;
+    case VK_PLAN_BLOCK: return tree ? block : RUN_LIB;
+    default: return RUN_LIB;
+    }
 }
 
 /* A reduction or scan by the fused skeletons (RUN != RUN_LIB). */
@@ -666,7 +673,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         int sd = s->shape.var;
         int64_t n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
         int64_t m = seg ? c->hv[sd].len : 1;
-        int how = choose_run(c, s, seg, red, n, m);
+        int how = choose_run(c, s, seg, red, n, m, seg ? longest_of(c, sd) : n);
         c->runs[how]++;
         if (how != RUN_LIB) {
             for (int r = 0; r < nr; r++)
@@ -694,9 +701,10 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             if (!seg)
                 rc = red ? c->dev->lib.reduce(op, ty, t.p[r], n, out) : c->dev->lib.scan(op, ty, t.p[r], n, out);
             else if (red)
-                rc = c->dev->lib.seg_reduce(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+                rc = c->dev->lib.seg_reduce(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                                            out);
             else
-                rc = c->dev->lib.seg_scan(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, out);
+                rc = c->dev->lib.seg_scan(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
             c->lib_calls++;
             if (rc != 0) {
                 temps_free(c, &t, nr);
@@ -733,7 +741,8 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             Value *ns = new_result(c, nv, m);
             DevCopy *dc = ns->dev;
             if (m > 0) {
-                if (c->dev->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, dc->d) != 0)
+                if (c->dev->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                                                   dc->d) != 0)
                     lib_fail(c, "counting a filter's segments");
                 dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
                 int64_t total = 0;
