@@ -94,6 +94,11 @@ void vk_pool_trim(void);
 void vk_pool_stats(size_t *in_use, size_t *cached);
 
 int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes);
+/* A small upload that does not wait: SRC is copied into pinned staging
+ * memory (a ring reclaimed at the next call that waits) and sent
+ * asynchronously, in order with the launches; SRC may change as soon as
+ * it returns. Over the staging size it waits, as vk_memcpy_h2d. */
+int vk_memcpy_h2d_staged(void *dst_d, const void *src, size_t bytes);
 int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes); /* waits */
 int vk_memcpy_d2d(void *dst_d, const void *src_d, size_t bytes);
 int vk_memset0(void *dst_d, size_t bytes);

@@ -204,11 +204,48 @@ extern "C" int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes)
     return 0;
 }
 
+/* The staging ring of vk_memcpy_h2d_staged: pinned, STAGE_BYTES; what lies
+ * before stage_pos may still be in flight until the stream is drained
+ * (a waiting copy, or the ring's own synchronize when it is full). */
+namespace {
+constexpr size_t STAGE_BYTES = 1 << 20;
+std::mutex stage_mu;
+char *stage_buf;
+size_t stage_pos;
+} // namespace
+
+extern "C" int vk_memcpy_h2d_staged(void *dst_d, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    std::lock_guard<std::mutex> lock(stage_mu);
+    if (!stage_buf && cudaMallocHost((void **)&stage_buf, STAGE_BYTES) != cudaSuccess) {
+        (void)cudaGetLastError();
+        stage_buf = nullptr;
+    }
+    if (!stage_buf || bytes > STAGE_BYTES) {
+        VK_CUDA(cudaMemcpy(dst_d, src, bytes, cudaMemcpyHostToDevice));
+        return 0;
+    }
+    size_t at = (stage_pos + 15) & ~(size_t)15;
+    if (at + bytes > STAGE_BYTES) {
+        VK_CUDA(cudaStreamSynchronize(0)); /* every staged copy has landed */
+        at = 0;
+    }
+    memcpy(stage_buf + at, src, bytes);
+    VK_CUDA(cudaMemcpyAsync(dst_d, stage_buf + at, bytes, cudaMemcpyHostToDevice, 0));
+    stage_pos = at + bytes;
+    return 0;
+}
+
 extern "C" int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes)
 {
     if (bytes == 0)
         return 0;
     VK_CUDA(cudaMemcpy(dst, src_d, bytes, cudaMemcpyDeviceToHost));
+    /* the stream is drained up to here: the staging ring is free again */
+    std::lock_guard<std::mutex> lock(stage_mu);
+    stage_pos = 0;
     return 0;
 }
 

@@ -54,6 +54,8 @@ struct CudaDev {
     void *(*alloc)(CudaDev *d, size_t bytes);
     void (*free)(CudaDev *d, void *p);
     int (*h2d)(CudaDev *d, void *dst, const void *src, size_t bytes);
+    /* a small upload that does not wait; SRC may change once it returns */
+    int (*h2d_staged)(CudaDev *d, void *dst, const void *src, size_t bytes);
     int (*d2h)(CudaDev *d, void *dst, const void *src, size_t bytes);   /* waits */
     int (*d2d)(CudaDev *d, void *dst, const void *src, size_t bytes);
     int (*memset0)(CudaDev *d, void *dst, size_t bytes);

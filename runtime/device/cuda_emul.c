@@ -325,6 +325,7 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     d->alloc = em_alloc;
     d->free = em_free;
     d->h2d = em_copy;
+    d->h2d_staged = em_copy;
     d->d2h = em_copy;
     d->d2d = em_copy;
     d->memset0 = em_memset0;

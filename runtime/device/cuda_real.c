@@ -78,6 +78,7 @@ typedef struct {
     void *(*alloc)(size_t);
     void (*free)(void *);
     int (*h2d)(void *, const void *, size_t);
+    int (*h2d_staged)(void *, const void *, size_t);
     int (*d2h)(void *, const void *, size_t);
     int (*d2d)(void *, const void *, size_t);
     int (*memset0)(void *, size_t);
@@ -206,6 +207,7 @@ static int load_kernels(Kern *k, char *why, size_t len)
     SYM(k, alloc, "vk_alloc");
     SYM(k, free, "vk_free");
     SYM(k, h2d, "vk_memcpy_h2d");
+    SYM(k, h2d_staged, "vk_memcpy_h2d_staged");
     SYM(k, d2h, "vk_memcpy_d2h");
     SYM(k, d2d, "vk_memcpy_d2d");
     SYM(k, memset0, "vk_memset0");
@@ -219,6 +221,10 @@ static void *rd_alloc(CudaDev *d, size_t bytes) { return ((RealDev *)d)->vk.allo
 static void rd_free(CudaDev *d, void *p) { ((RealDev *)d)->vk.free(p); }
 static int rd_h2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.h2d(dst, src, n); }
 static int rd_d2h(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2h(dst, src, n); }
+static int rd_h2d_staged(CudaDev *d, void *dst, const void *src, size_t n)
+{
+    return ((RealDev *)d)->vk.h2d_staged(dst, src, n);
+}
 static int rd_d2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2d(dst, src, n); }
 static int rd_memset0(CudaDev *d, void *dst, size_t n) { return ((RealDev *)d)->vk.memset0(dst, n); }
 
@@ -670,6 +676,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->warp = 32;
     d->max_grid = (unsigned)(r->sms > 0 ? r->sms : 80) * 32;
     d->alloc = rd_alloc;
+    d->h2d_staged = rd_h2d_staged;
     d->free = rd_free;
     d->h2d = rd_h2d;
     d->d2h = rd_d2h;

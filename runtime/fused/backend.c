@@ -953,6 +953,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         double t0 = rt_seconds();
         if (ps->kind == STEP_HOST) {
             const DfgNode *nd = &g->nodes[ps->node];
+            if (b->x->check_errors)
+                b->x->check_errors(b->x);
             host_step(b, it, bp, s, nd);
             b->host_seconds += rt_seconds() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
@@ -960,7 +962,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
                          b->prog->code[bp->blk.end - 1].line);
         } else {
             int nd = offer_donors(b, bp, s);
+            if (nd && b->x->check_errors)
+                b->x->check_errors(b->x);
             b->x->run_kernel(b->x, k, bp, s, env);
+            if (nd && b->x->check_errors) /* before its results take the donated storage */
+                b->x->check_errors(b->x);
             if (nd)
                 settle_donors(b, bp, s);
             if (b->perturb.kind) /* a wrong kernel, to test --check */
@@ -985,6 +991,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             }
         }
     }
+    if (b->x->check_errors)
+        b->x->check_errors(b->x);
     rt_set_replay(NULL, NULL);
     undo_log_clear(&b->undo);
     /* Replace the inputs by the outputs; --check keeps the inputs to run

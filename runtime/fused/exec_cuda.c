@@ -103,12 +103,16 @@ typedef struct {
     int64_t runs[NRUN];         /* reductions, scans and filters, by how they ran */
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
+    int64_t table_uploads, table_unchanged, er_reads;
     double transfer_seconds;
     /* the call in progress */
     vk_arr *hv;                 /* host image of the device variable table */
     void *dv;                   /* the device table */
     int vcap;
-    unsigned long long *er_d;   /* device error record */
+    unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
+    int er_pending;             /* kernels ran since the record was last read */
+    vk_arr *hv_up;              /* the table as last uploaded (vcap entries) */
+    int up_n;                   /* its entries; 0: nothing valid uploaded */
     /* for messages: the program, the block and SOAC running, and the last
      * kernel launched (a fault of a real GPU surfaces at a later call) */
     const Program *prog;
@@ -264,10 +268,31 @@ static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
     c->h2d_count++;
 }
 
+/* The error record, read once per block run (Executor.check_errors: at
+ * the block's end, and before a step that changes its inputs in place) or
+ * before the host reads anything back (a count, a value), whichever comes
+ * first: a kernel's failed check skips its write, so later kernels of the
+ * block run on harmless values until then. Reports the first failure. */
+static void check_errors(CudaExec *c)
+{
+    if (!c->er_pending)
+        return;
+    c->er_pending = 0;
+    unsigned long long er[4];
+    if (c->dev->d2h(c->dev, er, c->er_d, sizeof er) != 0)
+        dev_fail(c, "reading the kernels' error record");
+    c->er_reads++;
+    c->d2h_count++;
+    c->d2h_bytes += (int64_t)sizeof er;
+    if (er[0])
+        kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
+}
+
 static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (!bytes)
         return;
+    check_errors(c);
     double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy from the device");
@@ -323,9 +348,11 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
     h2d(c, pd, pos, (size_t)m * sizeof *pd);
     if (write) {
         h2d(c, vd, buf, (size_t)m * es);
+        check_errors(c);
         if (c->dev->lib.elems_put(es, dc->d, pd, m, vd) != 0)
             lib_fail(c, "writing elements in place");
     } else {
+        check_errors(c);
         if (c->dev->lib.elems_get(es, dc->d, pd, m, vd) != 0)
             lib_fail(c, "reading elements");
         d2h(c, buf, vd, (size_t)m * es);
@@ -441,9 +468,24 @@ static int64_t shape_n(CudaExec *c, const LcuShape *sh)
     return 0;
 }
 
+/* The variable table before a launch: sent only when it changed since
+ * the last upload, through the device's staging (no wait). */
 static void upload_table(CudaExec *c)
 {
-    h2d(c, c->dv, c->hv, (size_t)c->nvars * sizeof *c->hv);
+    size_t bytes = (size_t)c->nvars * sizeof *c->hv;
+    if (c->up_n == c->nvars && memcmp(c->hv_up, c->hv, bytes) == 0) {
+        c->table_unchanged++;
+        return;
+    }
+    double t0 = rt_seconds();
+    if (c->dev->h2d_staged(c->dev, c->dv, c->hv, bytes) != 0)
+        dev_fail(c, "uploading the variable table");
+    c->transfer_seconds += rt_seconds() - t0;
+    c->h2d_bytes += (int64_t)bytes;
+    c->h2d_count++;
+    c->table_uploads++;
+    memcpy(c->hv_up, c->hv, bytes);
+    c->up_n = c->nvars;
 }
 
 /* Blocks for N iterations of a grid-stride loop, GROUP threads each. */
@@ -496,7 +538,10 @@ static void temps_free(CudaExec *c, Temps *t, int n)
 static void temps_table(CudaExec *c, Temps *t, int n)
 {
     t->table = dalloc_fixed(c, (size_t)n * sizeof(void *));
-    h2d(c, t->table, t->p, (size_t)n * sizeof(void *));
+    if (c->dev->h2d_staged(c->dev, t->table, t->p, (size_t)n * sizeof(void *)) != 0)
+        dev_fail(c, "uploading a SOAC's temporaries");
+    c->h2d_bytes += (int64_t)n * (int64_t)sizeof(void *);
+    c->h2d_count++;
 }
 
 /* How reduction or scan S runs over N elements in M segments, the longest
@@ -746,6 +791,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
                     lib_fail(c, "counting a filter's segments");
                 dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
                 int64_t total = 0;
+                check_errors(c);
                 if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
                     lib_fail(c, "the offsets of a filter's segments");
                 c->lib_calls += 2;
@@ -794,6 +840,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             new_result(c, res, n);
             RandState *st = rnd_global();
             if (n > 0) {
+                check_errors(c);
                 if (c->dev->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
                     lib_fail(c, "RAND");
                 c->lib_calls++;
@@ -871,10 +918,13 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         if (c->dv)
             dfree(c, c->dv);
         free(c->hv);
+        free(c->hv_up);
         c->vcap = kc->nlocal * 2;
         c->hv = calloc((size_t)c->vcap, sizeof *c->hv);
+        c->hv_up = calloc((size_t)c->vcap, sizeof *c->hv_up);
+        c->up_n = 0;
         c->dv = dalloc_fixed(c, (size_t)c->vcap * sizeof *c->hv);
-        if (!c->hv)
+        if (!c->hv || !c->hv_up)
             rt_fatal("out of host memory");
     }
     c->env = env;
@@ -886,8 +936,6 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         int l = kc->canon->params[p];
         bind_param(c, l, env[kc->map[l]]);
     }
-    if (c->dev->memset0(c->dev, c->er_d, 4 * sizeof *c->er_d) != 0)
-        dev_fail(c, "clearing the error record");
     for (int j = 0; j < kc->canon->nsoacs; j++)
     {
         c->cur_bp = bp;
@@ -896,10 +944,7 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         c->cur_soac = j;
         run_soac(c, c->ubase[block] + kc->unique, j, kc->canon->soacs[j]);
     }
-    unsigned long long er[4];
-    d2h(c, er, c->er_d, sizeof er);
-    if (er[0])
-        kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
+    c->er_pending = 1;
     lcu_release_internal(kc->canon, kc->map, env);
 }
 
@@ -1122,6 +1167,11 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
     return c->inner->where ? c->inner->where(c->inner, block, step, buf, len) : NULL;
 }
 
+static void cuda_check_errors(Executor *x)
+{
+    check_errors((CudaExec *)x);
+}
+
 static void cuda_report(Executor *x, FILE *f)
 {
     CudaExec *c = (CudaExec *)x;
@@ -1138,6 +1188,9 @@ static void cuda_report(Executor *x, FILE *f)
                "device to host %lld bytes in %lld copies, %.6f s in transfers\n",
             (long long)c->launches, (long long)c->lib_calls, (long long)c->h2d_bytes, (long long)c->h2d_count,
             (long long)c->d2h_bytes, (long long)c->d2h_count, c->transfer_seconds);
+    fprintf(f, "stats: cuda: variable table: %lld uploads, %lld launches found it unchanged; the error record read "
+               "%lld times\n",
+            (long long)c->table_uploads, (long long)c->table_unchanged, (long long)c->er_reads);
     fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
     for (int i = 0; i < NRUN; i++)
         fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
@@ -1166,6 +1219,7 @@ static void cuda_free(Executor *x)
     free(c->code);
     free(c->nsteps);
     free(c->hv);
+    free(c->hv_up);
     if (c->dev) {
         if (c->dv)
             dfree(c, c->dv);
@@ -1228,6 +1282,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.prepare = cuda_prepare;
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;
+    c->base.check_errors = cuda_check_errors;
     c->base.where = cuda_where;
     c->base.report = cuda_report;
     c->base.free = cuda_free;
@@ -1247,6 +1302,8 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
             c->strategy = i;
     if (!compile_only_arch) {
         c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
+        if (dev->memset0(dev, c->er_d, 4 * sizeof *c->er_d) != 0)
+            dev_fail(c, "clearing the error record");
         current = c;
         val_set_device(&hooks);
     }

@@ -39,6 +39,14 @@ struct Executor {
      * lcu_eval_kernel does: params bound, results stored, internal
      * variables released). */
     void (*run_kernel)(Executor *x, int block, const BlockPlan *bp, int step, Value **env);
+    /* Report the failures of the kernels run so far (the cuda executor
+     * reads its error record here rather than after every kernel): called
+     * before a step that may change the block's inputs in place (a host
+     * step, a kernel given donated storage, before and after it runs) and
+     * after the block's last step, so that a failure is replayed from
+     * intact inputs. NULL:
+     * run_kernel reports them itself. */
+    void (*check_errors)(Executor *x);
     /* Where the code of a kernel lives (a file and function), for --check
      * reports; NULL when nothing was generated. */
     const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);
