@@ -29,7 +29,7 @@
 
 static void head(CgBuf *b, const char *name, int j, const char *phase, const char *extra)
 {
-    cg_printf(b, "extern \"C\" __global__ void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t n%s)\n{\n", name, j,
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_%s(const vk_arr *VK_RESTRICT V, vk_errp er, int64_t n%s)\n{\n", name, j,
               phase, extra);
 }
 
@@ -292,7 +292,7 @@ static void emit_scan3(CgBuf *b, const char *name, int j, const LcuSoac *s, cons
 static void group_rounds_open(CgBuf *b, const char *name, int j, const char *body, const LcuSoac *s,
                               const LcuVarType *types, int hints)
 {
-    cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j, body);
+    cg_printf(b, "VK_FN void %s_s%d_%s(const vk_arr *VK_RESTRICT V, vk_errp er, int64_t m, unsigned G)\n{\n", name, j, body);
     decl_hints(b, hints);
     decl_shared(b);
     out_ptrs(b, s, types, 0, s->nres, 0);
@@ -307,7 +307,7 @@ static void group_rounds_open(CgBuf *b, const char *name, int j, const char *bod
 /* The entry point NAME_s<J>_<SUFFIX>(V, er, m) running BODY with groups of G. */
 static void group_entry(CgBuf *b, const char *name, int j, const char *body, const char *suffix, const char *G)
 {
-    cg_printf(b, "extern \"C\" __global__ void %s_s%d_%s(const vk_arr *V, vk_errp er, int64_t m)\n"
+    cg_printf(b, "extern \"C\" __global__ void %s_s%d_%s(const vk_arr *VK_RESTRICT V, vk_errp er, int64_t m)\n"
                  "{\n    %s_s%d_%s(V, er, m, %s);\n}\n", name, j, suffix, name, j, body, G);
 }
 

@@ -130,7 +130,6 @@ static const char helpers_text[] =
     "VK_FN int32_t vk_seg_of(vk_errp er, const vk_arr *sd, int var, int64_t i, int64_t *hint)\n"
     "{\n"
     "    int64_t n = sd->n, m = sd->len;\n"
-    "    const int32_t *L = (const int32_t *)sd->d;\n"
     "    const int64_t *o = sd->off;\n"
     "    if (i < 0 || i >= n) { VK_FAIL(er, VKF_SEGOF, i, var, n); return 0; }\n"
     "    if (sd->segid) {\n"
@@ -138,15 +137,15 @@ static const char helpers_text[] =
     "        if (s < 0) { VK_FAIL(er, VKF_NOSEG, i, var, 0); return 0; }\n"
     "        return s;\n"
     "    }\n"
-    "    int64_t k = *hint;\n"
-    "    if (k < m && o[k] <= i) {\n"
-    "        for (int step = 0; step < 4; step++) {\n"
-    "            if (i < o[k] + L[k]) { *hint = k; return (int32_t)k; }\n"
-    "            if (k + 1 >= m || o[k + 1] > i) break;\n"
-    "            k++;\n"
-    "        }\n"
+    "    if (sd->ulen > 0) return (int32_t)(i / sd->ulen);\n"
+    /* the last segment starting at or before i: galloping forward from
+     * the segment of this thread's previous element (a thread's elements
+     * come in increasing order), then a binary search in the bracket */
+    "    int64_t k = *hint, lo = k < m && o[k] <= i ? k : 0, hi = m - 1;\n"
+    "    for (int64_t step = 1; lo + step < m; step *= 2) {\n"
+    "        if (o[lo + step] > i) { hi = lo + step - 1; break; }\n"
+    "        lo += step;\n"
     "    }\n"
-    "    int64_t lo = 0, hi = m - 1;\n"
     "    while (lo < hi) {\n"
     "        int64_t mid = lo + (hi - lo + 1) / 2;\n"
     "        if (o[mid] <= i) lo = mid; else hi = mid - 1;\n"
@@ -176,7 +175,8 @@ static const char c_head[] =
     "#define VK_FN static inline __attribute__((always_inline))\n"
     "#else\n"
     "#define VK_FN static inline\n"
-    "#endif\n";
+    "#endif\n"
+    "#define VK_RESTRICT restrict\n";
 
 static const char c_tail[] =
     "typedef vk_ctx *vk_errp;\n"
@@ -240,7 +240,10 @@ static const char cuda_head[] =
     "#define VK_SHARED(T, name, len, slot) T *const name = (T *)vk_emu_shmem((slot), sizeof(T) * (len))\n"
     "static inline double VK_AS_DOUBLE(long long x) { double d; memcpy(&d, &x, sizeof d); return d; }\n"
     "#endif\n"
-    "#define VK_FN static __device__ __forceinline__\n";
+    "#define VK_FN static __device__ __forceinline__\n"
+    /* the variable table is read-only to a kernel and no data pointer
+     * points into it: its entries load once, through the read-only path */
+    "#define VK_RESTRICT __restrict__\n";
 
 static const char cuda_tail[] =
     "/* The error record: er[0] the first failure's code (0: none), er[1..3]\n"
@@ -656,7 +659,7 @@ static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const
     x->segopt = segopt;
     x->fast = fast;
     collect(x, th->body);
-    cg_printf(b, "VK_FN void %s_s%d_%s%s(const vk_arr *V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
+    cg_printf(b, "VK_FN void %s_s%d_%s%s(const vk_arr *VK_RESTRICT V, vk_errp er, int64_t i, int64_t seg, int64_t *hint", name,
               j, role, fast ? "f" : "");
     for (int k = 0; k < th->arity; k++)
         cg_printf(b, ", %s *r%d", cg_ctype(out[k]), k);

@@ -9,7 +9,8 @@
  * at the m = len segment lengths (int32_t), n is the element count (never
  * negative), off the m exclusive offsets, segid NULL for a descriptor whose
  * lengths are all >= 0, else a table of n entries giving each element's
- * segment (-1: none).
+ * segment (-1: none), ulen L > 0 when every segment is L long (an
+ * element's segment is then i / L), else 0.
  *
  * vk_ctx (host code only) is what a generated C kernel gets: the variable
  * table (indexed by plan variable) and the runtime's callbacks. alloc binds
@@ -32,6 +33,7 @@
         int64_t n;                                                           \
         const int64_t *off;                                                  \
         const int32_t *segid;                                                \
+        int64_t ulen;                                                        \
     } vk_arr;                                                                \
     enum vk_fail_code {                                                      \
         VKF_NONE = 0,                                                        \
@@ -73,6 +75,6 @@ typedef void (*vk_kernel_fn)(vk_ctx *cx);
 
 /* Bumped whenever the generated code's conventions change (part of the
  * cache key). */
-#define VK_ABI_VERSION 2
+#define VK_ABI_VERSION 3
 
 #endif

@@ -380,6 +380,13 @@ Value *seg_new(int64_t m)
     return v;
 }
 
+int64_t seg_uniform_len(const Value *sd)
+{
+    return sd->type == VT_SEGDES && sd->sane && sd->shaped && sd->len > 0 && sd->minl == sd->maxl && sd->minl > 0
+               ? sd->minl
+               : 0;
+}
+
 void seg_finish(Value *sd)
 {
     const int32_t *l = VI(sd);

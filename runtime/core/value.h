@@ -100,6 +100,10 @@ void seg_drop_offsets(Value *sd);
  * sd->sane. Returns 0 when fine. */
 int seg_check_ranges(Value *sd);
 
+/* L when every segment of SD is L > 0 long (known from seg_finish), else
+ * 0: generated code then finds an element's segment by a division. */
+int64_t seg_uniform_len(const Value *sd);
+
 Value *val_pair(Value *a, Value *b);   /* takes both references */
 
 static inline Value *val_ref(Value *v) { v->rc++; return v; }

@@ -96,6 +96,7 @@ static void fill_array(vk_arr *a, Value *v)
     a->n = 0;
     a->off = NULL;
     a->segid = NULL;
+    a->ulen = 0;
 }
 
 /* A descriptor's entry: offsets, n >= 0, and for one with negative lengths
@@ -110,6 +111,7 @@ static void fill_segdes(CpuExec *c, vk_arr *a, Value *sd, int var)
     a->n = sd->n > 0 ? sd->n : 0;
     a->off = sd->len ? seg_offsets(sd) : NULL;
     a->segid = NULL;
+    a->ulen = seg_uniform_len(sd);
     if (!sd->sane) {
         int64_t n = a->n, m = sd->len;
         int32_t *t = scratch_alloc(c, n * (int64_t)sizeof *t, "the element -> segment table");

@@ -419,6 +419,7 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
     c->hv[var].n = 0;
     c->hv[var].off = NULL;
     c->hv[var].segid = NULL;
+    c->hv[var].ulen = 0;
     return v;
 }
 
@@ -431,6 +432,7 @@ static void bind_param(CudaExec *c, int var, Value *v)
     a->n = v->type == VT_SEGDES ? (v->n > 0 ? v->n : 0) : 0;
     a->off = dc->off;
     a->segid = NULL;
+    a->ulen = v->type == VT_SEGDES ? seg_uniform_len(v) : 0;
 }
 
 /* The longest segment of descriptor (local) SD when the host knows it
