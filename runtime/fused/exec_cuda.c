@@ -111,6 +111,7 @@ typedef struct {
     int vcap;
     unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
     int er_pending;             /* kernels ran since the record was last read */
+    int32_t *pair_d;            /* two Ints read back together (scan_count) */
     vk_arr *hv_up;              /* the table as last uploaded (vcap entries) */
     int up_n;                   /* its entries; 0: nothing valid uploaded */
     /* for messages: the program, the block and SOAC running, and the last
@@ -643,9 +644,11 @@ static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *ou
     if (c->dev->lib.scan(VK_ADD, VS_INT, in, n, out) != 0)
         lib_fail(c, what);
     c->lib_calls++;
+    /* the last scanned and the last count side by side, read in one copy */
     int32_t last[2];
-    d2h(c, &last[0], out + n - 1, 4);
-    d2h(c, &last[1], in + n - 1, 4);
+    if (c->dev->d2d(c->dev, c->pair_d, out + n - 1, 4) != 0 || c->dev->d2d(c->dev, c->pair_d + 1, in + n - 1, 4) != 0)
+        dev_fail(c, "a copy on the device");
+    d2h(c, last, c->pair_d, sizeof last);
     return (int64_t)last[0] + last[1];
 }
 
@@ -1227,6 +1230,8 @@ static void cuda_free(Executor *x)
             dfree(c, c->dv);
         if (c->er_d)
             dfree(c, c->er_d);
+        if (c->pair_d)
+            dfree(c, c->pair_d);
     }
     c->inner->free(c->inner);
     free(c->allocs);
@@ -1304,6 +1309,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
             c->strategy = i;
     if (!compile_only_arch) {
         c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
+        c->pair_d = dalloc_fixed(c, 2 * sizeof *c->pair_d);
         if (dev->memset0(dev, c->er_d, 4 * sizeof *c->er_d) != 0)
             dev_fail(c, "clearing the error record");
         current = c;
