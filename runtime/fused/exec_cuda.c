@@ -112,8 +112,10 @@ typedef struct {
     unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
     int er_pending;             /* kernels ran since the record was last read */
     int32_t *pair_d;            /* two Ints read back together (scan_count) */
-    vk_arr *hv_up;              /* the table as last uploaded (vcap entries) */
-    int up_n;                   /* its entries; 0: nothing valid uploaded */
+    vk_arr *hv_up;              /* the table as last uploaded */
+    size_t up_bytes;            /* its size; 0: nothing valid uploaded */
+    int ntemps;                 /* the running SOAC's temporaries, after the
+                                   table's nvars entries (one upload for both) */
     /* for messages: the program, the block and SOAC running, and the last
      * kernel launched (a fault of a real GPU surfaces at a later call) */
     const Program *prog;
@@ -471,12 +473,13 @@ static int64_t shape_n(CudaExec *c, const LcuShape *sh)
     return 0;
 }
 
-/* The variable table before a launch: sent only when it changed since
- * the last upload, through the device's staging (no wait). */
+/* The variable table before a launch, and after it the running SOAC's
+ * temporaries' pointers (temps_table): sent only when it changed since the
+ * last upload, in one copy through the device's staging (no wait). */
 static void upload_table(CudaExec *c)
 {
-    size_t bytes = (size_t)c->nvars * sizeof *c->hv;
-    if (c->up_n == c->nvars && memcmp(c->hv_up, c->hv, bytes) == 0) {
+    size_t bytes = (size_t)c->nvars * sizeof *c->hv + (size_t)c->ntemps * sizeof(void *);
+    if (c->up_bytes == bytes && memcmp(c->hv_up, c->hv, bytes) == 0) {
         c->table_unchanged++;
         return;
     }
@@ -488,7 +491,7 @@ static void upload_table(CudaExec *c)
     c->h2d_count++;
     c->table_uploads++;
     memcpy(c->hv_up, c->hv, bytes);
-    c->up_n = c->nvars;
+    c->up_bytes = bytes;
 }
 
 /* Blocks for N iterations of a grid-stride loop, GROUP threads each. */
@@ -534,17 +537,17 @@ static void temps_free(CudaExec *c, Temps *t, int n)
     for (int r = 0; r < n; r++)
         if (t->own[r])
             dfree(c, t->p[r]);
-    if (t->table)
-        dfree(c, t->table);
+    c->ntemps = 0;
 }
 
+/* The temporaries' pointers (P_vals' t) ride behind the variable table:
+ * the next upload_table sends both. */
 static void temps_table(CudaExec *c, Temps *t, int n)
 {
-    t->table = dalloc_fixed(c, (size_t)n * sizeof(void *));
-    if (c->dev->h2d_staged(c->dev, t->table, t->p, (size_t)n * sizeof(void *)) != 0)
-        dev_fail(c, "uploading a SOAC's temporaries");
-    c->h2d_bytes += (int64_t)n * (int64_t)sizeof(void *);
-    c->h2d_count++;
+    void **slot = (void **)(c->hv + c->nvars);
+    memcpy(slot, t->p, (size_t)n * sizeof(void *));
+    c->ntemps = n;
+    t->table = (char *)c->dv + (size_t)c->nvars * sizeof *c->hv;
 }
 
 /* How reduction or scan S runs over N elements in M segments, the longest
@@ -925,10 +928,12 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         free(c->hv);
         free(c->hv_up);
         c->vcap = kc->nlocal * 2;
-        c->hv = calloc((size_t)c->vcap, sizeof *c->hv);
-        c->hv_up = calloc((size_t)c->vcap, sizeof *c->hv_up);
-        c->up_n = 0;
-        c->dv = dalloc_fixed(c, (size_t)c->vcap * sizeof *c->hv);
+        /* room behind the entries for a SOAC's temporaries' pointers */
+        size_t bytes = (size_t)c->vcap * sizeof *c->hv + LCU_MAXRES * sizeof(void *);
+        c->hv = calloc(1, bytes);
+        c->hv_up = calloc(1, bytes);
+        c->up_bytes = 0;
+        c->dv = dalloc_fixed(c, bytes);
         if (!c->hv || !c->hv_up)
             rt_fatal("out of host memory");
     }
