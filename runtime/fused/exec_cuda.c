@@ -114,6 +114,8 @@ typedef struct {
     int32_t *pair_d;            /* two Ints read back together (scan_count) */
     vk_arr *hv_up;              /* the table as last uploaded */
     size_t up_bytes;            /* its size; 0: nothing valid uploaded */
+    uint8_t *known;             /* per local of the step: its length is known (prebind_results) */
+    uint8_t *prebound;          /* per local: allocated before the step's SOACs ran */
     int ntemps;                 /* the running SOAC's temporaries, after the
                                    table's nvars entries (one upload for both) */
     /* for messages: the program, the block and SOAC running, and the last
@@ -426,6 +428,62 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
     return v;
 }
 
+/* Result VAR of LEN elements: the one prebind_results allocated, else a
+ * new one. */
+static Value *result(CudaExec *c, int var, int64_t len)
+{
+    Value *v = c->prebound[var] ? c->env[c->map[var]] : NULL;
+    if (v && v->type != VT_SEGDES && v->len == len)
+        return v;
+    return new_result(c, var, len);
+}
+
+static int64_t shape_n(CudaExec *c, const LcuShape *sh);
+
+/* Allocate up front the results of the step's SOACs whose lengths follow
+ * from its parameters and the results before them (maps, reductions and
+ * scans, permutes; not a filter's, nor what depends on one, nor
+ * descriptors), so that the variable table goes up once for most steps
+ * rather than once per SOAC. */
+static void prebind_results(CudaExec *c, const LcuKernel *k)
+{
+    memset(c->known, 0, (size_t)c->nvars);
+    memset(c->prebound, 0, (size_t)c->nvars);
+    for (int p = 0; p < k->nparams; p++)
+        c->known[k->params[p]] = 1;
+    for (int j = 0; j < k->nsoacs; j++) {
+        const LcuSoac *s = k->soacs[j];
+        int64_t len = -1;
+        int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
+        int shape_ok = s->shape.kind == LSH_ONE || c->known[s->shape.var];
+        switch (s->kind) {
+        case LS_MAP: case LS_ONCE: case LS_PERMUTE:
+            if (shape_ok)
+                len = shape_n(c, &s->shape);
+            break;
+        case LS_REDUCE: case LS_SEG_REDUCE:
+            if (shape_ok)
+                len = seg ? c->hv[s->shape.var].len : 1;
+            break;
+        case LS_SCAN: case LS_SEG_SCAN:
+            if (shape_ok)
+                len = seg ? c->hv[s->shape.var].n : shape_n(c, &s->shape);
+            break;
+        default:
+            break;
+        }
+        for (int r = 0; r < s->nres && len >= 0; r++)
+            if (c->types[s->res[r]].kind == LV_SEGDES)
+                len = -1;
+        if (len < 0)
+            continue;
+        for (int r = 0; r < s->nres; r++) {
+            new_result(c, s->res[r], len);
+            c->prebound[s->res[r]] = c->known[s->res[r]] = 1;
+        }
+    }
+}
+
 static void bind_param(CudaExec *c, int var, Value *v)
 {
     DevCopy *dc = on_device(c, v);
@@ -709,7 +767,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
     case LS_MAP: case LS_ONCE: case LS_PERMUTE: {
         int64_t n = shape_n(c, &s->shape);
         for (int r = 0; r < nr; r++) {
-            Value *v = new_result(c, s->res[r], n);
+            Value *v = result(c, s->res[r], n);
             if (s->kind == LS_PERMUTE && c->dev->memset0(c->dev, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
                 dev_fail(c, "clearing a result");
         }
@@ -730,12 +788,12 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         c->runs[how]++;
         if (how != RUN_LIB) {
             for (int r = 0; r < nr; r++)
-                new_result(c, s->res[r], red ? m : n);
+                result(c, s->res[r], red ? m : n);
             run_fused_red(c, e, s, how, n, m);
             return;
         }
         for (int r = 0; r < nr; r++) {
-            Value *v = new_result(c, s->res[r], red ? m : n);
+            Value *v = result(c, s->res[r], red ? m : n);
             if (red) {
                 t.p[r] = dalloc(c, (size_t)(n ? n : 1) * esize_of(v));
                 t.own[r] = 1;
@@ -932,9 +990,13 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         size_t bytes = (size_t)c->vcap * sizeof *c->hv + LCU_MAXRES * sizeof(void *);
         c->hv = calloc(1, bytes);
         c->hv_up = calloc(1, bytes);
+        free(c->known);
+        free(c->prebound);
+        c->known = calloc((size_t)c->vcap, 1);
+        c->prebound = calloc((size_t)c->vcap, 1);
         c->up_bytes = 0;
         c->dv = dalloc_fixed(c, bytes);
-        if (!c->hv || !c->hv_up)
+        if (!c->hv || !c->hv_up || !c->known || !c->prebound)
             rt_fatal("out of host memory");
     }
     c->env = env;
@@ -946,8 +1008,8 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         int l = kc->canon->params[p];
         bind_param(c, l, env[kc->map[l]]);
     }
-    for (int j = 0; j < kc->canon->nsoacs; j++)
-    {
+    prebind_results(c, kc->canon);
+    for (int j = 0; j < kc->canon->nsoacs; j++) {
         c->cur_bp = bp;
         c->cur_block = block;
         c->cur_unique = kc->unique;
@@ -1230,6 +1292,8 @@ static void cuda_free(Executor *x)
     free(c->nsteps);
     free(c->hv);
     free(c->hv_up);
+    free(c->known);
+    free(c->prebound);
     if (c->dev) {
         if (c->dv)
             dfree(c, c->dv);
