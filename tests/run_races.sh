@@ -9,7 +9,10 @@
 #   2. a sample of the corpus with every step on the emulated device, in a
 #      GPU's shapes (blocks of 256 threads, warps of 32) and in a drawn
 #      order: the expected output, and no report;
-#   3. the generated differential programs (every reduction strategy),
+#   3. a race planted in the generated code (VINTERP_CG_PLANT_RACE: a
+#      barrier of the group reductions left out): the run fails naming the
+#      kernel and its block's VCODE lines;
+#   4. the generated differential programs (every reduction strategy),
 #      likewise with blocks of 256 and in a drawn order.
 # Ends with "N passed, N failed".
 interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
@@ -52,6 +55,20 @@ if [ -d "$corpus" ]; then
     done
 else
     echo "(no corpus at $corpus: the sample is skipped)"
+fi
+
+# a race planted in the generated code (a barrier left out of the group
+# reductions): the run fails, naming the kernel and the block's lines
+(cd "$here/demo" && env $device_env VINTERP_CUDA_STRATEGY=block VINTERP_CG_PLANT_RACE=1 "$interp" --backend=cuda \
+    segsum.vcode >"$tmp/out" 2>"$tmp/err")
+rc=$?
+if [ $rc -eq 1 ] && grep -q "WARNING: ThreadSanitizer: data race" "$tmp/err" &&
+    grep -q "emulated kernel vk_u[0-9]*_s[0-9]*_sredb: ThreadSanitizer reported a data race" "$tmp/err" &&
+    grep -q "of the block at lines" "$tmp/err"; then
+    ok
+else
+    bad "the planted race in generated code (exit $rc)"
+    grep -v '^ ' "$tmp/err" | head -n 20
 fi
 
 if env $device_env VINTERP_CUDA_EMULATE_BLOCK=256 python3 "$here/run_diff_random.py" "$interp" -n 3 >"$tmp/diff.log" 2>&1 &&

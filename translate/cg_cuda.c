@@ -178,9 +178,14 @@ static void fold_elem(CgBuf *b, const char *name, int j, const LcuSoac *s, const
  * thread of the block must get here (barriers). */
 static void group_combine(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *G, const char *ind)
 {
+    /* $VINTERP_CG_PLANT_RACE (tests/run_races.sh only): leave out the
+     * barrier between the stores and the tree's first reads, a race the
+     * emulated device's detector must report */
+    const char *plant = getenv("VINTERP_CG_PLANT_RACE");
+    int race = plant && *plant && strcmp(plant, "0") != 0;
     for (int r = 0; r < s->nres; r++) {
         const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
-        cg_printf(b, "%s%s[threadIdx.x] = a%d;\n%s__syncthreads();\n", ind, sh, r, ind);
+        cg_printf(b, "%s%s[threadIdx.x] = a%d;\n%s%s\n", ind, sh, r, ind, race ? "/* planted race */" : "__syncthreads();");
         cg_printf(b, "%sfor (unsigned st = (%s) / 2; st > 0; st >>= 1) {\n", ind, G);
         cg_printf(b, "%s    if (lane < st) {\n", ind);
         cg_printf(b, "%s        %s z = %s[threadIdx.x], y = %s[threadIdx.x + st];\n%s        ", ind, ct, sh, sh, ind);
