@@ -74,7 +74,7 @@ void rt_exit_status(int status)
 
 /* The fatal error that started a replay, printed if the replay itself
  * fails on the device (rt_fatal_device). */
-static char first_msg[1024];
+static char first_msg[4096];
 static const Program *first_prog;
 static const Instr *first_instr;
 
@@ -90,7 +90,7 @@ static void print_where(const Program *p, const Instr *ins)
 
 static __attribute__((noreturn, format(printf, 2, 0))) void fatal_v(int device, const char *fmt, va_list ap)
 {
-    char msg[1024];
+    char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (device && in_replay && first_msg[0]) {
         /* the device failed under the replay (reading the block's inputs
