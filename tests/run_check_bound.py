@@ -23,19 +23,13 @@ import subprocess
 import sys
 import tempfile
 
+from tally import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "check")
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/vinterp")
-passed = failed = 0
 
 
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: %s%s" % (name, ("\n" + detail) if detail else ""))
 
 
 own_cache = None
@@ -138,5 +132,4 @@ finally:
     if own_cache:
         shutil.rmtree(own_cache, ignore_errors=True)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

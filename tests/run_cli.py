@@ -5,10 +5,11 @@ with call counts checked), --progress off a terminal, --backend choices and
 the fused backend's kernel profile. Ends with "N passed, N failed"."""
 import json, os, re, subprocess, sys
 
+from tally import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 fib = os.path.join(HERE, "demo", "fib.vcode")
-passed = failed = 0
 # These tests are about the compiled code and its cache: every block is
 # compiled before the run (--tier=eager) unless a test says otherwise.
 os.environ["VINTERP_TIER"] = "eager"
@@ -19,13 +20,6 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr
 
 
-def check(name, cond):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name)
 
 
 def json_objects(text):
@@ -191,5 +185,4 @@ for be in ("ref", "lcu", "cpu"):
     check("%s: an empty timed region reads below 1e-6 s, not on a 2^-22 s grid" % be,
           rc == 0 and len(vals) == 20 and min(vals) >= 0 and min(vals) < 1e-6 and len(off_grid) > 0)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

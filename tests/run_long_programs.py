@@ -18,19 +18,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_long_programs  # noqa: E402
 
+from tally import check, finish
+
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 LIMIT_S = 60        # per run; the fused runs take about 2 s here
 GROWTH = 200000     # InlineOptions.max_growth's default
-passed = failed = 0
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name, detail)
 
 
 def run(args):
@@ -59,5 +53,4 @@ with tempfile.TemporaryDirectory() as d:
         print("%s: %s; translation %s s" % (name, m.group(0)[len("inline: "):] if m else "?",
                                             t.group(1) if t else "?"))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

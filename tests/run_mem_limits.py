@@ -17,10 +17,11 @@ Then FREAD_CHAR from an endless stream stops at a small -m (it used to read
 2^30 characters before checking). Ends with "N passed, N failed"."""
 import os, re, subprocess, sys, tempfile
 
+from tally import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 MEM = os.path.join(HERE, "mem")
-passed = failed = 0
 
 EMUL = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0",
         "VINTERP_CUDA_HOST_MAX_SCAN": "0", "VINTERP_CUDA_HOST_MAX_LIB": "0"}
@@ -46,13 +47,6 @@ with tempfile.TemporaryDirectory() as tmp:
         ("read_input", ints, True),
     ]
 
-    def check(name, cond, detail=""):
-        global passed, failed
-        if cond:
-            passed += 1
-        else:
-            failed += 1
-            print("FAIL", name, detail)
 
     def run(args, env_extra, m, stdin, prog):
         env = dict(os.environ, **env_extra)
@@ -99,5 +93,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check("fread_zero, %s: stops at -m 100 with the message" % name,
               p.returncode == 1 and MESSAGE.match(p.stderr) is not None, repr(p.stderr[:300]))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -15,6 +15,8 @@ import re
 import subprocess
 import sys
 
+from tally import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 SHARED = os.path.join(HERE, "..", "..", "shared")
@@ -23,16 +25,8 @@ SHARED = os.path.join(HERE, "..", "..", "shared")
 PROGRAMS = [(os.path.join(HERE, "golden", "cmp_float_nan.vcode"), []),
             (os.path.join(SHARED, "corpus", "bn_black_scholes.vcode"), []),
             (os.path.join(SHARED, "bench", "bh_16k.vcode"), ["--max-steps=3000", "-m", "1000000000"])]
-passed = failed = 0
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name, detail)
 
 
 def plans(path, args):
@@ -77,5 +71,4 @@ for path, args in PROGRAMS:
         max((int(m.group(1)) for m in (re.search(r"lp_solve work (\d+)", l) for l in ilp) if m),
             default=0)))
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -6,11 +6,12 @@ the dispatch rule, a compile abandoned at the end leaving nothing behind,
 keys on an idle and on a loaded machine). Ends with "N passed, N failed"."""
 import os, re, shutil, subprocess, sys, tempfile, time
 
+from tally import check, finish
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "bin", "vinterp"))
 loop = os.path.join(HERE, "tier", "loop.vcode")
 corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
-passed = failed = 0
 base_env = {k: v for k, v in os.environ.items() if not k.startswith("VINTERP_")}
 
 
@@ -22,13 +23,6 @@ def run(*args, env=None, timeout=120):
     return p.returncode, p.stdout, p.stderr, time.time() - t0
 
 
-def check(name, cond, detail=""):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", name, detail[-600:] if detail else "")
 
 
 def stat(err, pattern):
@@ -51,8 +45,7 @@ check("the loop program's answer", ref == "( 6020000 )\n", ref)
 
 if shutil.which("cc") is None:
     print("no C compiler: the compiled tiers are not tested")
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    finish()
 
 cache = tempfile.mkdtemp(prefix="vinterp-tiers-")
 try:
@@ -274,5 +267,4 @@ try:
 finally:
     shutil.rmtree(cache, ignore_errors=True)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

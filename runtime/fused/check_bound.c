@@ -374,6 +374,17 @@ static void move_data(Step *s, const int *data)
 /* Any mask set in argument K. */
 static int may_differ(const Step *s, int k) { return s->b[k] != NULL; }
 
+/* A scatter (or PACK): where its index argument IDX or its flags FLAGS
+ * (-1: none) may differ, elements may land elsewhere, so the result is
+ * unverifiable; else the bounds of DATA move with the elements. */
+static void scatter(Step *s, const int *data, int idx, int flags)
+{
+    if (may_differ(s, idx) || (flags >= 0 && may_differ(s, flags)))
+        out_unv(s);
+    else
+        move_data(s, data);
+}
+
 /* A result whose element i may be anything where the mask of argument K
  * (over the result's positions) is set. */
 static void anything_where(Step *s, int k)
@@ -736,34 +747,22 @@ static void rule(Step *s)
     }
     case OP_PERMUTE: { /* data idx sd */
         static const int d[] = { 0, -1 };
-        if (may_differ(s, 1))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, -1);
         return;
     }
     case OP_DPERMUTE: { /* data idx dflt ssd dsd */
         static const int d[] = { 0, 2, -1 };
-        if (may_differ(s, 1))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, -1);
         return;
     }
     case OP_FPERMUTE: { /* data idx flags ssd dsd */
         static const int d[] = { 0, -1 };
-        if (may_differ(s, 1) || may_differ(s, 2))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, 2);
         return;
     }
     case OP_DFPERMUTE: { /* data idx flags dflt ssd dsd */
         static const int d[] = { 0, 3, -1 };
-        if (may_differ(s, 1) || may_differ(s, 2))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, 2);
         return;
     }
     case OP_BPERMUTE: case OP_EXTRACT: { /* data idx ssd dsd; data idx sd */
@@ -781,18 +780,12 @@ static void rule(Step *s)
     }
     case OP_REPLACE: { /* data idx vals sd */
         static const int d[] = { 0, 2, -1 };
-        if (may_differ(s, 1))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, -1);
         return;
     }
     case OP_PACK: { /* data flags sd -> data sd */
         static const int d[] = { 0, -1 };
-        if (may_differ(s, 1))
-            out_unv(s);
-        else
-            move_data(s, d);
+        scatter(s, d, 1, -1);
         return;
     }
     default:
