@@ -372,6 +372,21 @@ int main(int argc, char **argv)
         vc_free(&prog);
         return 1;
     }
+    /* Lazy fills (runtime/core/value.h): off under --check, which compares
+     * every value a block makes element by element, and by VINTERP_LAZY=0
+     * (the tests run programs both ways). */
+    if (bopt.check || (getenv("VINTERP_LAZY") && strcmp(getenv("VINTERP_LAZY"), "0") == 0))
+        val_lazy_on = 0;
+    if (getenv("VINTERP_LAZY_MIN")) {
+        int64_t m = 0;
+        if (parse_count("VINTERP_LAZY_MIN", getenv("VINTERP_LAZY_MIN"), &m) < 0 || m < 1) {
+            if (m < 1)
+                fprintf(stderr, "vinterp: VINTERP_LAZY_MIN takes a length of at least 1\n");
+            vc_free(&prog);
+            return 1;
+        }
+        val_lazy_min = m;
+    }
     if (bopt.check && cb_perturb_parse(getenv("VINTERP_CHECK_PERTURB"), &bopt.perturb) < 0) {
         fprintf(stderr, "vinterp: VINTERP_CHECK_PERTURB takes fsum:D, ulps:N or int:N, not '%s'\n",
                 getenv("VINTERP_CHECK_PERTURB"));
@@ -498,6 +513,9 @@ int main(int argc, char **argv)
      * abandoned (its unit's next compile, in a later run, is unpaced:
      * jit.c's KEY.abandoned). VINTERP_TIER_GRACE_MS lets it finish first. */
     tier_prep_end(prep, 1e-3 * (double)bopt.tier.grace_ms);
+    if (bopt.stats)
+        fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n",
+                (long long)val_lazy_made, (long long)val_lazy_written);
     if (backend && bopt.stats)
         backend_report(backend, stderr);
     if (prep && bopt.stats)

@@ -59,6 +59,17 @@ for dir in golden errors; do
     count
 done
 
+# Lazy fills (runtime/core/value.h) from one element up, so that every
+# one-segment DIST is one: read as a scalar by the elementwise instructions,
+# made by the others, by the fused backends' blocks and by the printer.
+for dir in golden errors; do
+    echo "== $dir programs, ref, every one-segment DIST a lazy fill (VINTERP_LAZY_MIN=1)"
+    VINTERP_BACKEND=ref VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 60
+    tail -n 1 "$log"
+    count
+done
+
 # The default run is tiered: small programs stay in the interpreter. The
 # generated code of every block, compiled before the run (--tier=eager):
 if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
@@ -69,6 +80,11 @@ if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
         tail -n 1 "$log"
         count
     done
+    echo "== golden programs, cpu backend, every block compiled, every one-segment DIST lazy (VINTERP_LAZY_MIN=1)"
+    VINTERP_BACKEND=cpu VINTERP_TIER=eager VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
+    grep -v ' passed, ' "$log" | head -n 60
+    tail -n 1 "$log"
+    count
     # The tiers' own paths, every block promoted at its first run: compiled
     # one unit per block on the main thread (sync), or on the worker while
     # the interpreter goes on (background, with no budget to wait for;

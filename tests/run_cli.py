@@ -112,6 +112,30 @@ rc, out, err = run("--backend=lcu", "--check", "-d", "stats", loop)
 check("under --check REPLACE copies (the reference reruns the block from its inputs)",
       rc == 0 and out == "( 5 )\n( 0 1 4 9 16 )\n" and "REPLACE host steps: 0 in place, 5 copied" in err)
 
+# ---- lazy fills (runtime/core/value.h) -------------------------------------------
+# golden/lazy_fill.vcode: 19 fills of 3000 elements (16 DISTs, 3 results of
+# instructions over fills alone); 6 are read by instructions that are not
+# elementwise (+_REDUCE twice, PERMUTE, EXTRACT, SELECT, +_SCAN)
+lazy = os.path.join(HERE, "golden", "lazy_fill.vcode")
+with open(os.path.join(HERE, "golden", "lazy_fill.expected")) as f:
+    lazy_out = f.read()
+rc, out, err = run("--backend=ref", "-d", "stats", lazy)
+check("lazy fills: -d stats counts them and those written out",
+      rc == 0 and out == lazy_out and "lazy fills: 19 made, 6 of them written out later" in err, err)
+os.environ["VINTERP_LAZY"] = "0"
+rc, out, err = run("--backend=ref", "-d", "stats", lazy)
+check("VINTERP_LAZY=0: no lazy fill, the same answers",
+      rc == 0 and out == lazy_out and "lazy fills: 0 made" in err, err)
+del os.environ["VINTERP_LAZY"]
+rc, out, err = run("--backend=lcu", "--check", "-d", "stats", lazy)
+check("--check: no lazy fill (every value compared element by element)",
+      rc == 0 and out == lazy_out and "lazy fills: 0 made" in err, err)
+for bad in ("0", "x"):
+    os.environ["VINTERP_LAZY_MIN"] = bad
+    rc, out, err = run("--backend=ref", lazy)
+    check("VINTERP_LAZY_MIN=%s is refused" % bad, rc == 1 and out == "" and "VINTERP_LAZY_MIN" in err, err)
+del os.environ["VINTERP_LAZY_MIN"]
+
 # ---- the compiled backends: the kernel cache, errors of choice ------------------
 import shutil, tempfile
 segsum = os.path.join(HERE, "demo", "segsum.vcode")

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "runtime/core/value.h"
 #include "runtime/core/errors.h"
+#include "runtime/core/par.h"
 #include "runtime/core/vheap.h"
 
 #include <stdlib.h>
@@ -279,12 +280,16 @@ void val_reclaim_all(void)
         Value *v = reg_head;
         reg_unlink(v);
         /* A pair's components are on the list themselves. */
-        if (v->type != VT_PAIR)
+        if (v->type != VT_PAIR) {
             drop_offsets(v);
+            if (v->ext)
+                block_free(v->data, 0);
+        }
         block_free(v, v->sclass);
     }
     used_units = 0;
     dev_used_units = 0;
+    val_lazy_live = 0;
 }
 #else
 #define reg_link(v) ((void)0)
@@ -321,6 +326,8 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
 
 Value *val_resize(Value *v, int64_t len)
 {
+    if (v->lazy || v->ext)
+        rt_fatal("internal error: resizing a vector made by a fill");
     if (len < 0 || len > MAX_LEN)
         rt_fatal("vector length %lld is out of range", (long long)len);
     ValType t = (ValType)v->type;
@@ -363,7 +370,7 @@ Value *val_take_donation(Value *slot, ValType t, int64_t len)
     if (!slot || !slot->donated)
         return NULL;
     slot->donated = 0;
-    if (t == VT_SEGDES || t == VT_PAIR || slot->type == VT_SEGDES || slot->type == VT_PAIR || slot->len != len ||
+    if (slot->lazy || t == VT_SEGDES || t == VT_PAIR || slot->type == VT_SEGDES || slot->type == VT_PAIR || slot->len != len ||
         val_esize((ValType)slot->type) != val_esize(t))
         return NULL;
     slot->type = (uint8_t)t;
@@ -372,6 +379,92 @@ Value *val_take_donation(Value *slot, ValType t, int64_t len)
 
 Value *val_new(ValType t, int64_t len) { return alloc_value(t, len, 0); }
 Value *val_new_zero(ValType t, int64_t len) { return alloc_value(t, len, 1); }
+
+/* ---- lazy fills (value.h) ---------------------------------------------------- */
+
+int val_lazy_on = 1;
+int64_t val_lazy_min = VAL_LAZY_MIN;
+int64_t val_lazy_live;
+int64_t val_lazy_made, val_lazy_written;
+
+typedef struct {
+    void *data;
+    int isf;
+    double f;
+    int32_t i;
+} FillJob;
+
+static void fill_range(void *job, int64_t lo, int64_t hi)
+{
+    const FillJob *j = job;
+    if (j->isf) {
+        double x = j->f, *o = j->data;
+        for (int64_t k = lo; k < hi; k++)
+            o[k] = x;
+    } else {
+        int32_t x = j->i, *o = j->data;
+        for (int64_t k = lo; k < hi; k++)
+            o[k] = x;
+    }
+}
+
+/* Write V's fill over DATA (split between threads when long). */
+static void fill_data(Value *v, void *data)
+{
+    FillJob j = { data, v->type == VT_FLOAT, v->fill.f, v->fill.i };
+    par_for(v->len, PAR_MIN_CHEAP, fill_range, &j);
+}
+
+Value *val_new_fill(ValType t, int64_t len, const void *x)
+{
+    if (t == VT_SEGDES || t == VT_PAIR)
+        rt_fatal("internal error: a lazy fill of a %s", val_type_name(t));
+    int lazy = val_lazy_on && len >= val_lazy_min && len > 0;
+    Value *v = alloc_value(t, lazy ? 0 : len, 0);
+    if (t == VT_FLOAT)
+        memcpy(&v->fill.f, x, sizeof v->fill.f);
+    else
+        memcpy(&v->fill.i, x, sizeof v->fill.i);
+    if (!lazy) {
+        if (len)
+            fill_data(v, v->data);
+        return v;
+    }
+    /* the header alone, charged for LEN elements */
+    int64_t units = val_units(t, len);
+    charge(units);
+    v->units += units;
+    v->len = len;
+    v->lazy = 1;
+    val_lazy_live++;
+    val_lazy_made++;
+    return v;
+}
+
+void val_unlazy(Value *v)
+{
+    while (v) {
+        if (v->type == VT_PAIR) {
+            val_unlazy(v->fst);
+            v = v->snd;
+            continue;
+        }
+        if (!v->lazy)
+            return;
+        size_t bytes = (size_t)v->len * val_esize((ValType)v->type);
+        uint8_t cls;
+        void *d = block_alloc(bytes, &cls);
+        if (!d)
+            rt_fatal("out of host memory allocating %zu bytes", bytes);
+        fill_data(v, d);
+        v->data = d;
+        v->ext = 1;
+        v->lazy = 0;
+        val_lazy_live--;
+        val_lazy_written++;
+        return;
+    }
+}
 
 Value *seg_new(int64_t m)
 {
@@ -489,6 +582,10 @@ void val_free(Value *v)
             drop_offsets(v);
             if (v->dev && device_ops.release)
                 device_ops.release(v);
+            if (v->lazy)
+                val_lazy_live--;
+            if (v->ext)
+                block_free(v->data, 0);
         }
         block_free(v, v->sclass);
         v = next;

@@ -21,9 +21,17 @@ struct Value {
     uint8_t shaped;     /* SEGDES: minl and maxl are set (seg_finish) */
     uint8_t donated;    /* offered as a kernel's result storage (val_donate) */
     uint8_t sclass;     /* the small-block size class it came from (value.c), 0: none */
+    uint8_t lazy;       /* a fill not made yet: every element is `fill`, data is NULL
+                           (val_new_fill); charged as if it were made */
+    uint8_t ext;        /* data is a block of its own (a fill made late), not
+                           the storage behind the header */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
-    void *data;         /* int32_t* or double*; NULL when len == 0 */
+    void *data;         /* int32_t* or double*; NULL when len == 0 or lazy */
+    union {
+        double f;
+        int32_t i;
+    } fill;             /* lazy: the value of every element */
     /* SEGDES only */
     int64_t n;          /* total element count, the sum of the lengths */
     int32_t minl, maxl; /* shortest and longest segment (when shaped; 0 for
@@ -77,6 +85,28 @@ void mem_dev_uncharge_bytes(int64_t bytes);
  * exceeded or LEN is negative or absurd. */
 Value *val_new(ValType t, int64_t len);
 Value *val_new_zero(ValType t, int64_t len);
+/* Lazy fills. DIST of one value into one long segment (NESL's constants:
+ * `x * 2.0` is a DIST then a `*`) need not write the vector: a vector
+ * of T (not a descriptor) with LEN elements, each *X (an int32_t or a
+ * double), is made with no storage (lazy, charged against -m as if it
+ * had it) when LEN >= val_lazy_min (VAL_LAZY_MIN; $VINTERP_LAZY_MIN sets
+ * it, for the tests, down to 1) and val_lazy_on, else filled at once.
+ * The elementwise instructions read a lazy argument as a scalar
+ * (ops.h ops_lazy_aware); every other reader of v->data makes the fill
+ * first through val_for_host (the interpreter does it for an
+ * instruction's operands, the fused backends for a block's inputs).
+ * val_lazy_live counts the lazy values alive, so that nothing is looked
+ * at while it is 0. $VINTERP_LAZY=0 or --check turn lazy fills off
+ * (val_lazy_on = 0). */
+#define VAL_LAZY_MIN 1024
+extern int val_lazy_on;
+extern int64_t val_lazy_min;
+extern int64_t val_lazy_live;
+/* Lazy fills made, and made lazily that were written out later (-d stats). */
+extern int64_t val_lazy_made, val_lazy_written;
+Value *val_new_fill(ValType t, int64_t len, const void *x);
+/* Make lazy V's fill now (pairs: their components); V stays where it is. */
+void val_unlazy(Value *v);
 /* V (a fresh vector only the caller holds, no device copy) with LEN
  * elements, the first min(LEN, old length) kept: input grows its vector in
  * place instead of a buffer that is copied. Charges or gives back the
@@ -142,6 +172,15 @@ extern int val_device_on;
  * dropped. */
 void val_for_host_slow(Value *v);
 static inline void val_for_host(Value *v)
+{
+    if (val_lazy_live && (v->lazy || v->type == VT_PAIR))
+        val_unlazy(v);
+    if (val_device_on && (v->dev || v->hstale || v->type == VT_PAIR))
+        val_for_host_slow(v);
+}
+/* The same for the device side only: a lazy V stays lazy (an instruction
+ * that reads lazy arguments as scalars). */
+static inline void val_for_host_keep_lazy(Value *v)
 {
     if (val_device_on && (v->dev || v->hstale || v->type == VT_PAIR))
         val_for_host_slow(v);

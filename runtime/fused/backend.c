@@ -917,8 +917,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         }
     }
     Value **env = b->env;
-    for (int j = 0; j < g->nin; j++)
+    for (int j = 0; j < g->nin; j++) {
         env[j] = val_ref(it->stk[it->sp - 1 - j]);
+        if (val_lazy_live && (env[j]->lazy || env[j]->type == VT_PAIR))
+            val_unlazy(env[j]); /* a fill not made yet (value.h): the kernels read data */
+    }
     /* Inputs the block only pops go now, as the reference would pop them
      * (an empty vector of their type keeps their stack slot for a replay,
      * which only pops it too). Not under --check, which reruns the block

@@ -296,7 +296,9 @@ static void exec_data_op(Interp *it, const Instr *ins)
 
 /* With a device layer on, the operands of an instruction the interpreter
  * runs itself must have valid host copies (values a device executor left
- * on the device are brought back here, and only here). */
+ * on the device are brought back here, and only here); with lazy fills
+ * alive (value.h), they are made here for every instruction but the
+ * elementwise ones, which read them as scalars. */
 void interp_host_operands(Interp *it, const Instr *ins)
 {
     int64_t k;
@@ -309,11 +311,21 @@ void interp_host_operands(Interp *it, const Instr *ins)
     case OP_IF: /* the condition only */
         k = 1;
         break;
-    default:
-        k = vc_ops[ins->op].args ? (int64_t)strlen(vc_ops[ins->op].args) : 8;
+    default: {
+        static int8_t nargs[OP_COUNT]; /* the op table's argument counts + 1; 0: not looked up yet */
+        int8_t *na = &nargs[ins->op];
+        if (!*na)
+            *na = (int8_t)(1 + (vc_ops[ins->op].args ? (int)strlen(vc_ops[ins->op].args) : 8));
+        k = *na - 1;
+    }
     }
     if (k > it->sp)
         k = it->sp;
+    if (val_lazy_live && ops_lazy_aware(ins->op)) {
+        for (int64_t j = 1; j <= k; j++)
+            val_for_host_keep_lazy(it->stk[it->sp - j]);
+        return;
+    }
     for (int64_t j = 1; j <= k; j++)
         val_for_host(it->stk[it->sp - j]);
 }
@@ -378,7 +390,7 @@ int interp_run(Interp *it)
         }
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
-        if (val_device_on)
+        if (val_device_on || val_lazy_live)
             interp_host_operands(it, ins);
         if (tracing)
             trace_before(it, pc);
@@ -543,7 +555,7 @@ void interp_exec_range(Interp *it, int start, int end)
     for (int pc = start; pc < end; pc++) {
         const Instr *ins = &p->code[pc];
         rt_set_where(p, ins);
-        if (val_device_on)
+        if (val_device_on || val_lazy_live)
             interp_host_operands(it, ins);
         exec_data_op(it, ins);
     }

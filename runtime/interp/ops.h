@@ -34,6 +34,10 @@ void op_binary(Interp *it, const Instr *ins);     /* + - * / % < <= > >= = != LS
 void op_unary(Interp *it, const Instr *ins);      /* NOT, FLOOR … TANH, I_TO_F, I_TO_B, B_TO_I */
 void op_select(Interp *it, const Instr *ins);
 void op_rand(Interp *it, const Instr *ins);
+/* 1 for the instructions that read a lazy fill (value.h) as a scalar: the
+ * binary and unary elementwise ones. The interpreter makes every other
+ * instruction's lazy operands before it runs. */
+int ops_lazy_aware(int op);
 /* ops_scan.c */
 void op_scan(Interp *it, const Instr *ins);
 void op_reduce(Interp *it, const Instr *ins);

@@ -33,22 +33,32 @@ typedef struct {
     Value *r;
 } ElemJob;
 
+/* An argument's elements: its data, or for a lazy fill (value.h) its one
+ * value, read as element 0 by a loop whose SA/SB says so. */
+static inline const void *elems_of(const Value *v)
+{
+    return v->lazy ? (const void *)&v->fill : v->data;
+}
+
+/* SA, SB: 1 when argument a, b is a lazy fill (a scalar); constants in
+ * each of binary_range's three instances, so that each loop is compiled
+ * for its case. */
 #define LOOP2(T, RT, EXPR)                                                    \
     do {                                                                      \
-        const T *x = (const T *)j->a->data, *y = (const T *)j->b->data;      \
+        const T *x = (const T *)elems_of(j->a), *y = (const T *)elems_of(j->b); \
         RT *o = (RT *)j->r->data;                                             \
         OPS_IVDEP                                                             \
         for (int64_t i = lo; i < hi; i++) {                                   \
-            T p = x[i], q = y[i];                                             \
+            T p = x[sa ? 0 : i], q = y[sb ? 0 : i];                           \
             o[i] = (RT)(EXPR);                                                \
         }                                                                     \
     } while (0)
 
 #define U32(v) ((uint32_t)(v))
 
-static void binary_range(void *job, int64_t lo, int64_t hi)
+static inline __attribute__((always_inline)) void binary_loop(const ElemJob *j, int64_t lo, int64_t hi, const int sa,
+                                                              const int sb)
 {
-    const ElemJob *j = job;
     int isf = j->ins->type == TY_FLOAT;
     switch (j->ins->op) {
     case OP_ADD:
@@ -67,20 +77,20 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
         if (isf) {
             LOOP2(double, double, p / q);
         } else { /* can fail: never split */
-            const int32_t *x = VI(j->a), *y = VI(j->b);
+            const int32_t *x = elems_of(j->a), *y = elems_of(j->b);
             int32_t *o = VI(j->r);
             for (int64_t i = lo; i < hi; i++) {
-                int f = vs_idiv(x[i], y[i], &o[i]);
+                int f = vs_idiv(x[sa ? 0 : i], y[sb ? 0 : i], &o[i]);
                 if (f != VS_OK)
                     rt_fatal(vs_fault_format(f), (long long)i);
             }
         }
         break;
     case OP_MOD: { /* can fail: never split */
-        const int32_t *x = VI(j->a), *y = VI(j->b);
+        const int32_t *x = elems_of(j->a), *y = elems_of(j->b);
         int32_t *o = VI(j->r);
         for (int64_t i = lo; i < hi; i++) {
-            int f = vs_imod(x[i], y[i], &o[i]);
+            int f = vs_imod(x[sa ? 0 : i], y[sb ? 0 : i], &o[i]);
             if (f != VS_OK)
                 rt_fatal(vs_fault_format(f), (long long)i);
         }
@@ -136,6 +146,30 @@ static void binary_range(void *job, int64_t lo, int64_t hi)
     }
 }
 
+static void binary_range(void *job, int64_t lo, int64_t hi) { binary_loop(job, lo, hi, 0, 0); }
+static void binary_range_sv(void *job, int64_t lo, int64_t hi) { binary_loop(job, lo, hi, 1, 0); }
+static void binary_range_vs(void *job, int64_t lo, int64_t hi) { binary_loop(job, lo, hi, 0, 1); }
+static void binary_range_ss(void *job, int64_t lo, int64_t hi) { binary_loop(job, lo, hi, 1, 1); }
+
+int ops_lazy_aware(int op)
+{
+    return (op >= OP_ADD && op <= OP_NOT) || (op >= OP_FLOOR && op <= OP_B_TO_I);
+}
+
+/* An instruction over lazy fills alone: its one result (the loop over
+ * element 0, so a fault names element 0, as the full loop's first would)
+ * made a lazy fill of N elements. */
+static Value *lazy_result(const ElemJob *j0, ValType rt, int64_t n, ParFn loop)
+{
+    Value *one = val_new(rt, 1);
+    ElemJob j = *j0;
+    j.r = one;
+    loop(&j, 0, 1);
+    Value *r = val_new_fill(rt, n, one->data);
+    val_release(one);
+    return r;
+}
+
 void op_binary(Interp *it, const Instr *ins)
 {
     Value *a = vs_at(it, 1), *b = vs_at(it, 0);
@@ -150,15 +184,26 @@ void op_binary(Interp *it, const Instr *ins)
         rt = (ValType)a->type;
         break;
     }
-    ElemJob j = { ins, a, b, NULL, result_for(it, 2, rt, n) };
     int may_fail = !isf && (ins->op == OP_DIV || ins->op == OP_MOD);
+    if (a->lazy || b->lazy) {
+        ElemJob j = { ins, a, b, NULL, NULL };
+        if (a->lazy && b->lazy) {
+            ops_finish(it, 2, lazy_result(&j, rt, n, binary_range_ss));
+            return;
+        }
+        j.r = result_for(it, 2, rt, n);
+        par_for(n, may_fail ? INT64_MAX : PAR_MIN_CHEAP, a->lazy ? binary_range_sv : binary_range_vs, &j);
+        ops_finish(it, 2, j.r);
+        return;
+    }
+    ElemJob j = { ins, a, b, NULL, result_for(it, 2, rt, n) };
     par_for(n, may_fail ? INT64_MAX : PAR_MIN_CHEAP, binary_range, &j);
     ops_finish(it, 2, j.r);
 }
 
 #define LOOP1(T, RT, EXPR)                                                    \
     do {                                                                      \
-        const T *x = (const T *)j->a->data;                                   \
+        const T *x = (const T *)elems_of(j->a);                               \
         RT *o = (RT *)j->r->data;                                             \
         OPS_IVDEP                                                             \
         for (int64_t i = lo; i < hi; i++) {                                   \
@@ -215,6 +260,11 @@ void op_unary(Interp *it, const Instr *ins)
     case OP_I_TO_B: rt = VT_BOOL; break;
     case OP_I_TO_F: rt = VT_FLOAT; break;
     default: rt = VT_FLOAT; math = 1; break;
+    }
+    if (a->lazy) { /* one element computed, a lazy fill of the result */
+        ElemJob j = { ins, a, NULL, NULL, NULL };
+        ops_finish(it, 1, lazy_result(&j, rt, n, unary_range));
+        return;
     }
     ElemJob j = { ins, a, NULL, NULL, result_for(it, 1, rt, n) };
     par_for(n, math ? PAR_MIN_MATH : PAR_MIN_CHEAP, unary_range, &j);

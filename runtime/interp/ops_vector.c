@@ -126,26 +126,6 @@ void op_replace(Interp *it, const Instr *ins)
         }                                                                     \
     } while (0)
 
-/* One segment: a fill, split between threads when long (runtime/core/par.h). */
-typedef struct {
-    Value *r;
-    const Value *v;
-} FillJob;
-
-static void fill_range(void *job, int64_t lo, int64_t hi)
-{
-    const FillJob *j = job;
-    if (j->r->type == VT_FLOAT) {
-        double x = VF(j->v)[0], *o = VF(j->r);
-        for (int64_t i = lo; i < hi; i++)
-            o[i] = x;
-    } else {
-        int32_t x = VI(j->v)[0], *o = VI(j->r);
-        for (int64_t i = lo; i < hi; i++)
-            o[i] = x;
-    }
-}
-
 void op_dist(Interp *it, const Instr *ins)
 {
     (void)ins;
@@ -154,11 +134,13 @@ void op_dist(Interp *it, const Instr *ins)
     int64_t m = sd->len, n = sd->n > 0 ? sd->n : 0, u = seg_uniform(sd);
     const int32_t *L = VI(sd);
     ValType t = (ValType)vals->type;
+    if (m == 1) { /* one segment: a fill, made lazily when long (value.h) */
+        Value *r = val_new_fill(t, n, vals->data);
+        ops_finish(it, 2, r);
+        return;
+    }
     Value *r = val_new(t, n);
-    if (n > 0 && m == 1) {
-        FillJob j = { r, vals };
-        par_for(n, PAR_MIN_CHEAP, fill_range, &j);
-    } else if (n > 0) {
+    if (n > 0) {
         if (t == VT_FLOAT)
             DIST_LOOP(double);
         else
