@@ -48,10 +48,37 @@ static void out_ptrs(CgBuf *b, const LcuSoac *s, const LcuVarType *types, int fi
     }
 }
 
+/* The SOAC being emitted has fast pulls (cg_emit_soac_fast_thunks: x[i]
+ * read with no bounds check, so that the loads of V[k].d are the loop's
+ * invariants) when FAST_LOADS.n > 0; calls made while FAST_ON go to them.
+ * A loop takes them when its whole range of i lies below `lim`, the
+ * shortest of the arrays they read (emit_lim). */
+static _Thread_local CgIndexLoads fast_loads;
+static _Thread_local int fast_on;
+
 static void call(CgBuf *b, const char *name, int j, const char *role, const char *seg)
 {
-    cg_printf(b, "%s_s%d_%s(V, er, i, %s, hint", name, j, role, seg);
+    int f = fast_on && !strcmp(role, "pull") && (fast_loads.roles & 1);
+    cg_printf(b, "%s_s%d_%s%s(V, er, i, %s, hint", name, j, role, f ? "f" : "", seg);
 }
+
+/* "int64_t lim = the shortest of the arrays the fast pull reads at i;"
+ * and, for those it reads at i's segment of descriptor SV, "int segok =
+ * each has at least as many elements as SV has segments;" (segments
+ * found by vk_seg_of, or 0 of one, are below SV's count). */
+static void emit_lim(CgBuf *b, int sv)
+{
+    cg_puts(b, "    int64_t lim = n; /* no INT64_MAX under NVRTC; every range of i is within [0, n) */\n");
+    for (int k = 0; k < fast_loads.n; k++)
+        cg_printf(b, "    if (V[%d].len < lim) lim = V[%d].len;\n", fast_loads.var[k], fast_loads.var[k]);
+    cg_puts(b, "    int segok = 1;\n");
+    for (int k = 0; k < fast_loads.nseg; k++)
+        cg_printf(b, "    if (V[%d].len < V[%d].len) segok = 0;\n", fast_loads.segvars[k], sv);
+    cg_puts(b, "    (void)segok;\n");
+}
+
+/* 1 when the SOAC's pull has a fast variant. */
+static int has_fast_pull(void) { return fast_loads.n > 0 && (fast_loads.roles & 1); }
 
 static void out_args(CgBuf *b, int first, int n, const char *at)
 {
@@ -71,10 +98,22 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     head(b, name, j, "map", "");
     decl_hints(b, hints);
     out_ptrs(b, s, types, 0, s->nres, 0);
-    cg_puts(b, "    VK_GRID_LOOP(i, n) {\n        ");
-    call(b, name, j, "pull", "0");
-    out_args(b, 0, s->nres, "i");
-    cg_puts(b, ");\n    }\n}\n");
+    int fast = has_fast_pull();
+    if (fast) {
+        emit_lim(b, -1);
+        cg_puts(b, "    if (n <= lim) {\n");
+    }
+    for (int f = fast; f >= 0; f--) {
+        fast_on = f;
+        cg_puts(b, "    VK_GRID_LOOP(i, n) {\n        ");
+        call(b, name, j, "pull", "0");
+        out_args(b, 0, s->nres, "i");
+        cg_puts(b, ");\n    }\n");
+        if (fast)
+            cg_puts(b, f ? "    } else {\n" : "    }\n");
+    }
+    fast_on = 0;
+    cg_puts(b, "}\n");
 }
 
 /* PERMUTE in two passes, so that a collision ends as the reference's
@@ -121,13 +160,25 @@ static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const
         const char *ct = cg_ctype(types[s->res[r]].base);
         cg_printf(b, "    %s *o%d = (%s *)t[%d];\n", ct, r, ct, r);
     }
-    cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
-    if (seg)
-        seg_of(b, s->shape.var);
-    cg_puts(b, "        ");
-    call(b, name, j, "pull", seg ? "sg" : "0");
-    out_args(b, 0, s->nres, "i");
-    cg_puts(b, ");\n    }\n}\n");
+    int fast = has_fast_pull();
+    if (fast) {
+        emit_lim(b, s->shape.var);
+        cg_puts(b, "    if (n <= lim && segok) {\n");
+    }
+    for (int f = fast; f >= 0; f--) {
+        fast_on = f;
+        cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
+        if (seg)
+            seg_of(b, s->shape.var);
+        cg_puts(b, "        ");
+        call(b, name, j, "pull", seg ? "sg" : "0");
+        out_args(b, 0, s->nres, "i");
+        cg_puts(b, ");\n    }\n");
+        if (fast)
+            cg_puts(b, f ? "    } else {\n" : "    }\n");
+    }
+    fast_on = 0;
+    cg_puts(b, "}\n");
 }
 
 /* ---- fused reductions and scans (block and group level, shared memory) ---- */
@@ -211,9 +262,21 @@ static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     decl_shared(b);
     chunk(b);
     decl_accs(b, s, types, "    ");
-    cg_puts(b, "    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n");
-    fold_elem(b, name, j, s, "0", "        ");
-    cg_puts(b, "    }\n    unsigned lane = threadIdx.x;\n");
+    int fast = has_fast_pull();
+    if (fast) { /* one segment, if any: the pulls' segment is 0 */
+        emit_lim(b, s->shape.var);
+        cg_puts(b, "    if (hi <= lim && segok) {\n");
+    }
+    for (int f = fast; f >= 0; f--) {
+        fast_on = f;
+        cg_puts(b, "    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n");
+        fold_elem(b, name, j, s, "0", "        ");
+        cg_puts(b, "    }\n");
+        if (fast)
+            cg_puts(b, f ? "    } else {\n" : "    }\n");
+    }
+    fast_on = 0;
+    cg_puts(b, "    unsigned lane = threadIdx.x;\n");
     group_combine(b, s, types, "blockDim.x", "    ");
     cg_puts(b, "    if (threadIdx.x == 0) {\n");
     for (int r = 0; r < s->nres; r++) {
@@ -584,6 +647,16 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
                   s->kind == LS_SEG_FILTER;
         int hints = 1;
         if (cg_emit_soac_thunks(b, CG_CUDA, name, j, s, types, seg ? s->shape.var : -1, 0, &hints) < 0) {
+            snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
+            return -1;
+        }
+        /* fast pulls for the loops over i of a MAP and of a reduction or
+         * scan's element values and grid-wide reduction (emit_map,
+         * emit_vals, emit_red) */
+        memset(&fast_loads, 0, sizeof fast_loads);
+        if ((s->kind == LS_MAP || s->kind == LS_REDUCE || s->kind == LS_SCAN || s->kind == LS_SEG_REDUCE ||
+             s->kind == LS_SEG_SCAN) &&
+            cg_emit_soac_fast_thunks(b, name, j, s, types, seg ? s->shape.var : -1, 0, &fast_loads) < 0) {
             snprintf(msg, msglen, "SOAC %d of kernel K%d: a thunk the generator cannot express", j, k->id);
             return -1;
         }

@@ -164,7 +164,7 @@ typedef struct {
     int segvars[CG_MAX_INDEX_LOADS];
 } CgIndexLoads;
 
-/* Emit the fast variants of SOAC J's thunks (C target) and fill LOADS
+/* Emit the fast variants of SOAC J's thunks (both targets) and fill LOADS
  * (n = 0: none, the checked thunks are all there is). 0 or -1. */
 int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                              int segvar, int segopt, CgIndexLoads *loads);

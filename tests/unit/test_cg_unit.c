@@ -92,7 +92,9 @@ static void test_map_segwalk(LcuVarType *types)
     cg_buf_free(&b);
     CgBuf g = { 0 };
     CHECK(cg_emit_kernel(&g, CG_CUDA, "vk_t", k, types, NV, msg, sizeof msg) == 0);
-    CHECK(g.s && text_count(g.s, "seg >= 0") == 0 && text_count(g.s, "vk_seg_of(er, &V[0]") == 2);
+    /* (twice in the pull, twice in its fast variant, which reads x4[i]
+     * unchecked) */
+    CHECK(g.s && text_count(g.s, "seg >= 0") == 0 && text_count(g.s, "vk_seg_of(er, &V[0]") == 4);
     cg_buf_free(&g);
     lcu_kernel_free(k);
     lcu_kernel_free(r);
@@ -134,9 +136,29 @@ static void test_fast_loads(LcuVarType *types)
     CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, -1") == 0 && text_count(t, "vk_t_s0_pull(Vp, er, i, -1") == 1);
     cg_buf_free(&b);
 
-    /* No fast variants in the CUDA text */
+    /* The CUDA text: the MAP's grid loop, the REDUCE's element values and
+     * its grid-wide block partials each take the fast pull when their range
+     * of i lies within the arrays read at i (loads of V[k].d with no check:
+     * the loop's invariants) */
     CHECK(cg_emit_kernel(&b, CG_CUDA, "vk_t", r, types, NV, msg, sizeof msg) == 0);
-    CHECK(b.s && text_count(b.s, "pullf") == 0 && text_count(b.s, "lim") == 0);
+    t = b.s ? b.s : "";
+    CHECK(text_count(t, "VK_FN void vk_t_s0_pullf(") == 1 && text_count(t, "VK_FN void vk_t_s1_pullf(") == 1);
+    CHECK(text_count(t, "((const int32_t *)V[1].d)[i]") == 1 && text_count(t, "((const int32_t *)V[6].d)[i]") == 1);
+    CHECK(text_count(t, "if (n <= lim) {") == 1);             /* the MAP */
+    CHECK(text_count(t, "if (n <= lim && segok) {") == 1);    /* the REDUCE's values */
+    CHECK(text_count(t, "if (hi <= lim && segok) {") == 1);   /* the REDUCE's block partials */
+    CHECK(text_count(t, "vk_t_s0_pullf(V, er, i, 0, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "vk_t_s0_pull(V, er, i, 0, hint, &o0[i])") == 1);
+    CHECK(text_count(t, "vk_t_s1_pullf(V, er, i, 0, hint, &x0)") == 1);
+    CHECK(text_count(t, "vk_t_s1_pull(V, er, i, 0, hint, &x0)") >= 1);
+    CHECK(text_count(t, "if (V[6].len < lim) lim = V[6].len;") == 2);
+    cg_buf_free(&b);
+    /* the seg_of MAP reads x4 at i: its fast pull reads x4[i] unchecked
+     * and still searches every segment (the CUDA grid loop passes seg = 0) */
+    CHECK(cg_emit_kernel(&b, CG_CUDA, "vk_t", k, types, NV, msg, sizeof msg) == 0);
+    t = b.s ? b.s : "";
+    CHECK(text_count(t, "((const int32_t *)V[4].d)[i]") == 1 && text_count(t, "if (V[4].len < lim) lim = V[4].len;") == 1);
+    CHECK(text_count(t, "((const int32_t *)V[1].d)[seg]") == 0);
     cg_buf_free(&b);
 
     /* A thunk that reads nothing at i has no fast variant */
