@@ -127,6 +127,51 @@ try:
           rc == 0 and out == ref and "2 installed, 0 demoted" in err, err)
     shutil.rmtree(vcache, ignore_errors=True)
 
+    # ---- a block that runs once a program run, judged across runs -------------
+    # tier/once.vcode's last block runs once: its only fused run is counted
+    # at the end (page faults and all); once two runs are kept, the next
+    # run's first entry is interpreted, timed
+    once_prog = os.path.join(HERE, "tier", "once.vcode")
+    ocache = tempfile.mkdtemp(prefix="vinterp-once-")
+    oc = "--cache-dir=" + ocache
+
+    def once_speeds():
+        rows = []
+        for f in sorted(os.listdir(ocache)):
+            if f.endswith(".tier"):
+                with open(os.path.join(ocache, f)) as h:
+                    rows.append(h.read().split())
+        return rows
+
+    outs = []
+    for r in range(3):
+        rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", oc, "-d", "stats", once_prog)
+        outs.append((rc, out))
+        if r == 0:
+            first = once_speeds()
+    last = once_speeds()
+    check("a block run once: its one fused run kept (late 0, fused 1)",
+          len(first) == 1 and first[0][2] == "0" and first[0][5] == "1", str(first))
+    check("... and after two such runs the third interprets it, timed (late 1, fused 2)",
+          len(last) == 1 and last[0][2] == "1" and last[0][5] == "2" and all(o == (0, "( 900000 )\n") for o in outs),
+          str(last) + str(outs))
+    shutil.rmtree(ocache, ignore_errors=True)
+
+    # ---- lazy fills among a block's inputs: the interpreter runs it -----------
+    with open(loop) as f:
+        lazy_src = f.read().replace("CONST INT 1\nCONST INT 0\nCONST INT 20000\nMAKE_SEGDES\nINDEX",
+                                    "CONST INT 1\nCONST INT 20000\nMAKE_SEGDES\nDIST INT", 1)
+    lazy_loop = os.path.join(cache, "loop_lazy.vcode")
+    with open(lazy_loop, "w") as f:
+        f.write(lazy_src)
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", c, "-d", "stats", lazy_loop)
+    check("a block whose input is a lazy fill (a DIST) stays interpreted, never promoted",
+          "DIST INT" in lazy_src and rc == 0 and out == ref and "0 promoted" in err
+          and re.search(r"LOOP\): interpreted; 300 entries \(0 short, 300 with a lazy fill\)", err) is not None, err)
+    rc, out, err, _ = run("--backend=cpu", "--tier=eager", c, "-d", "stats", lazy_loop)
+    check("... and under --tier=eager it runs fused (its input written out first)",
+          rc == 0 and out == ref and re.search(r"kernel launches [1-9]", err) is not None, err)
+
     # ---- a compile still running at the end is abandoned ----------------------
     slow = os.path.join(cache, "slow-cc.sh")
     slow_flag = os.path.join(cache, "slow-cc.on")

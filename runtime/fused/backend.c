@@ -43,12 +43,21 @@ typedef struct {
     int remembered;     /* hot in its only run so far: kept for the next run (tier_first_run) */
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
+    int64_t lazy_runs;          /* runs interpreted for a lazy fill among the inputs */
     double interp_secs, fused_secs;
     /* after the install: every 8th run is interpreted, timed (late_*) */
     int64_t since_install, late_n, late_work;
     double late_secs;
     TierSpeeds prior;   /* earlier runs' (tier_verdict.h) */
     char *vpath;        /* where they are kept; NULL: nowhere */
+    /* The first fused run of this program run (not counted by tier_judge),
+     * counted at the end when it was the only one: a block that runs once
+     * a program run is judged across runs. sample_first: earlier runs have
+     * fused samples of it but too few interpreted ones, so its first run
+     * after the install is interpreted, timed. */
+    double first_secs;
+    int64_t first_work;
+    int sample_first;
     int64_t promoted_entry;     /* entries when promoted */
     double promoted_t, ready_t, installed_t;  /* seconds since the start; < 0: never */
     /* the worker's figures (read after READY/FAILED) */
@@ -562,6 +571,7 @@ static void tier_install(Backend *b, int k)
             tier_trace(b, k, "demoted");
         return;
     }
+    e->sample_first = e->prior.fused_n >= 2 && e->prior.late_n < 2;
     atomic_store(&e->state, BS_FUSED);
     if (b->opt.tier.trace)
         tier_trace(b, k, "fused code installed");
@@ -577,6 +587,14 @@ static TierSpeeds tier_speeds(const BlockEntry *e)
     t.fused_n += e->fused_timed;
     t.fused_secs += e->fused_secs;
     t.fused_work += e->fused_work;
+    if (e->runs == 1 && e->fused_timed == 0 && e->first_work > 0) {
+        /* its only fused run this time: page faults on fresh vectors and
+         * all, they are what that block costs fused in every run (a MAP
+         * whose result the interpreter writes over an argument) */
+        t.fused_n++;
+        t.fused_secs += e->first_secs;
+        t.fused_work += e->first_work;
+    }
     return t;
 }
 
@@ -586,7 +604,7 @@ static void tier_save_speeds(Backend *b)
 {
     for (int k = 0; k < b->nblocks; k++) {
         BlockEntry *e = &b->entries[k];
-        if (e->vpath && (e->late_n || e->fused_timed)) {
+        if (e->vpath && (e->late_n || e->fused_timed || (e->runs == 1 && e->first_work > 0))) {
             TierSpeeds t = tier_speeds(e);
             tier_verdict_write(e->vpath, &t);
         }
@@ -742,6 +760,22 @@ static int64_t largest_input(const Interp *it, int nin)
     return m;
 }
 
+/* 1 when one of the top NIN entries is a lazy fill (runtime/core/value.h).
+ * The tiers run such a block in the interpreter, which reads the fill as a
+ * scalar: fused code would first write it out (a DIST of 8M floats: 64 MB),
+ * and for that block that costs more than fusion saves (black_scholes_8m,
+ * whose constants are such fills: fused blocks 2.2x slower than the
+ * interpreter). Forced compilation (--tier=eager) still runs them fused. */
+static int lazy_input(const Interp *it, int nin)
+{
+    if (!val_lazy_live)
+        return 0;
+    for (int j = 0; j < nin && j < it->sp; j++)
+        if (it->stk[it->sp - 1 - j]->lazy)
+            return 1;
+    return 0;
+}
+
 /* A tiered block's entry in any state but FUSED: profile it, promote it,
  * install its code. Returns the pc after the block when it ran here, -1
  * when the interpreter runs it, -2 when it is to run fused now. */
@@ -770,6 +804,10 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     e->elements += len;
     if (len < b->opt.tier.min_len) {
         e->short_runs++;
+        return -1;
+    }
+    if (lazy_input(it, e->nin)) { /* not work fused code would do */
+        e->lazy_runs++;
         return -1;
     }
     int64_t w = len * b->blocks[k].nvector;
@@ -813,8 +851,11 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
 static void tier_judge(Backend *b, int k, int64_t w, double dt)
 {
     BlockEntry *e = &b->entries[k];
-    if (e->runs == 0)
+    if (e->runs == 0) {
+        e->first_secs = dt;
+        e->first_work = w;
         return;
+    }
     e->fused_work += w;
     e->fused_secs += dt;
     e->fused_timed++;
@@ -879,12 +920,18 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             e->short_runs++;
             return -1;
         }
+        if (lazy_input(it, g->nin)) {
+            e->lazy_runs++;
+            return -1;
+        }
         t_run = rt_seconds();
         /* The 3rd and 6th run after the install, then every 8th (the
          * 11th, 19th, ...), is interpreted, timed: tier_judge's sample of
-         * the other tier. */
+         * the other tier; so is the first when earlier runs of the
+         * program lack such samples (sample_first). */
         int64_t si = e->since_install++;
-        if ((si == 2 || si == 5 || si % 8 == 2) && !it->opt.max_steps && !it->opt.progress) {
+        if ((si == 2 || si == 5 || si % 8 == 2 || (si == 0 && e->sample_first)) && !it->opt.max_steps &&
+            !it->opt.progress) {
             int64_t w = len * b->blocks[k].nvector;
             interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
             double dt = rt_seconds() - t_run;
@@ -1121,11 +1168,12 @@ static void tier_report(const Backend *b, FILE *f)
             int st = atomic_load(&e->state);
             const char *tier = st == BS_FUSED ? "fused" : e->demoted ? "demoted" : st == BS_QUEUED ? "compiling"
                                : st == BS_READY ? "ready, unused" : "interpreted";
-            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short), %lld elements, "
-                       "%lld fused runs",
+            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short",
                     k, b->prog->code[b->blocks[k].start].line, b->prog->code[b->blocks[k].end - 1].line,
-                    b->prog->funcs[b->blocks[k].func].name, tier, (long long)e->entries, (long long)e->short_runs,
-                    (long long)e->elements, (long long)e->runs);
+                    b->prog->funcs[b->blocks[k].func].name, tier, (long long)e->entries, (long long)e->short_runs);
+            if (e->lazy_runs)
+                fprintf(f, ", %lld with a lazy fill", (long long)e->lazy_runs);
+            fprintf(f, "), %lld elements, %lld fused runs", (long long)e->elements, (long long)e->runs);
             if (e->promoted_t >= 0) {
                 fprintf(f, "; promoted at entry %lld (%.6f s)", (long long)e->promoted_entry, e->promoted_t);
                 if (plan_readable(b, e) && (st != BS_QUEUED))
