@@ -171,6 +171,19 @@ try:
     rc, out, err, _ = run("--backend=cpu", "--tier=eager", c, "-d", "stats", lazy_loop)
     check("... and under --tier=eager it runs fused (its input written out first)",
           rc == 0 and out == ref and re.search(r"kernel launches [1-9]", err) is not None, err)
+    if shutil.which("c++"):
+        # the cuda executor takes the fill as it is: filled on the device
+        # (one element up, doubling copies there), lazy on the host. MAIN's
+        # block has no input (shorter than --tier-min-len=1: interpreted, its
+        # DIST a lazy fill); LOOP's, promoted at once, runs on the device.
+        emu = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0", "VINTERP_CUDA_HOST_MAX_SCAN": "0"}
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=1", c, "-d", "stats",
+                              lazy_loop, env=emu, timeout=300)
+        m = re.search(r"lazy fills filled on the device: (\d+)", err)
+        check("cuda (emulated): a block whose input is a lazy fill runs on the device, the fill filled there",
+              rc == 0 and out == ref and m is not None and int(m.group(1)) >= 1 and "with a lazy fill" not in err
+              and re.search(r"lines 27-38, LOOP\): (?:fused|demoted); \d+ entries \(0 short\), \d+ elements, [1-9]\d* fused runs",
+                            err) is not None, err)
 
     # ---- a compile still running at the end is abandoned ----------------------
     slow = os.path.join(cache, "slow-cc.sh")

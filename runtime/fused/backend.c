@@ -636,6 +636,12 @@ static int tier_probe(Backend *b, int k, int64_t w)
 {
     BlockEntry *e = &b->entries[k];
     double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
+    /* no vector instruction here runs under 0.2 ns an element: a lower
+     * measured rate is a block of lazy fills (value.h), whose DISTs and
+     * arithmetic cost nothing per element (dotp_50m: 4 us for 150M
+     * element-instructions), not a guide to the others */
+    if (interp_rate < 2e-10)
+        interp_rate = 2e-10;
     double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
     int cold = b->probe_misses >= 3 && b->probe_hits == 0;
     if (cold || (double)b->blocks[k].nvector * tr_rate > 0.02 * (double)w * interp_rate)
@@ -765,10 +771,11 @@ static int64_t largest_input(const Interp *it, int nin)
  * scalar: fused code would first write it out (a DIST of 8M floats: 64 MB),
  * and for that block that costs more than fusion saves (black_scholes_8m,
  * whose constants are such fills: fused blocks 2.2x slower than the
- * interpreter). Forced compilation (--tier=eager) still runs them fused. */
-static int lazy_input(const Interp *it, int nin)
+ * interpreter). Forced compilation (--tier=eager) still runs them fused.
+ * An executor that takes lazy fills (the cuda one) runs them fused. */
+static int lazy_input(const Backend *b, const Interp *it, int nin)
 {
-    if (!val_lazy_live)
+    if (!val_lazy_live || b->x->takes_lazy)
         return 0;
     for (int j = 0; j < nin && j < it->sp; j++)
         if (it->stk[it->sp - 1 - j]->lazy)
@@ -806,7 +813,7 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
         e->short_runs++;
         return -1;
     }
-    if (lazy_input(it, e->nin)) { /* not work fused code would do */
+    if (lazy_input(b, it, e->nin)) { /* not work fused code would do */
         e->lazy_runs++;
         return -1;
     }
@@ -920,7 +927,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             e->short_runs++;
             return -1;
         }
-        if (lazy_input(it, g->nin)) {
+        if (lazy_input(b, it, g->nin)) {
             e->lazy_runs++;
             return -1;
         }
@@ -966,7 +973,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     Value **env = b->env;
     for (int j = 0; j < g->nin; j++) {
         env[j] = val_ref(it->stk[it->sp - 1 - j]);
-        if (val_lazy_live && (env[j]->lazy || env[j]->type == VT_PAIR))
+        if (val_lazy_live && !b->x->takes_lazy && (env[j]->lazy || env[j]->type == VT_PAIR))
             val_unlazy(env[j]); /* a fill not made yet (value.h): the kernels read data */
     }
     /* Inputs the block only pops go now, as the reference would pop them

@@ -104,6 +104,7 @@ typedef struct {
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
     int64_t table_uploads, table_unchanged, er_reads;
+    int64_t lazy_fills;         /* lazy fills filled on the device (on_device) */
     double transfer_seconds;
     /* the call in progress */
     vk_arr *hv;                 /* host image of the device variable table */
@@ -378,7 +379,10 @@ static DevCopy *new_copy(Value *v)
     return dc;
 }
 
-/* V's device copy, uploaded when it has none. */
+/* V's device copy, uploaded when it has none. A lazy fill (value.h) is
+ * filled on the device: its one element uploaded, then copied over the
+ * rest in doubling spans (log2 n copies on the device, no new kernel),
+ * while the host keeps it lazy. */
 static DevCopy *on_device(CudaExec *c, Value *v)
 {
     if (v->dev)
@@ -386,6 +390,17 @@ static DevCopy *on_device(CudaExec *c, Value *v)
     DevCopy *dc = new_copy(v);
     size_t bytes = (size_t)v->len * esize_of(v);
     dc->d = dalloc(c, bytes);
+    if (v->lazy) {
+        size_t es = esize_of(v), n = (size_t)v->len;
+        h2d(c, dc->d, &v->fill, es);
+        for (size_t have = 1; have < n; have *= 2) {
+            size_t more = n - have < have ? n - have : have;
+            if (c->dev->d2d(c->dev, (char *)dc->d + have * es, dc->d, more * es) != 0)
+                dev_fail(c, "filling a lazy fill on the device");
+        }
+        c->lazy_fills++;
+        return dc;
+    }
     h2d(c, dc->d, v->data, bytes);
     if (v->type == VT_SEGDES && v->len) {
         const int64_t *off = seg_offsets(v);
@@ -1263,6 +1278,7 @@ static void cuda_report(Executor *x, FILE *f)
     fprintf(f, "stats: cuda: variable table: %lld uploads, %lld launches found it unchanged; the error record read "
                "%lld times\n",
             (long long)c->table_uploads, (long long)c->table_unchanged, (long long)c->er_reads);
+    fprintf(f, "stats: cuda: lazy fills filled on the device: %lld\n", (long long)c->lazy_fills);
     fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
     for (int i = 0; i < NRUN; i++)
         fprintf(f, "%s %lld %s", i ? "," : "", (long long)c->runs[i], run_name[i]);
@@ -1355,6 +1371,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.eager = 1;
     /* CUDA's math library on a GPU; the emulated device calls the host's */
     c->base.libm_ulps = strcmp(dev->kind, "cuda") == 0 ? 3 : 0;
+    c->base.takes_lazy = 1;
     c->base.prepare = cuda_prepare;
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;

@@ -23,6 +23,11 @@ struct Executor {
      * differ from the host's, whose the reference calls (0: it calls the
      * host's too; check_bound.h, rule 3). */
     int libm_ulps;
+    /* 1: its kernels take lazy fills (runtime/core/value.h) as they are
+     * (the cuda executor fills their device copies on the device); 0: the
+     * backend writes them out before a block's kernels run, and the tiers
+     * leave a block with such an input to the interpreter. */
+    int takes_lazy;
     /* Generate, compile (or find in the cache) and load the code of the
      * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
      * every planned block; tiered: once per promoted block (a block is

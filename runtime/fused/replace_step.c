@@ -15,6 +15,9 @@ static void *xmalloc(size_t n)
 
 Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace, UndoLog *log)
 {
+    /* a lazy fill (value.h) is written out first: its elements change */
+    if (data->lazy)
+        val_unlazy(data);
     if (!sd->sane && seg_check_ranges(sd) != 0)
         rt_fatal("segment descriptor with negative lengths does not fit its data");
     int64_t m = sd->len;
