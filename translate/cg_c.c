@@ -81,20 +81,6 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
               seg);
 }
 
-/* "int64_t lim = the shortest of the arrays read at i;" and, for the
- * arrays read at i's segment of descriptor SV, "int segok = SV has no
- * more segments than each has elements;" (INDENT first). */
-static void emit_lim(CgBuf *b, const CgIndexLoads *l, int sv, const char *indent)
-{
-    cg_printf(b, "%sint64_t lim = INT64_MAX;\n", indent);
-    for (int k = 0; k < l->n; k++)
-        cg_printf(b, "%sif (V[%d].len < lim) lim = V[%d].len;\n", indent, l->var[k], l->var[k]);
-    cg_printf(b, "%sint segok = 1;\n", indent);
-    for (int k = 0; k < l->nseg; k++)
-        cg_printf(b, "%sif (V[%d].len < V[%d].len) segok = 0;\n", indent, l->segvars[k], sv);
-    cg_printf(b, "%s(void)lim; (void)segok;\n", indent);
-}
-
 /* A MAP whose pull asks seg_of(X, i) of its own index (DIST, INDEX,
  * BPERMUTE, ... fused): when X covers exactly the MAP's elements and has no
  * negative lengths, the loop walks X's segments and hands each element its
@@ -144,7 +130,7 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     cg_puts(b, ";\n");
     decl_outs(b, s, types, 0, s->nres, "n", 0, 0);
     if (fast_roles)
-        emit_lim(b, loads, sv, "        ");
+        cg_emit_lim(b, loads, sv, "        ", "INT64_MAX");
     table = "Vp";
     table_n = nvars;
     if (sv >= 0)
@@ -230,7 +216,7 @@ static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s
         cg_printf(b, ", x%d;\n", r);
     }
     if (fast_roles)
-        emit_lim(b, loads, -1, "        ");
+        cg_emit_lim(b, loads, -1, "        ", "INT64_MAX");
     for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
         fast_on = f;
         if (fast_roles)
@@ -273,7 +259,7 @@ static void emit_filter(CgBuf *b, const char *name, int j, const LcuSoac *s, con
     cg_printf(b, "        int64_t hint[%d] = {0}, kept = 0, wk = 0, wd = 0;\n", hints);
     cg_puts(b, "        uint8_t *keep = (uint8_t *)cx->scratch(cx, n);\n");
     if (fast_roles)
-        emit_lim(b, loads, -1, "        ");
+        cg_emit_lim(b, loads, -1, "        ", "INT64_MAX");
     for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
         fast_on = f;
         if (fast_roles)
@@ -333,7 +319,7 @@ static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoa
     for (int r = 0; r < nr; r++)
         cg_printf(b, "        %s a%d, x%d;\n", cg_ctype(types[s->res[r]].base), r, r);
     if (fast_roles)
-        emit_lim(b, loads, sv, "        ");
+        cg_emit_lim(b, loads, sv, "        ", "INT64_MAX");
     seg_loop_open(b, sv);
     for (int r = 0; r < nr; r++) {
         cg_printf(b, "            a%d = ", r);

@@ -52,7 +52,8 @@ static void out_ptrs(CgBuf *b, const LcuSoac *s, const LcuVarType *types, int fi
  * read with no bounds check, so that the loads of V[k].d are the loop's
  * invariants) when FAST_LOADS.n > 0; calls made while FAST_ON go to them.
  * A loop takes them when its whole range of i lies below `lim`, the
- * shortest of the arrays they read (emit_lim). */
+ * shortest of the arrays they read (cg_emit_lim; "n" its start: NVRTC has
+ * no INT64_MAX, and every range of i is within [0, n)). */
 static _Thread_local CgIndexLoads fast_loads;
 static _Thread_local int fast_on;
 
@@ -60,21 +61,6 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
 {
     int f = fast_on && !strcmp(role, "pull") && (fast_loads.roles & 1);
     cg_printf(b, "%s_s%d_%s%s(V, er, i, %s, hint", name, j, role, f ? "f" : "", seg);
-}
-
-/* "int64_t lim = the shortest of the arrays the fast pull reads at i;"
- * and, for those it reads at i's segment of descriptor SV, "int segok =
- * each has at least as many elements as SV has segments;" (segments
- * found by vk_seg_of, or 0 of one, are below SV's count). */
-static void emit_lim(CgBuf *b, int sv)
-{
-    cg_puts(b, "    int64_t lim = n; /* no INT64_MAX under NVRTC; every range of i is within [0, n) */\n");
-    for (int k = 0; k < fast_loads.n; k++)
-        cg_printf(b, "    if (V[%d].len < lim) lim = V[%d].len;\n", fast_loads.var[k], fast_loads.var[k]);
-    cg_puts(b, "    int segok = 1;\n");
-    for (int k = 0; k < fast_loads.nseg; k++)
-        cg_printf(b, "    if (V[%d].len < V[%d].len) segok = 0;\n", fast_loads.segvars[k], sv);
-    cg_puts(b, "    (void)segok;\n");
 }
 
 /* 1 when the SOAC's pull has a fast variant. */
@@ -100,7 +86,7 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     out_ptrs(b, s, types, 0, s->nres, 0);
     int fast = has_fast_pull();
     if (fast) {
-        emit_lim(b, -1);
+        cg_emit_lim(b, &fast_loads, -1, "    ", "n");
         cg_puts(b, "    if (n <= lim) {\n");
     }
     for (int f = fast; f >= 0; f--) {
@@ -162,7 +148,7 @@ static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const
     }
     int fast = has_fast_pull();
     if (fast) {
-        emit_lim(b, s->shape.var);
+        cg_emit_lim(b, &fast_loads, s->shape.var, "    ", "n");
         cg_puts(b, "    if (n <= lim && segok) {\n");
     }
     for (int f = fast; f >= 0; f--) {
@@ -264,7 +250,7 @@ static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     decl_accs(b, s, types, "    ");
     int fast = has_fast_pull();
     if (fast) { /* one segment, if any: the pulls' segment is 0 */
-        emit_lim(b, s->shape.var);
+        cg_emit_lim(b, &fast_loads, s->shape.var, "    ", "n");
         cg_puts(b, "    if (hi <= lim && segok) {\n");
     }
     for (int f = fast; f >= 0; f--) {

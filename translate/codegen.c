@@ -708,6 +708,17 @@ static void index_loads(const LcuExpr *e, int segvar, CgIndexLoads *l)
         index_loads(e->kids[k], segvar, l);
 }
 
+void cg_emit_lim(CgBuf *b, const CgIndexLoads *l, int sv, const char *indent, const char *init)
+{
+    cg_printf(b, "%sint64_t lim = %s;\n", indent, init);
+    for (int k = 0; k < l->n; k++)
+        cg_printf(b, "%sif (V[%d].len < lim) lim = V[%d].len;\n", indent, l->var[k], l->var[k]);
+    cg_printf(b, "%sint segok = 1;\n", indent);
+    for (int k = 0; k < l->nseg; k++)
+        cg_printf(b, "%sif (V[%d].len < V[%d].len) segok = 0;\n", indent, l->segvars[k], sv);
+    cg_printf(b, "%s(void)lim; (void)segok;\n", indent);
+}
+
 int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                              int segvar, int segopt, CgIndexLoads *loads)
 {

@@ -169,6 +169,15 @@ typedef struct {
 int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                              int segvar, int segopt, CgIndexLoads *loads);
 
+/* Before a loop that may call fast thunks (both targets), INDENT first:
+ * "int64_t lim = INIT, lowered to the shortest of the arrays L reads at
+ * i;" and "int segok = each array L reads at i's segment of descriptor
+ * SV has at least as many elements as SV has segments;". The loop takes
+ * the fast thunks when its range of i lies below lim (and segok). INIT:
+ * "INT64_MAX" (C), or a bound on the loop's range where the target has no
+ * such macro (NVRTC: "n"). */
+void cg_emit_lim(CgBuf *b, const CgIndexLoads *l, int sv, const char *indent, const char *init);
+
 /* For a MAP: the descriptor X its pull most often asks seg_of(X, i) of, i
  * the MAP's own index (ties: the lowest number), or -1 when none. */
 int cg_map_segvar(const LcuSoac *s, const LcuVarType *types);
