@@ -517,6 +517,25 @@ Value *seg_of_lengths(Value *l, int reuse)
     return sd;
 }
 
+Value *lengths_of_seg(Value *sd, int reuse)
+{
+    if (!reuse) {
+        Value *l = val_new(VT_INT, sd->len);
+        if (sd->len)
+            memcpy(l->data, sd->data, (size_t)sd->len * 4);
+        return l;
+    }
+    /* same storage (int32 lengths, same units): retag in place, the
+     * descriptor's own state gone */
+    val_drop_device(sd);
+    drop_offsets(sd);
+    sd->type = VT_INT;
+    sd->n = 0;
+    sd->minl = sd->maxl = 0;
+    sd->sane = sd->shaped = 0;
+    return val_ref(sd);
+}
+
 const int64_t *seg_offsets(Value *sd)
 {
     if (!sd->offs && sd->len <= 1) {

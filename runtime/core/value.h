@@ -119,6 +119,9 @@ Value *seg_new(int64_t m);
  * place when REUSE (the caller holds L alone; a new reference), else a
  * copy. */
 Value *seg_of_lengths(Value *l, int reuse);
+/* LENGTHS: the Int lengths of descriptor SD, made by retagging SD in place
+ * when REUSE (the caller holds SD alone; a new reference), else a copy. */
+Value *lengths_of_seg(Value *sd, int reuse);
 /* Compute n, sanity and the shortest and longest length after the lengths
  * are written. Fatal when the total overflows 32 bits. */
 void seg_finish(Value *sd);

@@ -58,7 +58,7 @@ void op_pack(Interp *it, const Instr *ins);
  * fused backends' host steps alike (new references). */
 Value *ops_const_value(const Interp *it, const Instr *ins);
 Value *ops_length_of(const Value *v);
-Value *ops_lengths_of(const Value *sd);
+Value *ops_lengths_of(Value *sd);
 void op_length(Interp *it, const Instr *ins);
 void op_make_segdes(Interp *it, const Instr *ins);
 void op_lengths(Interp *it, const Instr *ins);
