@@ -66,6 +66,34 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
 /* 1 when the SOAC's pull has a fast variant. */
 static int has_fast_pull(void) { return fast_loads.n > 0 && (fast_loads.roles & 1); }
 
+/* A loop over i of SOAC J (LOOP emits it; its pulls go through call()).
+ * When the pull has a fast variant: the bound check (cg_emit_lim, SV the
+ * descriptor the pull reads at its segment, -1: none), then the loop with
+ * the fast pulls where COND holds and the checked loop elsewhere;
+ * otherwise the checked loop alone. */
+typedef struct {
+    const char *name;
+    int j;
+    const LcuSoac *s;
+} LoopArgs;
+
+static void checked_or_fast(CgBuf *b, int sv, const char *cond, void (*loop)(CgBuf *, const LoopArgs *),
+                            const LoopArgs *a)
+{
+    int fast = has_fast_pull();
+    if (fast) {
+        cg_emit_lim(b, &fast_loads, sv, "    ", "n");
+        cg_printf(b, "    if (%s) {\n", cond);
+    }
+    for (int f = fast; f >= 0; f--) {
+        fast_on = f;
+        loop(b, a);
+        if (fast)
+            cg_puts(b, f ? "    } else {\n" : "    }\n");
+    }
+    fast_on = 0;
+}
+
 static void out_args(CgBuf *b, int first, int n, const char *at)
 {
     for (int r = 0; r < n; r++)
@@ -79,26 +107,21 @@ static void seg_of(CgBuf *b, int sv)
     cg_printf(b, "        int64_t sg = vk_seg_of(er, &V[%d], %d, i, &sh);\n", sv, sv);
 }
 
+static void map_loop(CgBuf *b, const LoopArgs *a)
+{
+    cg_puts(b, "    VK_GRID_LOOP(i, n) {\n        ");
+    call(b, a->name, a->j, "pull", "0");
+    out_args(b, 0, a->s->nres, "i");
+    cg_puts(b, ");\n    }\n");
+}
+
 static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
     head(b, name, j, "map", "");
     decl_hints(b, hints);
     out_ptrs(b, s, types, 0, s->nres, 0);
-    int fast = has_fast_pull();
-    if (fast) {
-        cg_emit_lim(b, &fast_loads, -1, "    ", "n");
-        cg_puts(b, "    if (n <= lim) {\n");
-    }
-    for (int f = fast; f >= 0; f--) {
-        fast_on = f;
-        cg_puts(b, "    VK_GRID_LOOP(i, n) {\n        ");
-        call(b, name, j, "pull", "0");
-        out_args(b, 0, s->nres, "i");
-        cg_puts(b, ");\n    }\n");
-        if (fast)
-            cg_puts(b, f ? "    } else {\n" : "    }\n");
-    }
-    fast_on = 0;
+    LoopArgs a = { name, j, s };
+    checked_or_fast(b, -1, "n <= lim", map_loop, &a);
     cg_puts(b, "}\n");
 }
 
@@ -134,6 +157,18 @@ static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, co
     cg_puts(b, ");\n    }\n}\n");
 }
 
+static void vals_loop(CgBuf *b, const LoopArgs *a)
+{
+    int seg = a->s->kind == LS_SEG_REDUCE || a->s->kind == LS_SEG_SCAN;
+    cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
+    if (seg)
+        seg_of(b, a->s->shape.var);
+    cg_puts(b, "        ");
+    call(b, a->name, a->j, "pull", seg ? "sg" : "0");
+    out_args(b, 0, a->s->nres, "i");
+    cg_puts(b, ");\n    }\n");
+}
+
 /* REDUCE, SCAN, SEG_REDUCE, SEG_SCAN: the element values into t[k]. */
 static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
@@ -146,24 +181,8 @@ static void emit_vals(CgBuf *b, const char *name, int j, const LcuSoac *s, const
         const char *ct = cg_ctype(types[s->res[r]].base);
         cg_printf(b, "    %s *o%d = (%s *)t[%d];\n", ct, r, ct, r);
     }
-    int fast = has_fast_pull();
-    if (fast) {
-        cg_emit_lim(b, &fast_loads, s->shape.var, "    ", "n");
-        cg_puts(b, "    if (n <= lim && segok) {\n");
-    }
-    for (int f = fast; f >= 0; f--) {
-        fast_on = f;
-        cg_puts(b, "    VK_GRID_LOOP(i, n) {\n");
-        if (seg)
-            seg_of(b, s->shape.var);
-        cg_puts(b, "        ");
-        call(b, name, j, "pull", seg ? "sg" : "0");
-        out_args(b, 0, s->nres, "i");
-        cg_puts(b, ");\n    }\n");
-        if (fast)
-            cg_puts(b, f ? "    } else {\n" : "    }\n");
-    }
-    fast_on = 0;
+    LoopArgs a = { name, j, s };
+    checked_or_fast(b, s->shape.var, "n <= lim && segok", vals_loop, &a);
     cg_puts(b, "}\n");
 }
 
@@ -240,6 +259,13 @@ static void chunk(CgBuf *b)
     cg_puts(b, "    int64_t lo = (int64_t)blockIdx.x * C, hi = lo + C < n ? lo + C : n;\n");
 }
 
+static void red_loop(CgBuf *b, const LoopArgs *a)
+{
+    cg_puts(b, "    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n");
+    fold_elem(b, a->name, a->j, a->s, "0", "        ");
+    cg_puts(b, "    }\n");
+}
+
 /* P_red: the reduction of each block's chunk into t[r][blockIdx.x]. */
 static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints)
 {
@@ -248,20 +274,8 @@ static void emit_red(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
     decl_shared(b);
     chunk(b);
     decl_accs(b, s, types, "    ");
-    int fast = has_fast_pull();
-    if (fast) { /* one segment, if any: the pulls' segment is 0 */
-        cg_emit_lim(b, &fast_loads, s->shape.var, "    ", "n");
-        cg_puts(b, "    if (hi <= lim && segok) {\n");
-    }
-    for (int f = fast; f >= 0; f--) {
-        fast_on = f;
-        cg_puts(b, "    for (int64_t i = lo + threadIdx.x; i < hi; i += B) {\n");
-        fold_elem(b, name, j, s, "0", "        ");
-        cg_puts(b, "    }\n");
-        if (fast)
-            cg_puts(b, f ? "    } else {\n" : "    }\n");
-    }
-    fast_on = 0;
+    LoopArgs a = { name, j, s }; /* one segment, if any: the pulls' segment is 0 */
+    checked_or_fast(b, s->shape.var, "hi <= lim && segok", red_loop, &a);
     cg_puts(b, "    unsigned lane = threadIdx.x;\n");
     group_combine(b, s, types, "blockDim.x", "    ");
     cg_puts(b, "    if (threadIdx.x == 0) {\n");
