@@ -68,6 +68,9 @@ static void help(void)
             "\t --cuda-check[=ARCH]  generate the CUDA of every block and compile it with\n"
             "\t\t\t NVRTC for ARCH (default sm_90), without running; no GPU needed\n"
             "\t --fusion=on|off\t fuse kernels in block plans (default on)\n"
+            "\t --float-reassoc\t float + and * reductions of more than 65536 elements\n"
+            "\t\t\t fold by chunks, on several threads: faster, last digits differ\n"
+            "\t\t\t from the classic's (also VINTERP_FLOAT_REASSOC=1)\n"
             "\t -d fusion\t print each block's kernels, ILP and fused kernels when translated\n"
             "\t -d stats\t print translation and execution figures at exit\n"
             "\t --max-steps=N\t stop with an error after N instructions (0 = no limit)\n"
@@ -99,7 +102,7 @@ static void report(const char *file, const VcError *err)
 
 enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
        LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK, LO_TIER,
-       LO_TIER_WORK, LO_TIER_MIN_LEN };
+       LO_TIER_WORK, LO_TIER_MIN_LEN, LO_FLOAT_REASSOC };
 
 /* A count option's value: digits only, and in range. */
 static int parse_count(const char *opt, const char *s, int64_t *out)
@@ -182,6 +185,7 @@ int main(int argc, char **argv)
         { "tier", required_argument, NULL, LO_TIER },
         { "tier-work", required_argument, NULL, LO_TIER_WORK },
         { "tier-min-len", required_argument, NULL, LO_TIER_MIN_LEN },
+        { "float-reassoc", no_argument, NULL, LO_FLOAT_REASSOC },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -280,6 +284,7 @@ int main(int argc, char **argv)
                 return 1;
             break;
         case LO_NO_SPAWN: opt.no_spawn = 1; break;
+        case LO_FLOAT_REASSOC: opt.float_reassoc = 1; break;
         case LO_PROGRESS: opt.progress = 1; break;
         case LO_NO_FILES: opt.no_files = 1; break;
         case LO_PROFILE:
@@ -387,6 +392,16 @@ int main(int argc, char **argv)
         }
         val_lazy_min = m;
     }
+    /* --float-reassoc, or $VINTERP_FLOAT_REASSOC=1 (0: off) */
+    const char *fr = getenv("VINTERP_FLOAT_REASSOC");
+    if (fr && strcmp(fr, "0") && strcmp(fr, "1")) {
+        fprintf(stderr, "vinterp: VINTERP_FLOAT_REASSOC takes 0 or 1, not '%s'\n", fr);
+        vc_free(&prog);
+        return 1;
+    }
+    if (fr && !strcmp(fr, "1"))
+        opt.float_reassoc = 1;
+    bopt.float_reassoc = opt.float_reassoc;
     if (bopt.check && cb_perturb_parse(getenv("VINTERP_CHECK_PERTURB"), &bopt.perturb) < 0) {
         fprintf(stderr, "vinterp: VINTERP_CHECK_PERTURB takes fsum:D, ulps:N or int:N, not '%s'\n",
                 getenv("VINTERP_CHECK_PERTURB"));

@@ -128,6 +128,54 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     count
 fi
 
+# Float sums whose order matters (tests/float_order): the classic's digits
+# left to right, and --float-reassoc's chunks (vcode/semantics.h), on ref
+# (also split between threads), lcu and cpu; cuda sums as trees, so there
+# it runs under --check, whose error bounds must pass it.
+echo "== float_order programs, ref"
+VINTERP_BACKEND=ref python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 40
+tail -n 1 "$log"
+count
+echo "== float_order programs, ref, reductions split between 3 threads (VINTERP_PAR_MIN=1)"
+VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 40
+tail -n 1 "$log"
+count
+echo "== float_order programs, lcu, every block planned (--tier=eager)"
+VINTERP_BACKEND=lcu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
+grep -v ' passed, ' "$log" | head -n 40
+tail -n 1 "$log"
+count
+if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
+    for mode in eager sync; do
+        echo "== float_order programs, cpu backend, --tier=$mode, every block promoted at its first run"
+        VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
+            python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
+        grep -v ' passed, ' "$log" | head -n 40
+        tail -n 1 "$log"
+        count
+    done
+fi
+if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
+    echo "== float_order programs, cuda backend on the emulated device, under --check"
+    fo_pass=0
+    fo_fail=0
+    for v in "$here"/float_order/*.vcode; do
+        a=$(cat "${v%.vcode}.args" 2>/dev/null)
+        # shellcheck disable=SC2086
+        if VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 \
+            VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0 "$interp" --check $a "$v" >/dev/null 2>"$log"; then
+            fo_pass=$((fo_pass + 1))
+        else
+            fo_fail=$((fo_fail + 1))
+            echo "  FAIL $(basename "$v"): $(head -c 300 "$log")"
+        fi
+    done
+    echo "$fo_pass passed, $fo_fail failed" | tee "$log"
+    count
+fi
+
 # --check against error bounds: reassociated float sums pass, wrong kernels
 # fail (runtime/fused/check_bound.h; skips what lacks a compiler).
 echo "== --check: error bounds (tests/check)"

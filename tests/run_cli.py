@@ -136,6 +136,33 @@ for bad in ("0", "x"):
     check("VINTERP_LAZY_MIN=%s is refused" % bad, rc == 1 and out == "" and "VINTERP_LAZY_MIN" in err, err)
 del os.environ["VINTERP_LAZY_MIN"]
 
+# ---- --float-reassoc (vcode/semantics.h VS_CHUNK) ---------------------------------
+# tests/float_order/float_reassoc.vcode: its first sum is 2^53 left to right
+# and 2^53 + 134464 by chunks of 65536
+fr = os.path.join(HERE, "float_order", "float_reassoc.vcode")
+with open(os.path.join(HERE, "float_order", "float_reassoc.expected")) as f:
+    fr_chunked = f.read()
+rc, out, err = run("--help")
+check("--help lists --float-reassoc", rc == 0 and "--float-reassoc" in err)
+rc, out, err = run("--backend=ref", fr)
+check("without --float-reassoc: the left-to-right sum, 2^53",
+      rc == 0 and out.splitlines()[0] == "( 9.00719925474099e+15 )", out)
+rc, out, err = run("--backend=ref", "--float-reassoc", fr)
+check("--float-reassoc: the sum by chunks", rc == 0 and out == fr_chunked, out)
+for val, want in (("1", fr_chunked), ("0", None)):
+    os.environ["VINTERP_FLOAT_REASSOC"] = val
+    for be in ("ref", "cpu"):
+        rc, out, err = run("--backend=" + be, fr)
+        ok = rc == 0 and (out == want if want else out.splitlines()[0] == "( 9.00719925474099e+15 )")
+        check("VINTERP_FLOAT_REASSOC=%s under %s" % (val, be), ok, out + err)
+os.environ["VINTERP_FLOAT_REASSOC"] = "yes"
+rc, out, err = run("--backend=ref", fr)
+check("VINTERP_FLOAT_REASSOC=yes is refused", rc == 1 and out == "" and "VINTERP_FLOAT_REASSOC" in err, err)
+del os.environ["VINTERP_FLOAT_REASSOC"]
+rc, out, err = run("--backend=cpu", "--float-reassoc", "-d", "fusion", fr)
+check("-d fusion marks the chunked reductions", rc == 0 and ") chunked" in err and "(fmax)" in err
+      and "(fmax) chunked" not in err, err[-500:])
+
 # ---- the compiled backends: the kernel cache, errors of choice ------------------
 import shutil, tempfile
 segsum = os.path.join(HERE, "demo", "segsum.vcode")

@@ -200,10 +200,133 @@ static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, co
     cg_puts(b, ");\n        }\n");
 }
 
+static int rop_float(LcuRop r) { return r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN; }
+
+/* Does result R of reduction S fold by chunks: an Int or Bool operator
+ * (associative: the same result in any grouping), or a float + or * of a
+ * chunked reduction (vcode/semantics.h VS_CHUNK)? */
+static int rop_by_chunks(const LcuSoac *s, int r)
+{
+    return !rop_float(s->rops[r]) || (s->chunked && vs_rop_chunks(s->rops[r]));
+}
+
+/* Int and Bool reductions fold chunks of RED_CHUNK elements in parallel. */
+#define RED_CHUNK 4096
+
+/* A REDUCE by chunks: when every result folds by chunks, the chunks are
+ * folded in parallel (OpenMP) into a table of partial results, which are
+ * then combined in order from the identity; otherwise (a float MAX or MIN
+ * beside a chunked +) sequentially, the chunked results through a partial
+ * per chunk, the others straight into the accumulator. */
+static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                               int hints, const CgIndexLoads *loads, int nvars)
+{
+    int nr = s->nres, par = 1;
+    for (int r = 0; r < nr; r++)
+        par &= rop_by_chunks(s, r);
+    int ch = s->chunked ? VS_CHUNK : RED_CHUNK;
+    char acc[16], x[16];
+    cg_puts(b, "        int64_t n = ");
+    shape_len(b, &s->shape, types);
+    cg_puts(b, ";\n");
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "        %s a%d = ", cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_puts(b, ";\n");
+    }
+    if (fast_roles)
+        cg_emit_lim(b, loads, -1, "        ", "INT64_MAX");
+    cg_printf(b, "        int64_t nch = (n + %d - 1) / %d;\n", ch, ch);
+    if (par) {
+        /* partial results: chunk c of result r at pt[r * nch + c] */
+        cg_printf(b, "        char *pt = (char *)cx->scratch(cx, (nch ? nch : 1) * %d * 8);\n", nr);
+        cg_printf(b, "#pragma omp parallel if (n >= %d && nch > 1)\n", MAP_PAR_MIN);
+        cg_puts(b, "        {\n");
+        table = "Vp";
+        table_n = nvars;
+        private_table(b, "            ");
+        cg_puts(b, "#pragma omp for schedule(static)\n");
+    } else {
+        cg_puts(b, "        {\n");
+    }
+    cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
+    cg_puts(b, "            for (int64_t c = 0; c < nch; c++) {\n");
+    cg_printf(b, "                int64_t c0 = c * %d, c1 = n - c0 < %d ? n : c0 + %d;\n", ch, ch, ch);
+    for (int r = 0; r < nr; r++) {
+        const char *ct = cg_ctype(types[s->res[r]].base);
+        cg_printf(b, "                %s x%d", ct, r);
+        if (rop_by_chunks(s, r)) {
+            cg_printf(b, ", q%d = ", r);
+            cg_rop_identity(b, s->rops[r]);
+        }
+        cg_puts(b, ";\n");
+    }
+    for (int f = fast_roles ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast_roles)
+            cg_puts(b, f ? "                if (c1 <= lim) {\n" : "                } else {\n");
+        cg_puts(b, "                for (int64_t i = c0; i < c1; i++) {\n                    ");
+        call(b, name, j, "pull", "0");
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, ", &x%d", r);
+        cg_puts(b, ");\n");
+        for (int r = 0; r < nr; r++) {
+            snprintf(acc, sizeof acc, "%c%d", rop_by_chunks(s, r) ? 'q' : 'a', r);
+            snprintf(x, sizeof x, "x%d", r);
+            cg_puts(b, "                    ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+        cg_puts(b, "                }\n");
+    }
+    fast_on = 0;
+    if (fast_roles)
+        cg_puts(b, "                }\n");
+    for (int r = 0; r < nr; r++) {
+        if (par) {
+            cg_printf(b, "                ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
+                      cg_ctype(types[s->res[r]].base), r, r);
+        } else if (rop_by_chunks(s, r)) {
+            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(x, sizeof x, "q%d", r);
+            cg_puts(b, "                ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+    }
+    cg_puts(b, "            }\n        }\n");
+    table = "V";
+    if (par) {
+        cg_puts(b, "        for (int64_t c = 0; c < nch; c++) {\n");
+        for (int r = 0; r < nr; r++) {
+            const char *ct = cg_ctype(types[s->res[r]].base);
+            snprintf(acc, sizeof acc, "a%d", r);
+            char part[64];
+            snprintf(part, sizeof part, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
+            cg_puts(b, "            ");
+            cg_rop_combine(b, s->rops[r], acc, part);
+            cg_puts(b, "\n");
+        }
+        cg_puts(b, "        }\n");
+    }
+    decl_outs(b, s, types, 0, nr, "1", 0, 0);
+    for (int r = 0; r < nr; r++)
+        cg_printf(b, "        o%d[0] = a%d;\n", r, r);
+}
+
 static void emit_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                             int hints, const CgIndexLoads *loads)
+                             int hints, const CgIndexLoads *loads, int nvars)
 {
     int scan = s->kind == LS_SCAN, nr = s->nres;
+    if (!scan) {
+        int any = 0;
+        for (int r = 0; r < nr; r++)
+            any |= rop_by_chunks(s, r);
+        if (any) {
+            emit_reduce_chunks(b, name, j, s, types, hints, loads, nvars);
+            return;
+        }
+    }
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
@@ -308,12 +431,259 @@ static void seg_loop_open(CgBuf *b, int sv)
     cg_puts(b, "            int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
 }
 
-static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                                 int hints, const CgIndexLoads *loads)
+/* a = a op q for the results BY marks; RESET: then q = the identity. */
+static void emit_fold_q(CgBuf *b, const LcuSoac *s, const int *by, const char *indent, int reset)
 {
-    int scan = s->kind == LS_SEG_SCAN, nr = s->nres, sv = s->shape.var;
+    char acc[16], x[16];
+    for (int r = 0; r < s->nres; r++) {
+        if (!by[r])
+            continue;
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(x, sizeof x, "q%d", r);
+        cg_puts(b, indent);
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+        if (reset) {
+            cg_printf(b, "%sq%d = ", indent, r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_puts(b, ";\n");
+        }
+    }
+}
+
+/* The body of a segment's fold over [LO, HI) (text) into a<r>, the
+ * chunked results of BY through q<r> and the counter cn (declared by the
+ * caller); FAST: the condition for the fast pulls, or NULL; SEG: the
+ * element's segment in the fast loop. */
+static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, const int *by, int chunked,
+                          const char *fast, const char *seg, const char *in)
+{
+    char acc[16], x[16];
+    for (int f = fast ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast)
+            cg_printf(b, f ? "%sif (%s) {\n" : "%s} else {\n", in, fast);
+        cg_printf(b, "%s    for (int64_t i = lo; i < hi; i++) {\n", in);
+        if (f)
+            cg_printf(b, "%s        int64_t sg = %s;\n%s        ", in, seg, in);
+        else
+            cg_printf(b, "%s        int64_t sg = sd->segid ? sd->segid[i] : %s;\n%s        ", in, seg, in);
+        call(b, name, j, "pull", "sg");
+        for (int r = 0; r < s->nres; r++)
+            cg_printf(b, ", &x%d", r);
+        cg_puts(b, ");\n");
+        for (int r = 0; r < s->nres; r++) {
+            snprintf(acc, sizeof acc, "%c%d", by[r] ? 'q' : 'a', r);
+            snprintf(x, sizeof x, "x%d", r);
+            cg_printf(b, "%s        ", in);
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+        if (chunked) {
+            char in2[64];
+            snprintf(in2, sizeof in2, "%s            ", in);
+            cg_printf(b, "%s        if (++cn == %d) {\n", in, VS_CHUNK);
+            emit_fold_q(b, s, by, in2, 1);
+            cg_printf(b, "%s            cn = 0;\n%s        }\n", in, in);
+        }
+        cg_printf(b, "%s    }\n", in);
+    }
+    fast_on = 0;
+    if (fast)
+        cg_printf(b, "%s}\n", in);
+}
+
+/* One element I (text) of a chunk: pulled into <v>r, combined into <a>r;
+ * with SPEC, a float sum's term checked into ok. */
+static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, int spec, int fast, const char *i,
+                           char v, char a, const char *in)
+{
+    char acc[16], x[16];
+    cg_printf(b, "%s{\n%s    int64_t i = %s, sg = %s;\n%s    ", in, in, i, fast ? "0" : "sd->segid ? sd->segid[i] : 0",
+              in);
+    call(b, name, j, "pull", "sg");
+    for (int r = 0; r < s->nres; r++)
+        cg_printf(b, ", &%c%d", v, r);
+    cg_puts(b, ");\n");
+    for (int r = 0; r < s->nres; r++) {
+        snprintf(acc, sizeof acc, "%c%d", a, r);
+        snprintf(x, sizeof x, "%c%d", v, r);
+        cg_printf(b, "%s    ", in);
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+        if (spec && s->rops[r] == LR_FADD)
+            cg_printf(b, "%s    ok &= vs_fsum_exact_term(%s, flim);\n", in, x);
+    }
+    cg_printf(b, "%s}\n", in);
+}
+
+/* A chunk [LO, HI) of a reduction whose results may be combined in any
+ * order (Int, Bool; with SPEC, float sums whose terms are checked into
+ * ok): its two halves folded side by side (two chains of dependent
+ * combines, not one), into q<r> and p<r>, then p<r> into q<r>. */
+static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int spec,
+                             const char *fast, const char *in)
+{
+    int nr = s->nres;
+    char in2[64], acc[16], x[16];
+    snprintf(in2, sizeof in2, "%s        ", in);
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "%s%s p%d = ", in, cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", y%d;\n", r);
+    }
+    cg_printf(b, "%sint64_t h = (hi - lo) / 2, mid = lo + h;\n", in);
+    for (int f = fast ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast)
+            cg_printf(b, f ? "%sif (%s) {\n" : "%s} else {\n", in, fast);
+        cg_printf(b, "%s    for (int64_t t = 0; t < h; t++) {\n", in);
+        emit_fold_step(b, name, j, s, spec, f, "lo + t", 'x', 'q', in2);
+        emit_fold_step(b, name, j, s, spec, f, "mid + t", 'y', 'p', in2);
+        cg_printf(b, "%s    }\n%s    if (mid + h < hi)\n", in, in);
+        emit_fold_step(b, name, j, s, spec, f, "mid + h", 'x', 'q', in2);
+    }
+    fast_on = 0;
+    if (fast)
+        cg_printf(b, "%s}\n", in);
+    for (int r = 0; r < nr; r++) {
+        snprintf(acc, sizeof acc, "q%d", r);
+        snprintf(x, sizeof x, "p%d", r);
+        cg_puts(b, in);
+        cg_rop_combine(b, s->rops[r], acc, x);
+        cg_puts(b, "\n");
+    }
+}
+
+/* SEG_REDUCE. The segments are folded in parallel, each left to right
+ * (OpenMP over the segments: the results do not depend on the schedule),
+ * a chunked reduction's float + and * by chunks (vcode/semantics.h
+ * VS_CHUNK). One long segment of a reduction whose every result folds by
+ * chunks (rop_by_chunks) has its chunks folded in parallel instead, into
+ * a table of partial results combined in order from the identity. */
+static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                            int hints, const CgIndexLoads *loads, int nvars)
+{
+    int nr = s->nres, sv = s->shape.var, par1 = 1, chunked = 0;
+    int by[LCU_MAXRES], all[LCU_MAXRES];
+    int spec = 0; /* float sums folded in parallel when their terms allow it */
+    for (int r = 0; r < nr; r++) {
+        chunked |= by[r] = s->chunked && vs_rop_chunks(s->rops[r]);
+        if (!rop_by_chunks(s, r) && s->rops[r] == LR_FADD)
+            spec = 1;
+        else
+            par1 &= rop_by_chunks(s, r);
+        all[r] = 1;
+    }
+    int ch = s->chunked ? VS_CHUNK : RED_CHUNK;
     char len[32];
-    snprintf(len, sizeof len, "V[%d].%s", sv, scan ? "n" : "len");
+    snprintf(len, sizeof len, "V[%d].len", sv);
+    decl_outs(b, s, types, 0, nr, len, 0, 0);
+    if (fast_roles)
+        cg_emit_lim(b, loads, sv, "        ", "INT64_MAX");
+    cg_printf(b, "        const vk_arr *sd = &V[%d];\n", sv);
+    cg_puts(b, "        const int32_t *L = (const int32_t *)sd->d;\n");
+    cg_puts(b, "        int64_t m = sd->len;\n");
+    table = "Vp";
+    table_n = nvars;
+    if (par1) {
+        /* one long segment: chunks in parallel; spec: float sums whose
+         * terms are checked (vs_fsum_exact_term), else the fold below */
+        cg_puts(b, "        int done = 0;\n");
+        cg_printf(b, "        if (m == 1 && L[0] > %d) {\n", ch);
+        cg_puts(b, "            int64_t s0 = sd->off[0], n1 = L[0];\n");
+        cg_printf(b, "            int64_t nch = (n1 + %d - 1) / %d;\n", ch, ch);
+        cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr + spec);
+        if (spec)
+            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n");
+        cg_printf(b, "#pragma omp parallel if (n1 >= %d)\n", MAP_PAR_MIN);
+        cg_puts(b, "            {\n");
+        cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
+        private_table(b, "                ");
+        cg_puts(b, "#pragma omp for schedule(static)\n");
+        cg_puts(b, "                for (int64_t c = 0; c < nch; c++) {\n");
+        cg_printf(b, "                    int64_t lo = s0 + c * %d, hi = n1 - c * %d < %d ? s0 + n1 : lo + %d;\n", ch,
+                  ch, ch, ch);
+        for (int r = 0; r < nr; r++) {
+            cg_printf(b, "                    %s q%d = ", cg_ctype(types[s->res[r]].base), r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_printf(b, ", x%d;\n", r);
+        }
+        if (spec)
+            cg_puts(b, "                    int ok = 1;\n");
+        if (s->chunked)
+            emit_seg_fold(b, name, j, s, all, 0, fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL,
+                          "0", "                    ");
+        else
+            emit_fold_halves(b, name, j, s, types, spec, fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL,
+                             "                    ");
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, "                    ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
+                      cg_ctype(types[s->res[r]].base), r, r);
+        if (spec)
+            cg_printf(b, "                    ((int32_t *)(pt + (size_t)%d * nch * 8))[c] = ok;\n", nr);
+        cg_puts(b, "                }\n            }\n");
+        if (spec) {
+            cg_puts(b, "            done = 1;\n            for (int64_t c = 0; c < nch; c++)\n");
+            cg_printf(b, "                done &= ((int32_t *)(pt + (size_t)%d * nch * 8))[c];\n", nr);
+        } else {
+            cg_puts(b, "            done = 1;\n");
+        }
+        cg_puts(b, "            if (done) {\n");
+        for (int r = 0; r < nr; r++) {
+            char acc[16], part[64];
+            const char *ct = cg_ctype(types[s->res[r]].base);
+            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(part, sizeof part, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
+            cg_printf(b, "                %s a%d = ", ct, r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_puts(b, ";\n                for (int64_t c = 0; c < nch; c++)\n                    ");
+            cg_rop_combine(b, s->rops[r], acc, part);
+            cg_printf(b, "\n                o%d[0] = a%d;\n", r, r);
+        }
+        cg_puts(b, "            }\n        }\n        if (!done) {\n");
+    }
+    cg_printf(b, "#pragma omp parallel if (m > 1 && sd->n >= %d)\n", MAP_PAR_MIN);
+    cg_puts(b, "        {\n");
+    cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
+    private_table(b, "            ");
+    cg_puts(b, "#pragma omp for schedule(dynamic, 64)\n");
+    cg_puts(b, "            for (int64_t k = 0; k < m; k++) {\n");
+    cg_puts(b, "                int64_t lo = sd->off[k], hi = lo + (L[k] > 0 ? L[k] : 0);\n");
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "                %s a%d = ", cg_ctype(types[s->res[r]].base), r);
+        cg_rop_identity(b, s->rops[r]);
+        cg_printf(b, ", x%d", r);
+        if (by[r]) {
+            cg_printf(b, ", q%d = ", r);
+            cg_rop_identity(b, s->rops[r]);
+        }
+        cg_puts(b, ";\n");
+    }
+    if (chunked)
+        cg_puts(b, "                int64_t cn = 0;\n");
+    emit_seg_fold(b, name, j, s, by, chunked, fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL, "k",
+                  "                ");
+    if (chunked) {
+        cg_puts(b, "                if (cn) {\n");
+        emit_fold_q(b, s, by, "                    ", 0);
+        cg_puts(b, "                }\n");
+    }
+    for (int r = 0; r < nr; r++)
+        cg_printf(b, "                o%d[k] = a%d;\n", r, r);
+    cg_puts(b, "            }\n        }\n");
+    if (par1)
+        cg_puts(b, "        }\n");
+    table = "V";
+}
+
+/* SEG_SCAN: each segment left to right. */
+static void emit_seg_scan(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int hints,
+                          const CgIndexLoads *loads)
+{
+    int nr = s->nres, sv = s->shape.var;
+    char len[32];
+    snprintf(len, sizeof len, "V[%d].n", sv);
     decl_outs(b, s, types, 0, nr, len, 0, 0);
     cg_printf(b, "        int64_t hint[%d] = {0};\n", hints);
     for (int r = 0; r < nr; r++)
@@ -341,8 +711,7 @@ static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoa
         cg_puts(b, ");\n");
         char acc[16], x[16];
         for (int r = 0; r < nr; r++) {
-            if (scan)
-                cg_printf(b, "                o%d[i] = a%d;\n", r, r);
+            cg_printf(b, "                o%d[i] = a%d;\n", r, r);
             snprintf(acc, sizeof acc, "a%d", r);
             snprintf(x, sizeof x, "x%d", r);
             cg_puts(b, "                ");
@@ -354,9 +723,6 @@ static void emit_seg_reduce_scan(CgBuf *b, const char *name, int j, const LcuSoa
     fast_on = 0;
     if (fast_roles)
         cg_puts(b, "            }\n");
-    if (!scan)
-        for (int r = 0; r < nr; r++)
-            cg_printf(b, "            o%d[k] = a%d;\n", r, r);
     cg_puts(b, "        }\n");
 }
 
@@ -476,9 +842,10 @@ int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVa
         case LS_MAP: emit_map(b, name, j, s, types, hints[j], mapseg[j], nvars, &loads[j]); break;
         case LS_ONCE: emit_once(b, name, j, s, types, hints[j]); break;
         case LS_PERMUTE: emit_permute(b, name, j, s, types, hints[j]); break;
-        case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j], &loads[j]); break;
+        case LS_REDUCE: case LS_SCAN: emit_reduce_scan(b, name, j, s, types, hints[j], &loads[j], nvars); break;
         case LS_FILTER: case LS_PARTITION: emit_filter(b, name, j, s, types, hints[j], &loads[j]); break;
-        case LS_SEG_REDUCE: case LS_SEG_SCAN: emit_seg_reduce_scan(b, name, j, s, types, hints[j], &loads[j]); break;
+        case LS_SEG_REDUCE: emit_seg_reduce(b, name, j, s, types, hints[j], &loads[j], nvars); break;
+        case LS_SEG_SCAN: emit_seg_scan(b, name, j, s, types, hints[j], &loads[j]); break;
         case LS_SEG_PERMUTE: emit_seg_permute(b, name, j, s, types, hints[j]); break;
         case LS_SEG_FILTER: emit_seg_filter(b, name, j, s, types, hints[j]); break;
         case LS_LIB: cg_printf(b, "        cx->lib(cx, %d);\n", j); break;

@@ -144,6 +144,8 @@ typedef struct {
     LcuThunk *idx;              /* PERMUTE / SEG_PERMUTE: destination index (segment-relative for SEG_) */
     LcuThunk *pred;             /* FILTER / PARTITION / SEG_FILTER: keep? ; SEG_PERMUTE: optional flag */
     LcuRop rops[LCU_MAXRES];    /* REDUCE / SCAN / SEG_REDUCE / SEG_SCAN, one per result */
+    int chunked;                /* REDUCE / SEG_REDUCE: its float + and * rops fold by chunks
+                                   (vcode/semantics.h VS_CHUNK; --float-reassoc) */
     LcuShape shape;             /* iteration space; SEG_*: LSH_SEG_N of the (source) segdes */
     int dst_sd;                 /* SEG_PERMUTE: destination segdes var */
     int dflt[LCU_MAXRES];       /* SEG_PERMUTE: default array var per result, or -1 (zero fill) */

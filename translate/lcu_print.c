@@ -258,7 +258,7 @@ static void print_rops(FILE *f, const LcuSoac *s)
             fputs(", ", f);
         fputs(lcu_rop_name(s->rops[r]), f);
     }
-    fputs(")", f);
+    fputs(s->chunked ? ") chunked" : ")", f);
 }
 
 static void print_var_list(FILE *f, int n, const int *v)

@@ -308,6 +308,22 @@ static void plan_donors(BlockPlan *bp)
     }
 }
 
+/* --float-reassoc: every reduction with a float + or * folds by chunks
+ * (set before the rewrites and fusion, which keep it). */
+static void mark_chunked(Lowered *low)
+{
+    for (int i = 0; i < low->nsteps; i++) {
+        LcuKernel *k = low->steps[i].kind == STEP_KERNEL ? low->steps[i].k : NULL;
+        for (int j = 0; k && j < k->nsoacs; j++) {
+            LcuSoac *s = k->soacs[j];
+            if (s->kind != LS_REDUCE && s->kind != LS_SEG_REDUCE)
+                continue;
+            for (int r = 0; r < s->nres; r++)
+                s->chunked |= vs_rop_chunks(s->rops[r]);
+        }
+    }
+}
+
 int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
                char *msg, size_t msglen)
 {
@@ -324,6 +340,8 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         dfg_free(g);
         return -1;
     }
+    if (opt->float_reassoc)
+        mark_chunked(&low);
     out->nvars = low.nvars;
     out->types = low.types;
     out->typed = low.typed;

@@ -31,6 +31,8 @@ typedef struct {
     int fusion;         /* 0: one kernel per instruction */
     FuseOptions fuse;
     FILE *trace;        /* -d fusion */
+    int float_reassoc;  /* --float-reassoc: float + and * reductions fold by
+                           chunks (LcuSoac.chunked, vcode/semantics.h) */
 } PlanOptions;
 
 typedef struct {

@@ -360,7 +360,7 @@ static void filter_reduce(SoacList *l, const RewriteCtx *cx)
             LcuSoac *r = l->s[j];
             if (r->kind != LS_SEG_REDUCE || r->shape.kind != LSH_SEG_N || r->shape.var != nsd)
                 continue;
-            int ok = 1;
+            int ok = !r->chunked; /* its chunks are runs of the kept elements */
             for (int q = 0; q < r->nres && ok; q++)
                 ok = rop_filter_safe(r->rops[q]);
             if (!ok || !reads_filter_elemwise(r->pull, f) || index_outside_filter(r->pull->body, f))

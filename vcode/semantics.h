@@ -149,6 +149,26 @@
     /* a bound of the reference); float MAX and MIN are not associative */   \
     /* with NaNs and signed zeros and need a state (kernels/vk_internal.cuh). */ \
     VS_FN int vs_rop_tree_ok(int r) { return r != VS_FMAX && r != VS_FMIN; } \
+    /* --float-reassoc (opt-in; the default is the left-to-right fold): a */  \
+    /* float + or * reduction folds a segment of more than VS_CHUNK */        \
+    /* elements by chunks: from the identity, the fold of each run of */      \
+    /* VS_CHUNK consecutive elements (the last run may be shorter) is */      \
+    /* combined in, left to right; each run is folded left to right from */  \
+    /* the identity. A shorter segment gives the fold's bits exactly: */      \
+    /* 1.0 * p = p, and 0.0 + p = p as a sum from +0.0 is never -0.0. */     \
+    /* The chunks may then be folded in parallel, and the result depends */  \
+    /* on the length only, not on the threads. Scans stay left to right. */  \
+    enum { VS_CHUNK = 65536 };                                                \
+    VS_FN int vs_rop_chunks(int r) { return r == VS_FADD || r == VS_FMUL; }   \
+    /* A float + fold of n terms gives the same bits in every order when */  \
+    /* every term is an integer of magnitude at most 2^52 / n: every */       \
+    /* partial sum is then an integer below 2^53, exact in a double (and */  \
+    /* never -0.0 from +0.0). The backends may then sum in parallel. */      \
+    VS_FN double vs_fsum_exact_lim(int64_t n) { return 4503599627370496.0 / (double)(n > 0 ? n : 1); } \
+    VS_FN int vs_fsum_exact_term(double x, double lim)                        \
+    {                                                                         \
+        return fabs(x) <= lim && x == (double)(int64_t)x;                     \
+    }                                                                         \
 )
 
 /* The element types, for every layer that needs no more than these three

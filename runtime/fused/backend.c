@@ -119,6 +119,7 @@ static int plan_block(Backend *b, int k)
     PlanOptions po;
     memset(&po, 0, sizeof po);
     po.fusion = b->opt.fusion;
+    po.float_reassoc = b->opt.float_reassoc;
     po.fuse.max_nodes = 60;
     po.trace = b->opt.trace;
     char msg[400];

@@ -23,6 +23,7 @@ typedef struct {
     FILE *trace;        /* -d fusion */
     int stats;          /* -d stats: summary at exit */
     int check;          /* --check: the reference runs beside, block by block */
+    int float_reassoc;  /* --float-reassoc: chunked float reductions (plans) */
     double check_rel;   /* --check-rel: a relative allowance beyond the error bounds (default 0) */
     CbPerturb perturb;  /* under --check, $VINTERP_CHECK_PERTURB: a wrong kernel, for tests */
     int profiling;      /* --profile: per kernel figures */

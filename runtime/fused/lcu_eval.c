@@ -662,17 +662,40 @@ static void run_permute(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64
     }
 }
 
+/* Folds elements [LO, HI) into ACC: left to right, or by chunks for the
+ * float + and * of a chunked reduction (vcode/semantics.h VS_CHUNK). */
+static void fold_range(Ctx *c, const LcuSoac *s, int64_t lo, int64_t hi, Scal *acc)
+{
+    int nr = s->nres;
+    Scal x[LCU_MAXRES], part[LCU_MAXRES];
+    int by[LCU_MAXRES];
+    for (int r = 0; r < nr; r++)
+        by[r] = s->chunked && hi - lo > VS_CHUNK && vs_rop_chunks(s->rops[r]);
+    for (int64_t c0 = lo; c0 < hi; c0 += VS_CHUNK) {
+        int64_t c1 = hi - c0 < VS_CHUNK ? hi : c0 + VS_CHUNK;
+        for (int r = 0; r < nr; r++)
+            if (by[r])
+                part[r] = rop_identity(s->rops[r]);
+        for (int64_t i = c0; i < c1; i++) {
+            call(c, s->pull, i, x);
+            for (int r = 0; r < nr; r++) {
+                Scal *a = by[r] ? &part[r] : &acc[r];
+                *a = rop_combine(s->rops[r], *a, x[r]);
+            }
+        }
+        for (int r = 0; r < nr; r++)
+            if (by[r])
+                acc[r] = rop_combine(s->rops[r], acc[r], part[r]);
+    }
+}
+
 static void run_reduce(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_t n, Outs *o)
 {
     int nr = s->nres;
-    Scal acc[LCU_MAXRES], x[LCU_MAXRES];
+    Scal acc[LCU_MAXRES];
     for (int r = 0; r < nr; r++)
         acc[r] = rop_identity(s->rops[r]);
-    for (int64_t i = 0; i < n; i++) {
-        call(c, s->pull, i, x);
-        for (int r = 0; r < nr; r++)
-            acc[r] = rop_combine(s->rops[r], acc[r], x[r]);
-    }
+    fold_range(c, s, 0, n, acc);
     outs_new(o, s, 0, nr, types, 1, 0);
     outs_put(o, 0, nr, 0, acc);
 }
@@ -744,15 +767,17 @@ static void run_seg_reduce_scan(Ctx *c, const LcuSoac *s, const LcuVarType *type
         for (int r = 0; r < nr; r++)
             acc[r] = rop_identity(s->rops[r]);
         int64_t lo = off[k], hi = off[k] + nonneg(L[k]);
+        if (!scan) {
+            fold_range(c, s, lo, hi, acc);
+            outs_put(o, 0, nr, k, acc);
+            continue;
+        }
         for (int64_t i = lo; i < hi; i++) {
             call(c, s->pull, i, x);
-            if (scan)
-                outs_put(o, 0, nr, i, acc);
+            outs_put(o, 0, nr, i, acc);
             for (int r = 0; r < nr; r++)
                 acc[r] = rop_combine(s->rops[r], acc[r], x[r]);
         }
-        if (!scan)
-            outs_put(o, 0, nr, k, acc);
     }
 }
 

@@ -9,6 +9,8 @@
 
 typedef struct {
     int check;          /* -c: classic argument checking */
+    int float_reassoc;  /* --float-reassoc: float + and * reductions fold by chunks
+                           (vcode/semantics.h VS_CHUNK) */
     int time;           /* -t */
     int trace_command;  /* -d command */
     int trace_stack;    /* -d stack */

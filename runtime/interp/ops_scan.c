@@ -1,10 +1,16 @@
 /* runtime/interp/ops_scan.c — segmented exclusive scans and reductions
  * (vcode/SPEC.md §4.2, §4.3). Every segment is combined strictly left to
- * right from the identity, so float results are bit-exact. */
+ * right from the identity, so float results are bit-exact; under
+ * --float-reassoc a float + or * reduction folds a long segment by chunks
+ * (vcode/semantics.h VS_CHUNK). A reduction of one long segment whose
+ * result does not depend on the order (Int, Bool; floats by chunks) folds
+ * its chunks on several threads (runtime/core/par.h). */
 #include "runtime/interp/ops.h"
 #include "runtime/core/errors.h"
+#include "runtime/core/par.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 typedef enum { K_PLUS, K_MUL, K_MAX, K_MIN, K_AND, K_OR, K_XOR } Kind;
 
@@ -41,6 +47,13 @@ DEF_COMBINE(c_fmul, double, vs_rop_fcombine, VS_FMUL)
 DEF_COMBINE(c_fmax, double, vs_rop_fcombine, VS_FMAX)
 DEF_COMBINE(c_fmin, double, vs_rop_fcombine, VS_FMIN)
 
+/* The chunks of one segment (NAME##_chunks below). */
+typedef struct {
+    const void *x;
+    void *part;
+    int64_t n, ch;
+} Chunks;
+
 /* Uniform segments of a short length L: straight-line code per segment. */
 #define SCAN_FIXED(L, T, ID, FN)                                              \
     for (int64_t k = 0; k < m; k++, x += L, o += L) {                         \
@@ -66,7 +79,8 @@ DEF_COMBINE(c_fmin, double, vs_rop_fcombine, VS_FMIN)
  * an empty vector is NULL, and NULL + 0 is undefined in C (a uniform
  * descriptor of length >= 1 over two or more segments has data). */
 #define DEF_SEG_RUN(NAME, T, ID, FN)                                          \
-    static void NAME(const Value *d, const Value *sd, Value *r, int scan)     \
+    static void NAME(const Value *d, const Value *sd, Value *r, int scan,     \
+                     int64_t ch)                                              \
     {                                                                         \
         const T *x = (const T *)d->data;                                      \
         T *o = (T *)r->data;                                                  \
@@ -89,6 +103,15 @@ DEF_COMBINE(c_fmin, double, vs_rop_fcombine, VS_FMIN)
                     o[pos + i] = acc;                                         \
                     acc = FN(acc, v);                                         \
                 }                                                             \
+            } else if (ch && l > ch) {                                        \
+                for (int64_t c0 = 0; c0 < l; c0 += ch) {                      \
+                    int64_t c1 = l - c0 < ch ? l : c0 + ch;                   \
+                    T part = (ID);                                            \
+                    for (int64_t i = c0; i < c1; i++)                         \
+                        part = FN(part, x[pos + i]);                          \
+                    acc = FN(acc, part);                                      \
+                }                                                             \
+                o[k] = acc;                                                   \
             } else {                                                          \
                 for (int64_t i = 0; i < l; i++)                               \
                     acc = FN(acc, x[pos + i]);                                \
@@ -96,6 +119,37 @@ DEF_COMBINE(c_fmin, double, vs_rop_fcombine, VS_FMIN)
             }                                                                 \
             pos += L[k];                                                      \
         }                                                                     \
+    }                                                                         \
+    /* par_for's body: the folds of chunks [LO, HI) of CH elements each */   \
+    static void NAME##_chunks(void *arg, int64_t lo, int64_t hi)              \
+    {                                                                         \
+        const Chunks *a = arg;                                                \
+        const T *x = (const T *)a->x;                                         \
+        T *p = (T *)a->part;                                                  \
+        for (int64_t c = lo; c < hi; c++) {                                   \
+            int64_t i0 = c * a->ch, i1 = a->n - i0 < a->ch ? a->n : i0 + a->ch; \
+            T acc = (ID);                                                     \
+            for (int64_t i = i0; i < i1; i++)                                 \
+                acc = FN(acc, x[i]);                                          \
+            p[c] = acc;                                                       \
+        }                                                                     \
+    }                                                                         \
+    /* One segment of N elements: its chunks folded in parallel, then */     \
+    /* their folds left to right from the identity. */                       \
+    static void NAME##_par(const Value *d, Value *r, int64_t ch)              \
+    {                                                                         \
+        Chunks a = { d->data, NULL, d->len, ch };                             \
+        int64_t nch = (a.n + ch - 1) / ch;                                    \
+        T *p = malloc((size_t)nch * sizeof *p);                               \
+        if (!p)                                                               \
+            rt_fatal("out of host memory");                                   \
+        a.part = p;                                                           \
+        par_for(nch, (PAR_MIN_CHEAP + ch - 1) / ch, NAME##_chunks, &a);       \
+        T acc = (ID);                                                         \
+        for (int64_t c = 0; c < nch; c++)                                     \
+            acc = FN(acc, p[c]);                                              \
+        ((T *)r->data)[0] = acc;                                              \
+        free(p);                                                              \
     }
 
 DEF_SEG_RUN(run_fadd, double, vs_rop_fident(VS_FADD), c_fadd)
@@ -113,34 +167,120 @@ DEF_SEG_RUN(run_band, int32_t, vs_rop_iident(VS_BAND), c_band)
 DEF_SEG_RUN(run_bor, int32_t, vs_rop_iident(VS_BOR), c_bor)
 DEF_SEG_RUN(run_bxor, int32_t, vs_rop_iident(VS_BXOR), c_bxor)
 
-static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan)
+/* A float +_REDUCE of one segment whose terms are all small integers
+ * (vcode/semantics.h vs_fsum_exact_term) gives the same bits in any order:
+ * its chunks are summed on several threads, each with four accumulators,
+ * and every term is checked. Returns 0 when a term fails the check: the
+ * caller then folds left to right. */
+typedef struct {
+    const double *x;
+    double *part;
+    uint8_t *ok;
+    int64_t n, ch;
+    double lim;
+} ExactSum;
+
+static void exact_sum_chunks(void *arg, int64_t lo, int64_t hi)
 {
+    const ExactSum *a = arg;
+    for (int64_t c = lo; c < hi; c++) {
+        int64_t i0 = c * a->ch, i1 = a->n - i0 < a->ch ? a->n : i0 + a->ch, i = i0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int ok = 1;
+        for (; i + 4 <= i1; i += 4) {
+            double x0 = a->x[i], x1 = a->x[i + 1], x2 = a->x[i + 2], x3 = a->x[i + 3];
+            ok &= vs_fsum_exact_term(x0, a->lim) & vs_fsum_exact_term(x1, a->lim) &
+                  vs_fsum_exact_term(x2, a->lim) & vs_fsum_exact_term(x3, a->lim);
+            s0 += x0;
+            s1 += x1;
+            s2 += x2;
+            s3 += x3;
+        }
+        for (; i < i1; i++) {
+            ok &= vs_fsum_exact_term(a->x[i], a->lim);
+            s0 += a->x[i];
+        }
+        a->part[c] = (s0 + s1) + (s2 + s3);
+        a->ok[c] = (uint8_t)ok;
+    }
+}
+
+static int fadd_exact_par(const Value *d, Value *r)
+{
+    ExactSum a = { (const double *)d->data, NULL, NULL, d->len, 4096, vs_fsum_exact_lim(d->len) };
+    int64_t nch = (a.n + a.ch - 1) / a.ch;
+    a.part = malloc((size_t)nch * sizeof *a.part);
+    a.ok = malloc((size_t)nch);
+    if (!a.part || !a.ok)
+        rt_fatal("out of host memory");
+    par_for(nch, (PAR_MIN_CHEAP + a.ch - 1) / a.ch, exact_sum_chunks, &a);
+    double acc = 0.0;
+    int ok = 1;
+    for (int64_t c = 0; c < nch; c++) {
+        ok &= a.ok[c];
+        acc += a.part[c];
+    }
+    if (ok)
+        ((double *)r->data)[0] = acc;
+    free(a.part);
+    free(a.ok);
+    return ok;
+}
+
+/* Int and Bool reductions of one segment fold chunks of INT_CHUNK elements
+ * on several threads: their operators are associative, so the result is
+ * the left-to-right fold's. */
+#define INT_CHUNK 1024
+
+/* SCAN, or REDUCE; REASSOC: --float-reassoc. */
+static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan, int reassoc)
+{
+    int64_t ch = 0;
+    if (!scan && ty == TY_FLOAT && reassoc && (kind == K_PLUS || kind == K_MUL))
+        ch = VS_CHUNK;
+    else if (!scan && ty != TY_FLOAT)
+        ch = INT_CHUNK;
+    /* one segment covering the data, of more than one chunk: in parallel */
+    int par = ch && sd->len == 1 && VI(sd)[0] == d->len && d->len > ch;
+    if (ty != TY_FLOAT && !par)
+        ch = 0;
+    if (!scan && ty == TY_FLOAT && kind == K_PLUS && !ch && sd->len == 1 && VI(sd)[0] == d->len &&
+        d->len > 4 * INT_CHUNK && par_threads() > 1 && fadd_exact_par(d, r))
+        return;
+#define RUN(F)                                                                \
+    do {                                                                      \
+        if (par)                                                              \
+            F##_par(d, r, ch);                                                \
+        else                                                                  \
+            F(d, sd, r, scan, ch);                                            \
+    } while (0)
     if (ty == TY_FLOAT) {
         switch (kind) {
-        case K_PLUS: run_fadd(d, sd, r, scan); break;
-        case K_MUL: run_fmul(d, sd, r, scan); break;
-        case K_MAX: run_fmax(d, sd, r, scan); break;
-        case K_MIN: run_fmin(d, sd, r, scan); break;
+        case K_PLUS: RUN(run_fadd); break;
+        case K_MUL: RUN(run_fmul); break;
+        case K_MAX: RUN(run_fmax); break;
+        case K_MIN: RUN(run_fmin); break;
         default: rt_fatal("internal error: bad float scan");
         }
     } else if (ty == TY_INT) {
         switch (kind) {
-        case K_PLUS: run_iadd(d, sd, r, scan); break;
-        case K_MUL: run_imul(d, sd, r, scan); break;
-        case K_MAX: run_imax(d, sd, r, scan); break;
-        case K_MIN: run_imin(d, sd, r, scan); break;
-        case K_AND: run_iand(d, sd, r, scan); break;
-        case K_OR: run_ior(d, sd, r, scan); break;
-        case K_XOR: run_ixor(d, sd, r, scan); break;
+        case K_PLUS: RUN(run_iadd); break;
+        case K_MUL: RUN(run_imul); break;
+        case K_MAX: RUN(run_imax); break;
+        case K_MIN: RUN(run_imin); break;
+        case K_AND: RUN(run_iand); break;
+        case K_OR: RUN(run_ior); break;
+        case K_XOR: RUN(run_ixor); break;
         }
     } else {
         switch (kind) {
-        case K_AND: run_band(d, sd, r, scan); break;
-        case K_OR: run_bor(d, sd, r, scan); break;
-        case K_XOR: run_bxor(d, sd, r, scan); break;
+        case K_AND: RUN(run_band); break;
+        case K_OR: RUN(run_bor); break;
+        case K_XOR: RUN(run_bxor); break;
         default: rt_fatal("internal error: bad bool scan");
         }
     }
+#undef RUN
 }
 
 void op_scan(Interp *it, const Instr *ins)
@@ -153,7 +293,7 @@ void op_scan(Interp *it, const Instr *ins)
         val_ref(r);
     else
         r = val_new((ValType)d->type, d->len);
-    run(d, sd, r, kind_of(ins->op), ins->type, 1);
+    run(d, sd, r, kind_of(ins->op), ins->type, 1, 0);
     ops_finish(it, 2, r);
 }
 
@@ -162,6 +302,6 @@ void op_reduce(Interp *it, const Instr *ins)
     Value *d = vs_at(it, 1), *sd = vs_at(it, 0);
     ops_check_segments(sd);
     Value *r = val_new((ValType)d->type, sd->len);
-    run(d, sd, r, kind_of(ins->op), ins->type, 0);
+    run(d, sd, r, kind_of(ins->op), ins->type, 0, it->opt.float_reassoc);
     ops_finish(it, 2, r);
 }

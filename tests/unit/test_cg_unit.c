@@ -115,12 +115,15 @@ static void test_fast_loads(LcuVarType *types)
     CHECK(text_count(t, "((const int32_t *)V[1].d)[i]") == 1 && text_count(t, "((const int32_t *)V[2].d)[i]") == 1);
     CHECK(text_count(t, "vk_ldi(er, &V[1], i)") == 1 && text_count(t, "vk_ldi(er, &V[2], i)") == 1);
     CHECK(text_count(t, "if (V[1].len < lim) lim = V[1].len;") == 1 && text_count(t, "if (V[2].len < lim)") == 1);
-    CHECK(text_count(t, "if (n <= lim) {") == 2); /* the MAP and the REDUCE */
+    CHECK(text_count(t, "if (n <= lim) {") == 1); /* the MAP */
+    CHECK(text_count(t, "if (c1 <= lim) {") == 1); /* each chunk of the REDUCE */
     CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, 0, hint, &o0[i])") == 1);
     CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, 0, hint, &o0[i])") == 1);
-    /* REDUCE over x6[i] */
+    /* REDUCE over x6[i] (Int: by chunks in parallel, each thread's copy Vp) */
     CHECK(text_count(t, "if (V[6].len < lim) lim = V[6].len;") == 1);
-    CHECK(text_count(t, "vk_t_s1_pullf(V, er, i, 0, hint, &x0)") == 1 && text_count(t, "vk_t_s1_pull(V, er, i, 0") == 1);
+    CHECK(text_count(t, "vk_t_s1_pullf(Vp, er, i, 0, hint, &x0)") == 1 &&
+          text_count(t, "vk_t_s1_pull(Vp, er, i, 0") == 1);
+    CHECK(text_count(t, "int64_t nch = (n + 4096 - 1) / 4096;") == 1);
     cg_buf_free(&b);
 
     /* The seg_of MAP: x1[seg_of(x0, i)] fast (x0 is the walked descriptor),
@@ -226,6 +229,68 @@ static void test_omit_seen(LcuVarType *types)
     lcu_kernel_free(kb);
 }
 
+/* let x2 = SEG_REDUCE { i => x1[i] } (ROP) x0, x0 a descriptor and x1, x2
+ * of BASE; CHUNKED as --float-reassoc marks it. */
+static LcuKernel *seg_reduce(LcuRop rop, VsElem base, int chunked)
+{
+    LcuKernel *k = lcu_kernel_new(3);
+    LcuSoac *r = lcu_soac_new(LS_SEG_REDUCE);
+    r->nres = 1;
+    r->res[0] = 2;
+    r->rops[0] = rop;
+    r->chunked = chunked;
+    r->pull = lcu_thunk(lcu_sub(1, base, lcu_index()), 1);
+    r->shape.kind = LSH_SEG_N;
+    r->shape.var = 0;
+    lcu_kernel_add(k, r);
+    unsigned char need[NV] = { 0 };
+    need[2] = 1;
+    lcu_kernel_finish(k, need, NV);
+    return k;
+}
+
+/* The C reduction skeletons: segments in parallel, each left to right;
+ * one long segment by chunks in parallel for Int (any order gives the
+ * same), float sums only behind the check of their terms (falling back to
+ * the fold), chunked float sums by chunks of VS_CHUNK, float MAX never. */
+static void test_reduce_skeletons(const LcuVarType *types0)
+{
+    LcuVarType types[NV];
+    memcpy(types, types0, sizeof types);
+    types[0].kind = LV_SEGDES;
+    char msg[300];
+    struct {
+        LcuRop rop;
+        VsElem base;
+        int chunked;
+        int par1, spec, chunk64k, counter;
+    } t[] = {
+        { LR_IADD, VS_INT, 0, 1, 0, 0, 0 },   { LR_FADD, VS_FLOAT, 0, 1, 1, 0, 0 },
+        { LR_FADD, VS_FLOAT, 1, 1, 0, 1, 1 }, { LR_FMUL, VS_FLOAT, 0, 0, 0, 0, 0 },
+        { LR_FMAX, VS_FLOAT, 0, 0, 0, 0, 0 }, { LR_BXOR, VS_BOOL, 0, 1, 0, 0, 0 },
+    };
+    for (size_t c = 0; c < sizeof t / sizeof t[0]; c++) {
+        int failed_before = check_failed;
+        types[1].base = types[2].base = t[c].base;
+        LcuKernel *k = seg_reduce(t[c].rop, t[c].base, t[c].chunked);
+        CgBuf b = { 0 };
+        CHECK(cg_emit_kernel(&b, CG_C, "vk_r", k, types, NV, msg, sizeof msg) == 0);
+        const char *x = b.s ? b.s : "";
+        CHECK(text_count(x, "#pragma omp for schedule(dynamic, 64)") == 1);
+        CHECK(text_count(x, "if (m == 1 && L[0] > ") == t[c].par1);
+        CHECK(text_count(x, "if (!done) {") == t[c].par1);
+        CHECK((text_count(x, "vs_fsum_exact_term(") > 0) == t[c].spec);
+        CHECK(text_count(x, "int64_t nch = (n1 + 65536 - 1) / 65536;") == t[c].chunk64k);
+        CHECK(text_count(x, "if (++cn == 65536) {") == (t[c].counter ? 2 : 0));
+        /* two halves side by side, unless chunks must fold left to right */
+        CHECK((text_count(x, "int64_t h = (hi - lo) / 2") > 0) == (t[c].par1 && !t[c].chunked));
+        if (check_failed != failed_before)
+            fprintf(stderr, "case %zu:\n%s\n", c, x);
+        cg_buf_free(&b);
+        lcu_kernel_free(k);
+    }
+}
+
 int main(void)
 {
     LcuVarType types[NV];
@@ -234,6 +299,7 @@ int main(void)
         types[v].base = VS_INT;
     }
     char msg[300];
+    test_reduce_skeletons(types);
 
     /* lcu_kernel_renumber: every variable renamed, using lists recomputed. */
     LcuKernel *k1 = map_reduce(1, 7, 3, 12, 20);

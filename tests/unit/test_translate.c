@@ -36,6 +36,8 @@ typedef struct {
 /* Parse MAIN/G as above and plan G's single block. Returns 0, or -1 (with a
  * message on stderr) when the program does not parse, G has not exactly one
  * block with vector work, or planning fails. */
+static int reassoc_opt; /* PlanOptions.float_reassoc of the next plans */
+
 static int plan_g(const char *main_body, const char *g_body, int fusion, Case *c)
 {
     memset(c, 0, sizeof *c);
@@ -75,6 +77,7 @@ static int plan_g(const char *main_body, const char *g_body, int fusion, Case *c
     PlanOptions opt;
     memset(&opt, 0, sizeof opt);
     opt.fusion = fusion;
+    opt.float_reassoc = reassoc_opt;
     opt.fuse.max_nodes = 60;
     opt.fuse.trace = NULL;
     opt.trace = NULL;
@@ -944,6 +947,37 @@ static void test_first_operand(void)
                "}\n");
 }
 
+/* --float-reassoc: float + and * reductions are marked chunked; Int ones
+ * and float MAX are not; a chunked sum does not absorb a filter (its chunks
+ * are runs of the kept elements, not of the filter's input). */
+static void test_float_reassoc(void)
+{
+    reassoc_opt = 1;
+    CHECK_PLAN(DOT_MAIN, DOT_G, 1,
+               "kernel K0 (x0 : segdes, x1 : [float], x2 : [float]) -> (x4) {\n"
+               "  let x4 = SEG_REDUCE { i => x2[i] * x1[i] using x1, x2 } (fadd) chunked x0\n"
+               "  return (x4)\n"
+               "}\n");
+    CHECK_PLAN(SUMIF_MAIN, SUMIF_G, 1,
+               "kernel K0 (x0 : segdes, x1 : [bool], x2 : [int]) -> (x5) {\n"
+               "  let x5 = SEG_REDUCE { i => if x1[i] then x2[i] else 0 using x1, x2 } (iadd) x0\n"
+               "  return (x5)\n"
+               "}\n");
+    CHECK_PLAN(FSUMIF_MAIN, "PACK FLOAT\n+_REDUCE FLOAT\n", 1,
+               "kernel K0 (x0 : segdes, x1 : [bool], x2 : [float]) -> (x5) {\n"
+               "  let (x3, x4) = SEG_FILTER { i => x2[i] using x2 } { i => x1[i] using x1 } x0\n"
+               "  let x5 = SEG_REDUCE { i => x3[i] using x3 } (fadd) chunked x4\n"
+               "  return (x5)\n"
+               "}\n");
+    CHECK_PLAN(FSUMIF_MAIN, "PACK FLOAT\nMAX_REDUCE FLOAT\n", 1,
+               "kernel K0 (x0 : segdes, x1 : [bool], x2 : [float]) -> (x5) {\n"
+               "  let (x3, x4) = SEG_FILTER { i => x2[i] using x2 } { i => x1[i] using x1 } x0\n"
+               "  let x5 = SEG_REDUCE { i => x3[i] using x3 } (fmax) x4\n"
+               "  return (x5)\n"
+               "}\n");
+    reassoc_opt = 0;
+}
+
 int main(void)
 {
     test_elementwise();
@@ -966,5 +1000,6 @@ int main(void)
     test_filter_other_space();
     test_reduce_once();
     test_first_operand();
+    test_float_reassoc();
     return check_report("translate");
 }
