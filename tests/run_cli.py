@@ -199,6 +199,32 @@ if have_cc:
             check("cuda (emulated device): same output, kernels on the device, bytes counted",
                   p.returncode == 0 and p.stdout == ref_seg and "2 runs on the device" in p.stderr
                   and "host to device" in p.stderr and "device launches" in p.stderr)
+            # The variable tables of a block run's kernel steps go up once,
+            # and once more only after a sync point (the host read something
+            # back): programs whose blocks have several device steps, with
+            # filters (bn_qs, bn_quickhull_run) and host steps between. A
+            # step that may be offered donated storage is not prepared ahead
+            # (its results may take the donor's), so where the offer is not
+            # made the upload before it is neither (OTHERS: only the first
+            # two programs have none).
+            corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
+            uploads_re = re.compile(r"variable table: (\d+) uploads.*\n.*variable table uploads: (\d+) first of a "
+                                    r"block run, (\d+) after a sync point, (\d+) others; (\d+) block runs on the "
+                                    r"device, (\d+) sync points in them")
+            progs = [segsum] + [os.path.join(corpus, n + ".vcode")
+                                for n in ("bn_black_scholes", "bn_qs", "bn_quickhull_run", "bn_bh")]
+            for i, prog in enumerate(progs):
+                if not os.path.exists(prog):
+                    continue
+                p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--check", "--cache-dir=" + cache,
+                                    "-d", "stats", "-m", "100000000", prog],
+                                   capture_output=True, text=True, timeout=600, env=env)
+                m = uploads_re.search(p.stderr)
+                up, first, synced, other, runs, syncs = (int(x) for x in m.groups()) if m else (0,) * 6
+                check("cuda: %s: %d table uploads <= %d device block runs + %d sync points (%d others)"
+                      % (os.path.basename(prog), up, runs, syncs, other),
+                      p.returncode == 0 and m is not None and runs > 0 and up <= runs + syncs
+                      and up == first + synced + other and (other == 0 or i >= 2), p.stderr[-400:])
             # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
             # the Nth launch returns, every later call fails, as on a GPU)
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")

@@ -131,6 +131,8 @@ void mem_dev_charge_bytes(int64_t bytes, const char *what)
     dev_used_units += units;
 }
 
+int64_t mem_dev_used(void) { return dev_used_units; }
+
 void mem_dev_uncharge_bytes(int64_t bytes)
 {
     int64_t units = mem_bytes_units(bytes);

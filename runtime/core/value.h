@@ -79,6 +79,8 @@ void mem_free_charged(void *p, int64_t bytes);
  * each. */
 void mem_dev_charge_bytes(int64_t bytes, const char *what);
 void mem_dev_uncharge_bytes(int64_t bytes);
+/* Units the device ledger holds now. */
+int64_t mem_dev_used(void);
 
 /* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
  * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be

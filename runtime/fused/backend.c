@@ -1005,6 +1005,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     b->rp_end = bp->blk.end;
     b->rp_rand = rand_before;
     rt_set_replay(replay_block, b);
+    if (b->x->block_begin)
+        b->x->block_begin(b->x, k, bp, env);
     for (int s = 0; s < bp->nsteps; s++) {
         PlanStep *ps = &bp->steps[s];
         rt_set_where(b->prog, &b->prog->code[g->nodes[ps->node].instr]);
@@ -1051,6 +1053,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     }
     if (b->x->check_errors)
         b->x->check_errors(b->x);
+    if (b->x->block_end)
+        b->x->block_end(b->x);
     rt_set_replay(NULL, NULL);
     undo_log_clear(&b->undo);
     /* Replace the inputs by the outputs; --check keeps the inputs to run

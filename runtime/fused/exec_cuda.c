@@ -18,6 +18,10 @@
  * (runtime/core/value.h's val_for_host: control flow, I/O, host steps, the
  * final print, --check).
  *
+ * The variable tables of a block run's kernel steps are slices of one
+ * image, prepared ahead of the launches and uploaded once while no
+ * read-back intervenes (block_begin, prepare_ahead, upload_table).
+ *
  * Device memory comes from the device layer (libvkernels.so's caching
  * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
  * descriptor its int64 offsets. */
@@ -47,6 +51,17 @@ typedef struct {
 } DevCopy;
 
 typedef void *Entry; /* a loaded entry point */
+
+/* A reduction's or scan's temporaries (P_vals' t, or P_red's block
+ * partials), made when its step was prepared or when it runs: HOW is the
+ * RUN_* they were made for, over N elements (-1: none made). */
+typedef struct SoacPrep {
+    int how;
+    int64_t n;
+    int nt;
+    void *p[LCU_MAXRES];
+    int own[LCU_MAXRES];
+} SoacPrep;
 
 enum { FAM_ELEM, FAM_SCAN, FAM_LIB, NFAM };
 
@@ -104,21 +119,40 @@ typedef struct {
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
     int64_t table_uploads, table_unchanged, er_reads;
+    int64_t up_first, up_synced, up_other; /* the uploads: first of a block run, after a sync point, others */
+    int64_t dev_runs, sync_points;          /* block runs with a step on the device; sync points in them */
     int64_t lazy_fills;         /* lazy fills filled on the device (on_device) */
     double transfer_seconds;
-    /* the call in progress */
-    vk_arr *hv;                 /* host image of the device variable table */
-    void *dv;                   /* the device table */
-    int vcap;
     unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
     int er_pending;             /* kernels ran since the record was last read */
     int32_t *pair_d;            /* two Ints read back together (scan_count) */
-    vk_arr *hv_up;              /* the table as last uploaded */
-    size_t up_bytes;            /* its size; 0: nothing valid uploaded */
-    uint8_t *known;             /* per local of the step: its length is known (prebind_results) */
-    uint8_t *prebound;          /* per local: allocated before the step's SOACs ran */
-    int ntemps;                 /* the running SOAC's temporaries, after the
-                                   table's nvars entries (one upload for both) */
+    /* The block run in progress (block_begin): the variable tables of its
+     * kernel steps side by side in one host image, a slice per step, each
+     * followed by its reductions' temporaries' pointers (P_vals' t). A
+     * step's slice is prepared (parameters bound, results of known lengths
+     * and temporaries allocated) when it starts, or before, together with
+     * the steps after it (prepare_ahead); the image goes up whole before a
+     * launch when it differs from what was last uploaded. */
+    vk_arr *img, *img_up;       /* the image; as last uploaded */
+    void *dimg;                 /* its device copy */
+    size_t icap, iused, up_used;/* entries: allocated, laid out, on the device (0: nothing) */
+    uint8_t *known, *prebound;  /* per entry: length known / result allocated before its SOAC ran */
+    const BlockPlan *run_bp;
+    int run_block, in_run, run_on_device;
+    int fresh;                  /* nothing uploaded (or found unchanged) yet in the run */
+    int synced;                 /* a sync point since the last upload */
+    int scap, pcap;
+    size_t *slice;              /* per step: its slice's first entry */
+    uint8_t *ready;             /* per step: its slice prepared */
+    int *soac0;                 /* per step: its first SoacPrep */
+    struct SoacPrep *preps;     /* per SOAC of the run's kernel steps */
+    /* the step in progress (or being prepared): its slice */
+    vk_arr *hv;                 /* host: its entries */
+    void *dv;                   /* device: its entries */
+    uint8_t *kn, *pb;           /* its known and prebound flags */
+    struct SoacPrep *sp;        /* its SOACs' records */
+    int ahead, ahead_stop;      /* preparing a later step; it ran out of headroom */
+    int64_t ahead_budget;       /* units it may still take (ahead_fits) */
     /* for messages: the program, the block and SOAC running, and the last
      * kernel launched (a fault of a real GPU surfaces at a later call) */
     const Program *prog;
@@ -274,6 +308,18 @@ static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
     c->h2d_count++;
 }
 
+/* The host waits for the device (it reads something back): after it, a
+ * new upload of the variable tables costs no extra wait. Counted once
+ * between uploads, in a block run that has uploaded (or found) its
+ * tables. */
+static void note_sync(CudaExec *c)
+{
+    if (c->in_run && !c->fresh && !c->synced) {
+        c->synced = 1;
+        c->sync_points++;
+    }
+}
+
 /* The error record, read once per block run (Executor.check_errors: at
  * the block's end, and before a step that changes its inputs in place) or
  * before the host reads anything back (a count, a value), whichever comes
@@ -284,6 +330,7 @@ static void check_errors(CudaExec *c)
     if (!c->er_pending)
         return;
     c->er_pending = 0;
+    note_sync(c);
     unsigned long long er[4];
     if (c->dev->d2h(c->dev, er, c->er_d, sizeof er) != 0)
         dev_fail(c, "reading the kernels' error record");
@@ -299,6 +346,7 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
     if (!bytes)
         return;
     check_errors(c);
+    note_sync(c);
     double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy from the device");
@@ -443,34 +491,66 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
     return v;
 }
 
-/* Result VAR of LEN elements: the one prebind_results allocated, else a
- * new one. */
+/* Result VAR of LEN elements: the one allocated when the step was
+ * prepared (prebind_from), when it is still the slot's and the table's,
+ * else a new one. */
 static Value *result(CudaExec *c, int var, int64_t len)
 {
-    Value *v = c->prebound[var] ? c->env[c->map[var]] : NULL;
-    if (v && v->type != VT_SEGDES && v->len == len)
+    Value *v = c->pb[var] ? c->env[c->map[var]] : NULL;
+    if (v && v->type != VT_SEGDES && v->len == len && v->dev && ((DevCopy *)v->dev)->d == c->hv[var].d) {
+        v->hstale = 1; /* the kernel writes it */
         return v;
+    }
     return new_result(c, var, len);
 }
 
 static int64_t shape_n(CudaExec *c, const LcuShape *sh);
 
-/* Allocate up front the results of the step's SOACs whose lengths follow
- * from its parameters and the results before them (maps, reductions and
- * scans, permutes; not a filter's, nor what depends on one, nor
- * descriptors), so that the variable table goes up once for most steps
- * rather than once per SOAC. */
-static void prebind_results(CudaExec *c, const LcuKernel *k)
+/* Preparing a later step ahead of time: may it take BYTES more of device
+ * (and host) memory? Ahead of time a step takes at most a quarter of the
+ * headroom under -m left when the look-ahead began (prepare_ahead), so
+ * that running ahead never brings a program that fits near its limit. */
+static int ahead_fits(CudaExec *c, int64_t bytes)
 {
-    memset(c->known, 0, (size_t)c->nvars);
-    memset(c->prebound, 0, (size_t)c->nvars);
-    for (int p = 0; p < k->nparams; p++)
-        c->known[k->params[p]] = 1;
-    for (int j = 0; j < k->nsoacs; j++) {
+    int64_t units = mem_bytes_units(bytes);
+    if (!c->ahead)
+        return 1;
+    if (units > c->ahead_budget) {
+        c->ahead_stop = 1;
+        return 0;
+    }
+    c->ahead_budget -= units;
+    return 1;
+}
+
+/* Allocate up front the results of the step's SOACs from J0 on whose
+ * lengths follow from its parameters and the results before them (maps,
+ * reductions and scans, permutes; not a filter's, nor what depends on
+ * one, nor descriptors), so that the variable table is complete before
+ * the step's first launch. J0 > 0: again after SOAC J0 - 1 (a filter)
+ * has run, whose results are now known. */
+static void prebind_from(CudaExec *c, int j0)
+{
+    const LcuKernel *k = c->k;
+    if (j0 == 0) {
+        memset(c->kn, 0, (size_t)c->nvars);
+        memset(c->pb, 0, (size_t)c->nvars);
+        for (int p = 0; p < k->nparams; p++)
+            c->kn[k->params[p]] = 1;
+    }
+    for (int j = 0; j < j0; j++)
+        for (int r = 0; r < k->soacs[j]->nres; r++)
+            c->kn[k->soacs[j]->res[r]] = 1;
+    for (int j = j0; j < k->nsoacs; j++) {
         const LcuSoac *s = k->soacs[j];
         int64_t len = -1;
         int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
-        int shape_ok = s->shape.kind == LSH_ONE || c->known[s->shape.var];
+        int shape_ok = s->shape.kind == LSH_ONE || c->kn[s->shape.var];
+        int done = s->nres > 0;
+        for (int r = 0; r < s->nres; r++)
+            done &= c->pb[s->res[r]];
+        if (done)
+            continue;
         switch (s->kind) {
         case LS_MAP: case LS_ONCE: case LS_PERMUTE:
             if (shape_ok)
@@ -484,6 +564,15 @@ static void prebind_results(CudaExec *c, const LcuKernel *k)
             if (shape_ok)
                 len = seg ? c->hv[s->shape.var].n : shape_n(c, &s->shape);
             break;
+        case LS_SEG_PERMUTE:
+            if (c->kn[s->dst_sd])
+                len = c->hv[s->dst_sd].n;
+            break;
+        case LS_LIB:
+            if (c->kn[s->args[0]])
+                len = s->lib == LL_RAND_STREAM && c->types[s->args[0]].kind == LV_SEGDES ? c->hv[s->args[0]].n
+                                                                                          : c->hv[s->args[0]].len;
+            break;
         default:
             break;
         }
@@ -492,9 +581,11 @@ static void prebind_results(CudaExec *c, const LcuKernel *k)
                 len = -1;
         if (len < 0)
             continue;
+        if (!ahead_fits(c, len * 8 * s->nres))
+            return;
         for (int r = 0; r < s->nres; r++) {
             new_result(c, s->res[r], len);
-            c->prebound[s->res[r]] = c->known[s->res[r]] = 1;
+            c->pb[s->res[r]] = c->kn[s->res[r]] = 1;
         }
     }
 }
@@ -546,25 +637,36 @@ static int64_t shape_n(CudaExec *c, const LcuShape *sh)
     return 0;
 }
 
-/* The variable table before a launch, and after it the running SOAC's
- * temporaries' pointers (temps_table): sent only when it changed since the
- * last upload, in one copy through the device's staging (no wait). */
+/* The block run's variable tables before a launch: the whole image, sent
+ * only when it changed since the last upload, in one copy through the
+ * device's staging (no wait). Each upload is counted as the run's first,
+ * as one after a sync point, or as neither (which the preparation of the
+ * steps ahead is there to avoid). */
 static void upload_table(CudaExec *c)
 {
-    size_t bytes = (size_t)c->nvars * sizeof *c->hv + (size_t)c->ntemps * sizeof(void *);
-    if (c->up_bytes == bytes && memcmp(c->hv_up, c->hv, bytes) == 0) {
+    size_t bytes = c->iused * sizeof *c->img;
+    if (c->up_used == c->iused && memcmp(c->img_up, c->img, bytes) == 0) {
         c->table_unchanged++;
+        c->fresh = 0;
         return;
     }
     double t0 = rt_seconds();
-    if (c->dev->h2d_staged(c->dev, c->dv, c->hv, bytes) != 0)
+    if (c->dev->h2d_staged(c->dev, c->dimg, c->img, bytes) != 0)
         dev_fail(c, "uploading the variable table");
     c->transfer_seconds += rt_seconds() - t0;
     c->h2d_bytes += (int64_t)bytes;
     c->h2d_count++;
     c->table_uploads++;
-    memcpy(c->hv_up, c->hv, bytes);
-    c->up_bytes = bytes;
+    if (c->fresh)
+        c->up_first++;
+    else if (c->synced)
+        c->up_synced++;
+    else
+        c->up_other++;
+    c->fresh = 0;
+    c->synced = 0;
+    memcpy(c->img_up, c->img, bytes);
+    c->up_used = c->iused;
 }
 
 /* Blocks for N iterations of a grid-stride loop, GROUP threads each. */
@@ -597,30 +699,125 @@ static void launch(CudaExec *c, void *fn, int64_t n, int nargs, void *p3, void *
     launch_grid(c, fn, grid_for(c, n, 1), 0, n, nargs, p3, p4);
 }
 
-/* Temporary device arrays of a SOAC, and the device array of their
- * pointers (P_vals' t). */
-typedef struct {
-    void *p[LCU_MAXRES];
-    int own[LCU_MAXRES];
-    void *table;
-} Temps;
+/* ---- a reduction's or scan's temporaries ------------------------------------ */
 
-static void temps_free(CudaExec *c, Temps *t, int n)
+static int has_temps(const LcuSoac *s)
 {
-    for (int r = 0; r < n; r++)
-        if (t->own[r])
-            dfree(c, t->p[r]);
-    c->ntemps = 0;
+    return s->kind == LS_REDUCE || s->kind == LS_SCAN || s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
 }
 
-/* The temporaries' pointers (P_vals' t) ride behind the variable table:
- * the next upload_table sends both. */
-static void temps_table(CudaExec *c, Temps *t, int n)
+/* Where SOAC J of the step's kernel finds its temporaries' pointers:
+ * after the slice's variable entries, a run of pointers per reduction or
+ * scan. */
+static size_t temps_at(const CudaExec *c, int j)
 {
-    void **slot = (void **)(c->hv + c->nvars);
-    memcpy(slot, t->p, (size_t)n * sizeof(void *));
-    c->ntemps = n;
-    t->table = (char *)c->dv + (size_t)c->nvars * sizeof *c->hv;
+    size_t at = 0;
+    for (int i = 0; i < j; i++)
+        if (has_temps(c->k->soacs[i]))
+            at += (size_t)c->k->soacs[i]->nres;
+    return (size_t)c->nvars * sizeof(vk_arr) + at * sizeof(void *);
+}
+
+/* The entries of a step's slice: its variables, then its temporaries'
+ * pointers. */
+static size_t slice_entries(const CgKernelCode *kc)
+{
+    size_t ptrs = 0;
+    for (int j = 0; j < kc->canon->nsoacs; j++)
+        if (has_temps(kc->canon->soacs[j]))
+            ptrs += (size_t)kc->canon->soacs[j]->nres;
+    return (size_t)kc->nlocal + (ptrs * sizeof(void *) + sizeof(vk_arr) - 1) / sizeof(vk_arr);
+}
+
+static void temps_drop(CudaExec *c, SoacPrep *sp)
+{
+    for (int r = 0; r < sp->nt; r++)
+        if (sp->own[r])
+            dfree(c, sp->p[r]);
+    sp->nt = 0;
+    sp->how = -1;
+}
+
+/* Make SOAC J's temporaries for running as HOW over N elements, and put
+ * their pointers in its slice: a grid-wide reduction's or scan's block
+ * partials; the general path's element values (a SCAN's are its
+ * results); none for a group per segment. 0, or -1 ahead of time when
+ * they would not fit (ahead_fits). */
+static int temps_make(CudaExec *c, int j, const LcuSoac *s, int how, int64_t n)
+{
+    SoacPrep *sp = &c->sp[j];
+    int nr = s->nres, red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
+    if (how == RUN_LIB && red) {
+        int64_t bytes = 0;
+        for (int r = 0; r < nr; r++)
+            bytes += (n ? n : 1) * (lcu_val_type(&c->types[s->res[r]]) == VT_FLOAT ? 8 : 4);
+        if (!ahead_fits(c, bytes))
+            return -1;
+    }
+    sp->how = how;
+    sp->n = n;
+    sp->nt = 0;
+    if (how == RUN_RED || how == RUN_SCAN) {
+        size_t grid = grid_for(c, n, 1);
+        for (int r = 0; r < nr; r++) {
+            sp->p[r] = dalloc_fixed(c, grid * 8); /* per block, not per element */
+            sp->own[r] = 1;
+            sp->nt = r + 1;
+        }
+    } else if (how == RUN_LIB) {
+        for (int r = 0; r < nr; r++) {
+            if (red) {
+                size_t es = lcu_val_type(&c->types[s->res[r]]) == VT_FLOAT ? 8 : 4;
+                sp->p[r] = dalloc(c, (size_t)(n ? n : 1) * es);
+                sp->own[r] = 1;
+            } else {
+                sp->p[r] = c->hv[s->res[r]].d;
+                sp->own[r] = 0;
+            }
+            sp->nt = r + 1;
+        }
+    }
+    memcpy((char *)c->hv + temps_at(c, j), sp->p, (size_t)sp->nt * sizeof(void *));
+    return 0;
+}
+
+/* The device address of SOAC J's temporaries' pointers (P_vals' t). */
+static void *temps_table(CudaExec *c, int j)
+{
+    return (char *)c->dv + temps_at(c, j);
+}
+
+/* How reduction or scan S of the step runs: its element count N, its
+ * segment count M, and the RUN_* chosen (choose_run). */
+static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n, int64_t m, int64_t longest);
+
+static int red_plan(CudaExec *c, const LcuSoac *s, int64_t *n, int64_t *m)
+{
+    int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
+    int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
+    int sd = s->shape.var;
+    *n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
+    *m = seg ? c->hv[sd].len : 1;
+    return choose_run(c, s, seg, red, *n, *m, seg ? longest_of(c, sd) : *n);
+}
+
+/* The temporaries of the step's reductions and scans from SOAC J0 on
+ * whose results are allocated already. */
+static void prepare_temps_from(CudaExec *c, int j0)
+{
+    for (int j = j0; j < c->k->nsoacs && !c->ahead_stop; j++) {
+        const LcuSoac *s = c->k->soacs[j];
+        if (!has_temps(s) || c->sp[j].how >= 0)
+            continue;
+        int ready = 1;
+        for (int r = 0; r < s->nres; r++)
+            ready &= c->pb[s->res[r]];
+        int64_t n = 0, m = 0;
+        if (ready) {
+            int how = red_plan(c, s, &n, &m);
+            temps_make(c, j, s, how, n);
+        }
+    }
 }
 
 /* How reduction or scan S runs over N elements in M segments, the longest
@@ -651,8 +848,9 @@ static int choose_run(CudaExec *c, const LcuSoac *s, int seg, int red, int64_t n
     }
 }
 
-/* A reduction or scan by the fused skeletons (RUN != RUN_LIB). */
-static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int64_t n, int64_t m)
+/* Reduction or scan J of the step by the fused skeletons (HOW !=
+ * RUN_LIB), its temporaries made. */
+static void run_fused_red(CudaExec *c, Entry *e, int j, const LcuSoac *s, int how, int64_t n, int64_t m)
 {
     int nr = s->nres;
     if (how != RUN_RED && how != RUN_SCAN) {
@@ -671,31 +869,24 @@ static void run_fused_red(CudaExec *c, Entry *e, const LcuSoac *s, int how, int6
     }
     /* grid-wide: block partials, then the primitive over them */
     unsigned grid = grid_for(c, n, 1);
-    Temps t;
-    memset(&t, 0, sizeof t);
-    for (int r = 0; r < nr; r++) {
-        t.p[r] = dalloc_fixed(c, (size_t)grid * 8); /* per block, not per element */
-        t.own[r] = 1;
-    }
-    temps_table(c, &t, nr);
+    SoacPrep *t = &c->sp[j];
     upload_table(c);
     if (n > 0)
-        launch_grid(c, e[EP_RED], grid, 1, n, 4, t.table, NULL);
+        launch_grid(c, e[EP_RED], grid, 1, n, 4, temps_table(c, j), NULL);
     for (int r = 0; r < nr; r++) {
         VkOp op = vk_op(s->rops[r]);
         VsElem ty = c->types[s->res[r]].base;
         int64_t parts = n > 0 ? grid : 0;
-        int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t.p[r], parts, c->hv[s->res[r]].d)
-                                : c->dev->lib.scan(op, ty, t.p[r], parts, t.p[r]);
+        int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t->p[r], parts, c->hv[s->res[r]].d)
+                                : c->dev->lib.scan(op, ty, t->p[r], parts, t->p[r]);
         c->lib_calls++;
         if (rc != 0) {
-            temps_free(c, &t, nr);
+            temps_drop(c, t);
             lib_fail(c, how == RUN_RED ? "a reduction of block partials" : "a scan of block partials");
         }
     }
     if (how == RUN_SCAN && n > 0)
-        launch_grid(c, e[EP_SCAN3], grid, 1, n, 4, t.table, NULL);
-    temps_free(c, &t, nr);
+        launch_grid(c, e[EP_SCAN3], grid, 1, n, 4, temps_table(c, j), NULL);
 }
 
 /* A permute's two passes over N source elements into ND destination
@@ -776,8 +967,6 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
     if (s->kind != LS_LIB && !f1)
         rt_fatal("cuda: internal error: no entry point for SOAC %d of vk_u%d", j, unique);
     int nr = s->nres;
-    Temps t;
-    memset(&t, 0, sizeof t);
     switch (s->kind) {
     case LS_MAP: case LS_ONCE: case LS_PERMUTE: {
         int64_t n = shape_n(c, &s->shape);
@@ -797,47 +986,45 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
         int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
         int sd = s->shape.var;
-        int64_t n = seg ? c->hv[sd].n : shape_n(c, &s->shape);
-        int64_t m = seg ? c->hv[sd].len : 1;
-        int how = choose_run(c, s, seg, red, n, m, seg ? longest_of(c, sd) : n);
+        int64_t n = 0, m = 0;
+        int how = red_plan(c, s, &n, &m);
         c->runs[how]++;
+        for (int r = 0; r < nr; r++)
+            result(c, s->res[r], red ? m : n);
+        /* the temporaries made when the step was prepared, when they fit
+         * (a SCAN's by the general path are its results: made again) */
+        SoacPrep *t = &c->sp[j];
+        if (t->how != how || t->n != n || (how == RUN_LIB && !red)) {
+            temps_drop(c, t);
+            temps_make(c, j, s, how, n);
+        }
         if (how != RUN_LIB) {
-            for (int r = 0; r < nr; r++)
-                result(c, s->res[r], red ? m : n);
-            run_fused_red(c, e, s, how, n, m);
+            run_fused_red(c, e, j, s, how, n, m);
+            temps_drop(c, t);
             return;
         }
-        for (int r = 0; r < nr; r++) {
-            Value *v = result(c, s->res[r], red ? m : n);
-            if (red) {
-                t.p[r] = dalloc(c, (size_t)(n ? n : 1) * esize_of(v));
-                t.own[r] = 1;
-            } else {
-                t.p[r] = c->hv[s->res[r]].d;
-            }
-        }
-        temps_table(c, &t, nr);
         upload_table(c);
-        launch(c, f1, n, 4, t.table, NULL);
+        launch(c, f1, n, 4, temps_table(c, j), NULL);
         for (int r = 0; r < nr; r++) {
             VkOp op = vk_op(s->rops[r]);
             VsElem ty = c->types[s->res[r]].base;
             void *out = c->hv[s->res[r]].d;
             int rc;
             if (!seg)
-                rc = red ? c->dev->lib.reduce(op, ty, t.p[r], n, out) : c->dev->lib.scan(op, ty, t.p[r], n, out);
+                rc = red ? c->dev->lib.reduce(op, ty, t->p[r], n, out) : c->dev->lib.scan(op, ty, t->p[r], n, out);
             else if (red)
-                rc = c->dev->lib.seg_reduce(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                rc = c->dev->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
                                             out);
             else
-                rc = c->dev->lib.seg_scan(op, ty, t.p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
+                rc = c->dev->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                                          out);
             c->lib_calls++;
             if (rc != 0) {
-                temps_free(c, &t, nr);
+                temps_drop(c, t);
                 lib_fail(c, red ? "a reduction" : "a scan");
             }
         }
-        temps_free(c, &t, nr);
+        temps_drop(c, t);
         return;
     }
     case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: {
@@ -876,6 +1063,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
                 if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
                     lib_fail(c, "the offsets of a filter's segments");
                 c->lib_calls += 2;
+                note_sync(c); /* the total came back */
                 c->d2h_count++;
                 c->d2h_bytes += 8;
                 if (total != count)
@@ -897,7 +1085,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         int ssd = s->shape.var, dsd = s->dst_sd;
         int64_t nd = c->hv[dsd].n, n = c->hv[ssd].n;
         for (int r = 0; r < nr; r++) {
-            Value *v = new_result(c, s->res[r], nd);
+            Value *v = result(c, s->res[r], nd);
             size_t bytes = (size_t)nd * esize_of(v);
             if (s->dflt[r] >= 0) {
                 const vk_arr *d = &c->hv[s->dflt[r]];
@@ -918,7 +1106,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         if (s->lib == LL_RAND_STREAM) {
             const vk_arr *lim = &c->hv[s->args[0]];
             int64_t n = c->types[s->args[0]].kind == LV_SEGDES ? lim->n : lim->len;
-            new_result(c, res, n);
+            result(c, res, n);
             RandState *st = rnd_global();
             if (n > 0) {
                 check_errors(c);
@@ -937,7 +1125,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         if (c->hv[sd].n != d->len)
             rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),
                      (long long)c->hv[sd].n, (long long)d->len);
-        new_result(c, res, d->len);
+        result(c, res, d->len);
         if (d->len > 0) {
             if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off,
                                      c->hv[sd].len, d->len, c->hv[res].d) != 0)
@@ -966,28 +1154,209 @@ static int family(const LcuKernel *k)
     return f;
 }
 
-static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
+/* The generated code of step STEP of block BLOCK, or NULL (a host step, a
+ * kernel not generated, a block not prepared). */
+static const CgKernelCode *step_code(const CudaExec *c, int block, const BlockPlan *bp, int step)
 {
-    CudaExec *c = (CudaExec *)x;
+    if (bp->steps[step].kind != STEP_KERNEL || block >= c->nblocks || !c->code || !c->code[block] ||
+        step >= c->nsteps[block])
+        return NULL;
+    const CgKernelCode *kc = &c->code[block][step];
+    return kc->unique >= 0 ? kc : NULL;
+}
+
+/* Does kernel step STEP run on the device? Not when it was not generated,
+ * a parameter descriptor has negative lengths, or its largest parameter
+ * is under its family's host threshold. -1: a parameter is not bound yet
+ * (looking ahead). */
+static int step_on_device(const CudaExec *c, int block, const BlockPlan *bp, int step, Value **env)
+{
     const LcuKernel *k = bp->steps[step].k;
-    int fam = family(k);
-    const CgKernelCode *kc = block < c->nblocks && c->code[block] ? &c->code[block][step] : NULL;
-    int gen = kc && kc->unique >= 0;
     int64_t size = 0;
     int insane = 0;
     for (int p = 0; p < k->nparams; p++) {
-        Value *v = env[k->params[p]];
-        if (!v)
-            rt_fatal("cuda: kernel K%d: parameter x%d is not bound", k->id, k->params[p]);
-        if (v->type == VT_PAIR)
-            rt_fatal("cuda: kernel K%d: parameter x%d is a pair", k->id, k->params[p]);
+        const Value *v = env[k->params[p]];
+        if (!v || v->type == VT_PAIR)
+            return -1;
         int64_t sz = v->type == VT_SEGDES ? v->n : v->len;
         if (sz > size)
             size = sz;
         if (v->type == VT_SEGDES && !v->sane)
             insane = 1;
     }
-    if (!gen || insane || size < c->host_max[fam]) {
+    return step_code(c, block, bp, step) && !insane && size >= c->host_max[family(k)];
+}
+
+/* The step whose slice the SOAC protocol works on. */
+static void set_step(CudaExec *c, int block, int step, Value **env)
+{
+    const CgKernelCode *kc = &c->code[block][step];
+    size_t at = c->slice[step];
+    c->env = env;
+    c->map = kc->map;
+    c->types = kc->ltypes;
+    c->k = kc->canon;
+    c->nvars = kc->nlocal;
+    c->hv = c->img + at;
+    c->dv = (char *)c->dimg + at * sizeof *c->img;
+    c->kn = c->known + at;
+    c->pb = c->prebound + at;
+    c->sp = c->preps + c->soac0[step];
+}
+
+static void *grow(void *p, size_t n, size_t size)
+{
+    void *q = realloc(p, (n ? n : 1) * size);
+    if (!q)
+        rt_fatal("out of host memory");
+    return q;
+}
+
+/* A run of block BLOCK begins: a slice of the image per kernel step. */
+static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value **env)
+{
+    CudaExec *c = (CudaExec *)x;
+    (void)env;
+    if (c->in_run)
+        for (int i = 0; i < c->pcap; i++)
+            temps_drop(c, &c->preps[i]);
+    if (c->scap < bp->nsteps + 1) {
+        c->scap = 2 * (bp->nsteps + 1);
+        c->slice = grow(c->slice, (size_t)c->scap, sizeof *c->slice);
+        c->ready = grow(c->ready, (size_t)c->scap, sizeof *c->ready);
+        c->soac0 = grow(c->soac0, (size_t)c->scap, sizeof *c->soac0);
+    }
+    size_t at = 0;
+    int ns = 0;
+    for (int s = 0; s < bp->nsteps; s++) {
+        const CgKernelCode *kc = step_code(c, block, bp, s);
+        c->ready[s] = 0;
+        c->slice[s] = at;
+        c->soac0[s] = ns;
+        if (kc) {
+            at += slice_entries(kc);
+            ns += kc->canon->nsoacs;
+        }
+    }
+    if (c->pcap < ns) {
+        int old = c->pcap;
+        c->pcap = 2 * ns;
+        c->preps = grow(c->preps, (size_t)c->pcap, sizeof *c->preps);
+        memset(c->preps + old, 0, (size_t)(c->pcap - old) * sizeof *c->preps);
+    }
+    for (int i = 0; i < c->pcap; i++)
+        c->preps[i].how = -1;
+    if (c->icap < at) {
+        c->icap = 2 * at;
+        c->img = grow(c->img, c->icap, sizeof *c->img);
+        c->img_up = grow(c->img_up, c->icap, sizeof *c->img_up);
+        c->known = grow(c->known, c->icap, 1);
+        c->prebound = grow(c->prebound, c->icap, 1);
+        if (c->dimg)
+            dfree(c, c->dimg);
+        c->dimg = dalloc_fixed(c, c->icap * sizeof *c->img);
+        c->up_used = 0;
+    }
+    memset(c->img, 0, at * sizeof *c->img);
+    c->iused = at;
+    c->run_bp = bp;
+    c->run_block = block;
+    c->in_run = 1;
+    c->run_on_device = 0;
+    c->fresh = 1;
+    c->synced = 0;
+}
+
+static void cuda_block_end(Executor *x)
+{
+    CudaExec *c = (CudaExec *)x;
+    for (int i = 0; c->in_run && i < c->pcap; i++)
+        temps_drop(c, &c->preps[i]);
+    c->in_run = 0;
+}
+
+/* Prepare the slice of step STEP (on the device): its parameters on the
+ * device and bound, the results of known lengths allocated, and their
+ * reductions' temporaries. */
+static void prepare_step(CudaExec *c, int block, int step, Value **env)
+{
+    set_step(c, block, step, env);
+    const CgKernelCode *kc = &c->code[block][step];
+    for (int p = 0; p < kc->canon->nparams; p++) {
+        int l = kc->canon->params[p];
+        bind_param(c, l, env[kc->map[l]]);
+    }
+    prebind_from(c, 0);
+    prepare_temps_from(c, 0);
+    c->ready[step] = 1;
+}
+
+/* Prepare the kernel steps from FROM on that will run on the device, up to
+ * the first that cannot be prepared now: a host step (the host waits for
+ * the device before it), a step offered donated storage (the same), a
+ * step whose parameters are not all computed yet (after a filter: its
+ * count comes back first), one that runs on the host, or one that would
+ * take more memory ahead of time than ahead_fits allows. Then one upload
+ * serves all of them. */
+static void prepare_ahead(CudaExec *c, int block, const BlockPlan *bp, int from, Value **env)
+{
+    int64_t hh = mem_limit() - mem_used(), dh = mem_limit() - mem_dev_used();
+    c->ahead = 1;
+    c->ahead_stop = 0;
+    c->ahead_budget = (hh < dh ? hh : dh) / 4;
+    for (int t = from; t < bp->nsteps && !c->ahead_stop; t++) {
+        const PlanStep *ps = &bp->steps[t];
+        if (c->ready[t])
+            continue;
+        if (ps->kind != STEP_KERNEL || ps->donor || step_on_device(c, block, bp, t, env) != 1)
+            break;
+        /* parameters still on the host go up now */
+        int64_t up = 0;
+        for (int p = 0; p < ps->k->nparams; p++) {
+            const Value *v = env[ps->k->params[p]];
+            if (!v->dev)
+                up += v->len * 8 + (v->type == VT_SEGDES ? v->len * 8 : 0);
+        }
+        if (!ahead_fits(c, up))
+            break;
+        prepare_step(c, block, t, env);
+    }
+    c->ahead = 0;
+    c->ahead_stop = 0;
+}
+
+/* A step prepared ahead runs on the host after all: its results go back
+ * to the slots' owners, its temporaries to the device. */
+static void unprepare_step(CudaExec *c, int block, int step, Value **env)
+{
+    set_step(c, block, step, env);
+    for (int l = 0; l < c->nvars; l++)
+        if (c->pb[l] && env[c->map[l]]) {
+            val_release(env[c->map[l]]);
+            env[c->map[l]] = NULL;
+        }
+    for (int j = 0; j < c->k->nsoacs; j++)
+        temps_drop(c, &c->sp[j]);
+    c->ready[step] = 0;
+}
+
+static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Value **env)
+{
+    CudaExec *c = (CudaExec *)x;
+    const LcuKernel *k = bp->steps[step].k;
+    int fam = family(k);
+    for (int p = 0; p < k->nparams; p++) {
+        Value *v = env[k->params[p]];
+        if (!v)
+            rt_fatal("cuda: kernel K%d: parameter x%d is not bound", k->id, k->params[p]);
+        if (v->type == VT_PAIR)
+            rt_fatal("cuda: kernel K%d: parameter x%d is a pair", k->id, k->params[p]);
+    }
+    if (!c->in_run || c->run_bp != bp || c->run_block != block)
+        cuda_block_begin(x, block, bp, env);
+    if (step_on_device(c, block, bp, step, env) != 1) {
+        if (c->ready[step])
+            unprepare_step(c, block, step, env);
         for (int p = 0; p < k->nparams; p++)
             val_for_host(env[k->params[p]]);
         c->on_host[fam]++;
@@ -995,42 +1364,39 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         return;
     }
     c->on_device[fam]++;
-    if (c->vcap < kc->nlocal) {
-        if (c->dv)
-            dfree(c, c->dv);
-        free(c->hv);
-        free(c->hv_up);
-        c->vcap = kc->nlocal * 2;
-        /* room behind the entries for a SOAC's temporaries' pointers */
-        size_t bytes = (size_t)c->vcap * sizeof *c->hv + LCU_MAXRES * sizeof(void *);
-        c->hv = calloc(1, bytes);
-        c->hv_up = calloc(1, bytes);
-        free(c->known);
-        free(c->prebound);
-        c->known = calloc((size_t)c->vcap, 1);
-        c->prebound = calloc((size_t)c->vcap, 1);
-        c->up_bytes = 0;
-        c->dv = dalloc_fixed(c, bytes);
-        if (!c->hv || !c->hv_up || !c->known || !c->prebound)
-            rt_fatal("out of host memory");
+    if (!c->run_on_device) {
+        c->run_on_device = 1;
+        c->dev_runs++;
     }
-    c->env = env;
-    c->map = kc->map;
-    c->types = kc->ltypes;
-    c->k = kc->canon;
-    c->nvars = kc->nlocal;
+    const CgKernelCode *kc = &c->code[block][step];
+    if (!c->ready[step])
+        prepare_step(c, block, step, env);
+    prepare_ahead(c, block, bp, step + 1, env);
+    set_step(c, block, step, env);
+    /* bound again: a value may have changed since the step was prepared
+     * (the slice then changes, and goes up again) */
     for (int p = 0; p < kc->canon->nparams; p++) {
         int l = kc->canon->params[p];
         bind_param(c, l, env[kc->map[l]]);
     }
-    prebind_results(c, kc->canon);
     for (int j = 0; j < kc->canon->nsoacs; j++) {
+        const LcuSoac *s = kc->canon->soacs[j];
         c->cur_bp = bp;
         c->cur_block = block;
         c->cur_unique = kc->unique;
         c->cur_soac = j;
-        run_soac(c, c->ubase[block] + kc->unique, j, kc->canon->soacs[j]);
+        run_soac(c, c->ubase[block] + kc->unique, j, s);
+        if (s->kind == LS_FILTER || s->kind == LS_PARTITION || s->kind == LS_SEG_FILTER) {
+            /* its count came back: what depends on it is prepared now,
+             * with the steps ahead that were waiting for it */
+            prebind_from(c, j + 1);
+            prepare_temps_from(c, j + 1);
+            prepare_ahead(c, block, bp, step + 1, env);
+            set_step(c, block, step, env);
+        }
     }
+    for (int j = 0; j < kc->canon->nsoacs; j++)
+        temps_drop(c, &c->sp[j]);
     c->er_pending = 1;
     lcu_release_internal(kc->canon, kc->map, env);
 }
@@ -1278,6 +1644,10 @@ static void cuda_report(Executor *x, FILE *f)
     fprintf(f, "stats: cuda: variable table: %lld uploads, %lld launches found it unchanged; the error record read "
                "%lld times\n",
             (long long)c->table_uploads, (long long)c->table_unchanged, (long long)c->er_reads);
+    fprintf(f, "stats: cuda: variable table uploads: %lld first of a block run, %lld after a sync point, %lld others; "
+               "%lld block runs on the device, %lld sync points in them\n",
+            (long long)c->up_first, (long long)c->up_synced, (long long)c->up_other, (long long)c->dev_runs,
+            (long long)c->sync_points);
     fprintf(f, "stats: cuda: lazy fills filled on the device: %lld\n", (long long)c->lazy_fills);
     fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
     for (int i = 0; i < NRUN; i++)
@@ -1306,18 +1676,24 @@ static void cuda_free(Executor *x)
     free(c->upath);
     free(c->code);
     free(c->nsteps);
-    free(c->hv);
-    free(c->hv_up);
+    free(c->img);
+    free(c->img_up);
     free(c->known);
     free(c->prebound);
+    free(c->slice);
+    free(c->ready);
+    free(c->soac0);
     if (c->dev) {
-        if (c->dv)
-            dfree(c, c->dv);
+        for (int i = 0; c->in_run && i < c->pcap; i++)
+            temps_drop(c, &c->preps[i]);
+        if (c->dimg)
+            dfree(c, c->dimg);
         if (c->er_d)
             dfree(c, c->er_d);
         if (c->pair_d)
             dfree(c, c->pair_d);
     }
+    free(c->preps);
     c->inner->free(c->inner);
     free(c->allocs);
     /* Values freed after this (there should be none: the interpreter goes
@@ -1376,6 +1752,8 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;
     c->base.check_errors = cuda_check_errors;
+    c->base.block_begin = cuda_block_begin;
+    c->base.block_end = cuda_block_end;
     c->base.where = cuda_where;
     c->base.report = cuda_report;
     c->base.free = cuda_free;

@@ -52,6 +52,14 @@ struct Executor {
      * intact inputs. NULL:
      * run_kernel reports them itself. */
     void (*check_errors)(Executor *x);
+    /* A run of block BLOCK's plan BP over ENV begins (its inputs bound,
+     * before its first step) or ends (after its last step and the final
+     * check_errors). The cuda executor lays out the variable tables of
+     * the run's kernel steps in one image here, to upload them together.
+     * NULL: nothing to do. A run cut short (a kernel's failure replayed)
+     * may miss its end: the next begin starts afresh. */
+    void (*block_begin)(Executor *x, int block, const BlockPlan *bp, Value **env);
+    void (*block_end)(Executor *x);
     /* Where the code of a kernel lives (a file and function), for --check
      * reports; NULL when nothing was generated. */
     const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);
