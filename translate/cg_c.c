@@ -590,7 +590,9 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         /* one long segment: chunks in parallel; spec: float sums whose
          * terms are checked (vs_fsum_exact_term), else the fold below */
         cg_puts(b, "        int done = 0;\n");
-        cg_printf(b, "        if (m == 1 && L[0] > %d) {\n", ch);
+        /* checking a float sum's terms costs about as much as the sum:
+         * it pays from three threads */
+        cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 2" : "");
         cg_puts(b, "            int64_t s0 = sd->off[0], n1 = L[0];\n");
         cg_printf(b, "            int64_t nch = (n1 + %d - 1) / %d;\n", ch, ch);
         cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr + spec);

@@ -168,6 +168,13 @@ static const char c_head[] =
     "#include <stdint.h>\n"
     "#include <string.h>\n"
     "#include <math.h>\n"
+    /* the threads the parallel loops may use (1 without OpenMP) */
+    "#ifdef _OPENMP\n"
+    "#include <omp.h>\n"
+    "#define VK_THREADS() omp_get_max_threads()\n"
+    "#else\n"
+    "#define VK_THREADS() 1\n"
+    "#endif\n"
     /* Always inline: a unit of a large program is hundreds of kilobytes, past
      * the size where the compiler stops inlining on its own, and a bounds-
      * checked load left as a call costs more than the load. */

@@ -161,13 +161,16 @@
     enum { VS_CHUNK = 65536 };                                                \
     VS_FN int vs_rop_chunks(int r) { return r == VS_FADD || r == VS_FMUL; }   \
     /* A float + fold of n terms gives the same bits in every order when */  \
-    /* every term is an integer of magnitude at most 2^52 / n: every */       \
+    /* every term is an integer of magnitude at most 2^51 / n: every */       \
     /* partial sum is then an integer below 2^53, exact in a double (and */  \
-    /* never -0.0 from +0.0). The backends may then sum in parallel. */      \
-    VS_FN double vs_fsum_exact_lim(int64_t n) { return 4503599627370496.0 / (double)(n > 0 ? n : 1); } \
+    /* never -0.0 from +0.0). The backends may then sum in parallel. The */  \
+    /* test of a term: |x| <= lim, and x + 1.5 * 2^52 (rounded to an */        \
+    /* integer, as |x| <= 2^51) minus the same gives x back. No branch, */   \
+    /* no conversion; false for NaN and infinities. */                        \
+    VS_FN double vs_fsum_exact_lim(int64_t n) { return 2251799813685248.0 / (double)(n > 0 ? n : 1); } \
     VS_FN int vs_fsum_exact_term(double x, double lim)                        \
     {                                                                         \
-        return fabs(x) <= lim && x == (double)(int64_t)x;                     \
+        return (fabs(x) <= lim) & ((x + 6755399441055744.0) - 6755399441055744.0 == x); \
     }                                                                         \
 )
 
