@@ -529,8 +529,13 @@ int main(int argc, char **argv)
      * jit.c's KEY.abandoned). VINTERP_TIER_GRACE_MS lets it finish first. */
     tier_prep_end(prep, 1e-3 * (double)bopt.tier.grace_ms);
     if (bopt.stats)
+    {
         fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n",
                 (long long)val_lazy_made, (long long)val_lazy_written);
+        fprintf(stderr, "stats: interpreted float sums in parallel (every term an integer within 2^51/n): %lld, "
+                "%lld tried that fell back to left to right\n",
+                (long long)interp_fsum_parallel, (long long)interp_fsum_fellback);
+    }
     if (backend && bopt.stats)
         backend_report(backend, stderr);
     if (prep && bopt.stats)

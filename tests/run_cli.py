@@ -159,6 +159,18 @@ os.environ["VINTERP_FLOAT_REASSOC"] = "yes"
 rc, out, err = run("--backend=ref", fr)
 check("VINTERP_FLOAT_REASSOC=yes is refused", rc == 1 and out == "" and "VINTERP_FLOAT_REASSOC" in err, err)
 del os.environ["VINTERP_FLOAT_REASSOC"]
+# tests/float_order/float_sum_order.vcode: of its four long sums, one has
+# only small integer terms (summed in parallel), three have not (2^53, 0.5,
+# 0.1: the parallel sum is dropped for the left-to-right fold)
+fso = os.path.join(HERE, "float_order", "float_sum_order.vcode")
+with open(os.path.join(HERE, "float_order", "float_sum_order.expected")) as f:
+    fso_out = f.read()
+for threads, want in (("2", ": 1, 3 tried"), ("1", ": 0, 0 tried")):
+    os.environ["VINTERP_THREADS"] = threads
+    rc, out, err = run("--backend=ref", "-d", "stats", fso)
+    check("float sums in parallel when every term allows it, %s thread(s)" % threads,
+          rc == 0 and out == fso_out and "interpreted float sums in parallel" in err and want in err, err)
+del os.environ["VINTERP_THREADS"]
 rc, out, err = run("--backend=cpu", "--float-reassoc", "-d", "fusion", fr)
 check("-d fusion marks the chunked reductions", rc == 0 and ") chunked" in err and "(fmax)" in err
       and "(fmax) chunked" not in err, err[-500:])

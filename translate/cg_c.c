@@ -8,13 +8,16 @@
  * SEG_FILTER compute every predicate first and pull only the elements they
  * keep; PERMUTE and SEG_PERMUTE evaluate flag, index, then pull.
  *
- * MAP is the one skeleton run in parallel (OpenMP, when the unit is
- * compiled with -fopenmp and the space has at least 65536 elements): its
- * elements are independent and every result is written once, so the
- * results do not depend on the schedule. Only which element's error is
- * reported first can differ. Scans, reductions and scatters stay
- * sequential to keep float results and duplicate-index writes exactly as
- * the reference has them. */
+ * MAP runs in parallel (OpenMP, when the unit is compiled with -fopenmp
+ * and the space has at least 65536 elements): its elements are
+ * independent and every result is written once, so the results do not
+ * depend on the schedule. Only which element's error is reported first
+ * can differ. So do the reductions whose results cannot depend on the
+ * order (emit_seg_reduce, emit_reduce_chunks): segments, Int and Bool
+ * operators, float sums whose terms are checked, and --float-reassoc's
+ * chunks, whose grouping is fixed by vcode/semantics.h. Scans and
+ * scatters stay sequential to keep float results and duplicate-index
+ * writes exactly as the reference has them. */
 #include "translate/codegen.h"
 
 #include <stdio.h>
@@ -225,7 +228,10 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
     for (int r = 0; r < nr; r++)
         par &= rop_by_chunks(s, r);
     int ch = s->chunked ? VS_CHUNK : RED_CHUNK;
-    char acc[16], x[16];
+    /* chunked: the chunks' folds into a table, combined in order; else
+     * (Int, Bool) each thread's into its own partial, in any order */
+    int ordered = par && s->chunked;
+    char acc[16], x[64];
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
@@ -238,14 +244,20 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
         cg_emit_lim(b, loads, -1, "        ", "INT64_MAX");
     cg_printf(b, "        int64_t nch = (n + %d - 1) / %d;\n", ch, ch);
     if (par) {
-        /* partial results: chunk c of result r at pt[r * nch + c] */
-        cg_printf(b, "        char *pt = (char *)cx->scratch(cx, (nch ? nch : 1) * %d * 8);\n", nr);
+        /* ordered: chunk c of result r at pt[r * nch + c] */
+        if (ordered)
+            cg_printf(b, "        char *pt = (char *)cx->scratch(cx, (nch ? nch : 1) * %d * 8);\n", nr);
         cg_printf(b, "#pragma omp parallel if (n >= %d && nch > 1)\n", MAP_PAR_MIN);
         cg_puts(b, "        {\n");
         table = "Vp";
         table_n = nvars;
         private_table(b, "            ");
-        cg_puts(b, "#pragma omp for schedule(static)\n");
+        for (int r = 0; r < nr && !ordered; r++) {
+            cg_printf(b, "            %s t%d = ", cg_ctype(types[s->res[r]].base), r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_puts(b, ";\n");
+        }
+        cg_puts(b, ordered ? "#pragma omp for schedule(static)\n" : "#pragma omp for schedule(static) nowait\n");
     } else {
         cg_puts(b, "        {\n");
     }
@@ -283,20 +295,32 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
     if (fast_roles)
         cg_puts(b, "                }\n");
     for (int r = 0; r < nr; r++) {
-        if (par) {
+        if (ordered) {
             cg_printf(b, "                ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
                       cg_ctype(types[s->res[r]].base), r, r);
         } else if (rop_by_chunks(s, r)) {
-            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(acc, sizeof acc, "%c%d", par ? 't' : 'a', r);
             snprintf(x, sizeof x, "q%d", r);
             cg_puts(b, "                ");
             cg_rop_combine(b, s->rops[r], acc, x);
             cg_puts(b, "\n");
         }
     }
-    cg_puts(b, "            }\n        }\n");
+    cg_puts(b, "            }\n");
+    if (par && !ordered) {
+        cg_puts(b, "#pragma omp critical\n            {\n");
+        for (int r = 0; r < nr; r++) {
+            snprintf(acc, sizeof acc, "a%d", r);
+            snprintf(x, sizeof x, "t%d", r);
+            cg_puts(b, "                ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
+        }
+        cg_puts(b, "            }\n");
+    }
+    cg_puts(b, "        }\n");
     table = "V";
-    if (par) {
+    if (ordered) {
         cg_puts(b, "        for (int64_t c = 0; c < nch; c++) {\n");
         for (int r = 0; r < nr; r++) {
             const char *ct = cg_ctype(types[s->res[r]].base);
@@ -588,21 +612,42 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
     table_n = nvars;
     if (par1) {
         /* one long segment: chunks in parallel; spec: float sums whose
-         * terms are checked (vs_fsum_exact_term), else the fold below */
+         * terms are checked (vs_fsum_exact_term), else the fold below.
+         * Chunked (--float-reassoc): the chunks' folds into a table
+         * (kernel scratch), combined in order; otherwise each thread's
+         * chunks into a partial of its own, combined in any order (the
+         * results do not depend on it) without scratch. */
+        int ordered = s->chunked;
+        const char *fast = fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL;
         cg_puts(b, "        int done = 0;\n");
         /* checking a float sum's terms costs about as much as the sum:
          * it pays from three threads */
         cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 2" : "");
         cg_puts(b, "            int64_t s0 = sd->off[0], n1 = L[0];\n");
         cg_printf(b, "            int64_t nch = (n1 + %d - 1) / %d;\n", ch, ch);
-        cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr + spec);
+        for (int r = 0; r < nr; r++) {
+            cg_printf(b, "            %s a%d = ", cg_ctype(types[s->res[r]].base), r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_puts(b, ";\n");
+        }
+        if (ordered)
+            cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr);
         if (spec)
-            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n");
+            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n            int allok = 1;\n");
         cg_printf(b, "#pragma omp parallel if (n1 >= %d)\n", MAP_PAR_MIN);
         cg_puts(b, "            {\n");
         cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
         private_table(b, "                ");
-        cg_puts(b, "#pragma omp for schedule(static)\n");
+        if (!ordered) {
+            for (int r = 0; r < nr; r++) {
+                cg_printf(b, "                %s t%d = ", cg_ctype(types[s->res[r]].base), r);
+                cg_rop_identity(b, s->rops[r]);
+                cg_puts(b, ";\n");
+            }
+            if (spec)
+                cg_puts(b, "                int tok = 1;\n");
+        }
+        cg_puts(b, ordered ? "#pragma omp for schedule(static)\n" : "#pragma omp for schedule(static) nowait\n");
         cg_puts(b, "                for (int64_t c = 0; c < nch; c++) {\n");
         cg_printf(b, "                    int64_t lo = s0 + c * %d, hi = n1 - c * %d < %d ? s0 + n1 : lo + %d;\n", ch,
                   ch, ch, ch);
@@ -613,36 +658,56 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         }
         if (spec)
             cg_puts(b, "                    int ok = 1;\n");
-        if (s->chunked)
-            emit_seg_fold(b, name, j, s, all, 0, fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL,
-                          "0", "                    ");
+        if (ordered)
+            emit_seg_fold(b, name, j, s, all, 0, fast, "0", "                    ");
         else
-            emit_fold_halves(b, name, j, s, types, spec, fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL,
-                             "                    ");
-        for (int r = 0; r < nr; r++)
-            cg_printf(b, "                    ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
-                      cg_ctype(types[s->res[r]].base), r, r);
-        if (spec)
-            cg_printf(b, "                    ((int32_t *)(pt + (size_t)%d * nch * 8))[c] = ok;\n", nr);
-        cg_puts(b, "                }\n            }\n");
-        if (spec) {
-            cg_puts(b, "            done = 1;\n            for (int64_t c = 0; c < nch; c++)\n");
-            cg_printf(b, "                done &= ((int32_t *)(pt + (size_t)%d * nch * 8))[c];\n", nr);
-        } else {
-            cg_puts(b, "            done = 1;\n");
-        }
-        cg_puts(b, "            if (done) {\n");
+            emit_fold_halves(b, name, j, s, types, spec, fast, "                    ");
+        char acc[16], x[64];
         for (int r = 0; r < nr; r++) {
-            char acc[16], part[64];
-            const char *ct = cg_ctype(types[s->res[r]].base);
-            snprintf(acc, sizeof acc, "a%d", r);
-            snprintf(part, sizeof part, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
-            cg_printf(b, "                %s a%d = ", ct, r);
-            cg_rop_identity(b, s->rops[r]);
-            cg_puts(b, ";\n                for (int64_t c = 0; c < nch; c++)\n                    ");
-            cg_rop_combine(b, s->rops[r], acc, part);
-            cg_printf(b, "\n                o%d[0] = a%d;\n", r, r);
+            if (ordered) {
+                cg_printf(b, "                    ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
+                          cg_ctype(types[s->res[r]].base), r, r);
+                continue;
+            }
+            snprintf(acc, sizeof acc, "t%d", r);
+            snprintf(x, sizeof x, "q%d", r);
+            cg_puts(b, "                    ");
+            cg_rop_combine(b, s->rops[r], acc, x);
+            cg_puts(b, "\n");
         }
+        if (spec)
+            cg_puts(b, "                    tok &= ok;\n");
+        cg_puts(b, "                }\n");
+        if (!ordered) {
+            cg_puts(b, "#pragma omp critical\n                {\n");
+            for (int r = 0; r < nr; r++) {
+                snprintf(acc, sizeof acc, "a%d", r);
+                snprintf(x, sizeof x, "t%d", r);
+                cg_puts(b, "                    ");
+                cg_rop_combine(b, s->rops[r], acc, x);
+                cg_puts(b, "\n");
+            }
+            if (spec)
+                cg_puts(b, "                    allok &= tok;\n");
+            cg_puts(b, "                }\n");
+        }
+        cg_puts(b, "            }\n");
+        if (ordered) {
+            cg_puts(b, "            for (int64_t c = 0; c < nch; c++) {\n");
+            for (int r = 0; r < nr; r++) {
+                const char *ct = cg_ctype(types[s->res[r]].base);
+                snprintf(acc, sizeof acc, "a%d", r);
+                snprintf(x, sizeof x, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
+                cg_puts(b, "                ");
+                cg_rop_combine(b, s->rops[r], acc, x);
+                cg_puts(b, "\n");
+            }
+            cg_puts(b, "            }\n");
+        }
+        cg_puts(b, spec ? "            done = allok;\n" : "            done = 1;\n");
+        cg_puts(b, "            if (done) {\n");
+        for (int r = 0; r < nr; r++)
+            cg_printf(b, "                o%d[0] = a%d;\n", r, r);
         cg_puts(b, "            }\n        }\n        if (!done) {\n");
     }
     cg_printf(b, "#pragma omp parallel if (m > 1 && sd->n >= %d)\n", MAP_PAR_MIN);

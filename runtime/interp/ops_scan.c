@@ -205,6 +205,8 @@ static void exact_sum_chunks(void *arg, int64_t lo, int64_t hi)
     }
 }
 
+int64_t interp_fsum_parallel, interp_fsum_fellback;
+
 static int fadd_exact_par(const Value *d, Value *r)
 {
     ExactSum a = { (const double *)d->data, NULL, NULL, d->len, 4096, vs_fsum_exact_lim(d->len) };
@@ -222,6 +224,10 @@ static int fadd_exact_par(const Value *d, Value *r)
     }
     if (ok)
         ((double *)r->data)[0] = acc;
+    if (ok)
+        interp_fsum_parallel++;
+    else
+        interp_fsum_fellback++;
     free(a.part);
     free(a.ok);
     return ok;

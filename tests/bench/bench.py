@@ -81,9 +81,11 @@ BACKENDS = {
     "cpu": (True, False),
     "cuda": (True, True),
     "auto-cold": (True, False),
+    "cpu-reassoc": (True, False),
 }
 REF_INTERP = "classic"             # the pseudo-backend of --classic (alias --ref-interp)
 COLD = "auto-cold"                 # the default backend with a fresh kernel cache per run
+REASSOC = "cpu-reassoc"            # cpu with --float-reassoc (float sums by chunks)
 # The programs with a bandwidth floor: name prefix -> floor.c's KIND.
 FLOOR_KINDS = (("dotp", "dotp"), ("muladd", "muladd"))
 FLOOR_SRC = os.path.join(HERE, "floor.c")
@@ -312,6 +314,8 @@ def backend_cmd(interp, backend, classic):
         return [classic]
     if backend == COLD:
         return [interp]            # no --backend: the default (auto)
+    if backend == REASSOC:
+        return [interp, "--backend=cpu", "--float-reassoc"]
     return [interp, "--backend=" + backend]
 
 
@@ -477,7 +481,7 @@ def bench_program(name, vcode, expected, backends, args):
     # units: the timed runs then find every unit the tiers ask for (a
     # background warm-up compiles only its share before it ends).
     for res in results:
-        if res.fused and res.backend in ("cpu", "cuda") and not res.crashed and args.warmup:
+        if res.fused and res.backend in ("cpu", "cuda", REASSOC) and not res.crashed and args.warmup:
             one(res, "warm-up, --tier=sync", ["--tier=sync"])
     for i in range(args.warmup):
         for res in results:
@@ -939,6 +943,11 @@ def main():
                       "a fresh empty kernel cache per run (`VINTERP_CACHE_DIR=$(mktemp -d)`, "
                       "removed afterwards), so kernel compilation is included"
                       % (os.path.relpath(interp, ROOT), MEMORY_ARG))
+    if REASSOC in args.backend_list:
+        header.append("* cpu-reassoc: `%s --backend=cpu --float-reassoc`, warm as cpu: float + and * "
+                      "reductions of more than 65536 elements fold by chunks (opt-in; the last digits "
+                      "may differ from the classic's, and \"output ok\" says where they do)"
+                      % os.path.relpath(interp, ROOT))
     fl_done = [(n, f) for n, f in floors.items() if f is not None]
     if fl_done:
         parts = []
@@ -961,7 +970,7 @@ def main():
                       "row's timed-region median over this." % (args.floor_threads, "; ".join(parts)))
     header += [
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
-        "* Method: whole-process wall seconds, %d discarded warm-up run(s) (cpu/cuda: one more "
+        "* Method: whole-process wall seconds, %d discarded warm-up run(s) (cpu/cuda/cpu-reassoc: one more "
         "before them, under `--tier=sync`, into a kernel cache kept for the whole benchmark run, so "
         "that their rows are the tiered default with every promoted block's unit in the cache), then the median "
         "of %d timed run(s), the backends taking turns run by run; peak RSS is the largest of the timed runs. Fused backends get "

@@ -282,6 +282,10 @@ static void test_reduce_skeletons(const LcuVarType *types0)
         CHECK((text_count(x, "vs_fsum_exact_term(") > 0) == t[c].spec);
         CHECK(text_count(x, "int64_t nch = (n1 + 65536 - 1) / 65536;") == t[c].chunk64k);
         CHECK(text_count(x, "if (++cn == 65536) {") == (t[c].counter ? 2 : 0));
+        /* a table of the chunks' folds (charged kernel scratch) only where
+         * their order matters (chunked); else a partial per thread */
+        CHECK(text_count(x, "cx->scratch(") == (t[c].chunked ? 1 : 0));
+        CHECK(text_count(x, "#pragma omp critical") == (t[c].par1 && !t[c].chunked));
         /* two halves side by side, unless chunks must fold left to right */
         CHECK((text_count(x, "int64_t h = (hi - lo) / 2") > 0) == (t[c].par1 && !t[c].chunked));
         if (check_failed != failed_before)
