@@ -1257,7 +1257,8 @@ static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value 
         c->dimg = dalloc_fixed(c, c->icap * sizeof *c->img);
         c->up_used = 0;
     }
-    memset(c->img, 0, at * sizeof *c->img);
+    if (at) /* (a run with no kernel step: no image) */
+        memset(c->img, 0, at * sizeof *c->img);
     c->iused = at;
     c->run_bp = bp;
     c->run_block = block;
