@@ -214,17 +214,18 @@ if have_cc:
             # The variable tables of a block run's kernel steps go up once,
             # and once more only after a sync point (the host read something
             # back): programs whose blocks have several device steps, with
-            # filters (bn_qs, bn_quickhull_run) and host steps between. A
+            # filters (bn_qs; bn_quickhull_run and bn_bh behave alike, left out
+            # for CI's time: 12 s and 66 s on a cold cache) and host steps between. A
             # step that may be offered donated storage is not prepared ahead
             # (its results may take the donor's), so where the offer is not
             # made the upload before it is neither (OTHERS: only the first
-            # two programs have none).
+            # two programs have none; bn_qs has 9).
             corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
             uploads_re = re.compile(r"variable table: (\d+) uploads.*\n.*variable table uploads: (\d+) first of a "
                                     r"block run, (\d+) after a sync point, (\d+) others; (\d+) block runs on the "
                                     r"device, (\d+) sync points in them")
             progs = [segsum] + [os.path.join(corpus, n + ".vcode")
-                                for n in ("bn_black_scholes", "bn_qs", "bn_quickhull_run", "bn_bh")]
+                                for n in ("bn_black_scholes", "bn_qs")]
             for i, prog in enumerate(progs):
                 if not os.path.exists(prog):
                     continue
