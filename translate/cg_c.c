@@ -213,6 +213,35 @@ static int rop_by_chunks(const LcuSoac *s, int r)
     return !rop_float(s->rops[r]) || (s->chunked && vs_rop_chunks(s->rops[r]));
 }
 
+/* IN A<r> = A<r> op X<r>: result R's combine, its accumulator named by
+ * the letter A, its operand by X. */
+static void combine_line(CgBuf *b, const LcuSoac *s, int r, char a, char x, const char *in)
+{
+    char acc[16], v[16];
+    snprintf(acc, sizeof acc, "%c%d", a, r);
+    snprintf(v, sizeof v, "%c%d", x, r);
+    cg_puts(b, in);
+    cg_rop_combine(b, s->rops[r], acc, v);
+    cg_puts(b, "\n");
+}
+
+/* The chunks' folds of an ordered (chunked) reduction, kept in the table
+ * pt (chunk c of result r at pt[r * nch + c], 8 bytes apart), combined in
+ * order into a<r>; IN: the loop's indentation. */
+static void emit_table_fold(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *in)
+{
+    char acc[16], part[64];
+    cg_printf(b, "%sfor (int64_t c = 0; c < nch; c++) {\n", in);
+    for (int r = 0; r < s->nres; r++) {
+        snprintf(acc, sizeof acc, "a%d", r);
+        snprintf(part, sizeof part, "((%s *)(pt + (size_t)%d * nch * 8))[c]", cg_ctype(types[s->res[r]].base), r);
+        cg_printf(b, "%s    ", in);
+        cg_rop_combine(b, s->rops[r], acc, part);
+        cg_puts(b, "\n");
+    }
+    cg_printf(b, "%s}\n", in);
+}
+
 /* Int and Bool reductions fold chunks of RED_CHUNK elements in parallel. */
 #define RED_CHUNK 4096
 
@@ -231,7 +260,6 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
     /* chunked: the chunks' folds into a table, combined in order; else
      * (Int, Bool) each thread's into its own partial, in any order */
     int ordered = par && s->chunked;
-    char acc[16], x[64];
     cg_puts(b, "        int64_t n = ");
     shape_len(b, &s->shape, types);
     cg_puts(b, ";\n");
@@ -282,13 +310,8 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
         for (int r = 0; r < nr; r++)
             cg_printf(b, ", &x%d", r);
         cg_puts(b, ");\n");
-        for (int r = 0; r < nr; r++) {
-            snprintf(acc, sizeof acc, "%c%d", rop_by_chunks(s, r) ? 'q' : 'a', r);
-            snprintf(x, sizeof x, "x%d", r);
-            cg_puts(b, "                    ");
-            cg_rop_combine(b, s->rops[r], acc, x);
-            cg_puts(b, "\n");
-        }
+        for (int r = 0; r < nr; r++)
+            combine_line(b, s, r, rop_by_chunks(s, r) ? 'q' : 'a', 'x', "                    ");
         cg_puts(b, "                }\n");
     }
     fast_on = 0;
@@ -299,40 +322,20 @@ static void emit_reduce_chunks(CgBuf *b, const char *name, int j, const LcuSoac 
             cg_printf(b, "                ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
                       cg_ctype(types[s->res[r]].base), r, r);
         } else if (rop_by_chunks(s, r)) {
-            snprintf(acc, sizeof acc, "%c%d", par ? 't' : 'a', r);
-            snprintf(x, sizeof x, "q%d", r);
-            cg_puts(b, "                ");
-            cg_rop_combine(b, s->rops[r], acc, x);
-            cg_puts(b, "\n");
+            combine_line(b, s, r, par ? 't' : 'a', 'q', "                ");
         }
     }
     cg_puts(b, "            }\n");
     if (par && !ordered) {
         cg_puts(b, "#pragma omp critical\n            {\n");
-        for (int r = 0; r < nr; r++) {
-            snprintf(acc, sizeof acc, "a%d", r);
-            snprintf(x, sizeof x, "t%d", r);
-            cg_puts(b, "                ");
-            cg_rop_combine(b, s->rops[r], acc, x);
-            cg_puts(b, "\n");
-        }
+        for (int r = 0; r < nr; r++)
+            combine_line(b, s, r, 'a', 't', "                ");
         cg_puts(b, "            }\n");
     }
     cg_puts(b, "        }\n");
     table = "V";
-    if (ordered) {
-        cg_puts(b, "        for (int64_t c = 0; c < nch; c++) {\n");
-        for (int r = 0; r < nr; r++) {
-            const char *ct = cg_ctype(types[s->res[r]].base);
-            snprintf(acc, sizeof acc, "a%d", r);
-            char part[64];
-            snprintf(part, sizeof part, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
-            cg_puts(b, "            ");
-            cg_rop_combine(b, s->rops[r], acc, part);
-            cg_puts(b, "\n");
-        }
-        cg_puts(b, "        }\n");
-    }
+    if (ordered)
+        emit_table_fold(b, s, types, "        ");
     decl_outs(b, s, types, 0, nr, "1", 0, 0);
     for (int r = 0; r < nr; r++)
         cg_printf(b, "        o%d[0] = a%d;\n", r, r);
@@ -458,15 +461,10 @@ static void seg_loop_open(CgBuf *b, int sv)
 /* a = a op q for the results BY marks; RESET: then q = the identity. */
 static void emit_fold_q(CgBuf *b, const LcuSoac *s, const int *by, const char *indent, int reset)
 {
-    char acc[16], x[16];
     for (int r = 0; r < s->nres; r++) {
         if (!by[r])
             continue;
-        snprintf(acc, sizeof acc, "a%d", r);
-        snprintf(x, sizeof x, "q%d", r);
-        cg_puts(b, indent);
-        cg_rop_combine(b, s->rops[r], acc, x);
-        cg_puts(b, "\n");
+        combine_line(b, s, r, 'a', 'q', indent);
         if (reset) {
             cg_printf(b, "%sq%d = ", indent, r);
             cg_rop_identity(b, s->rops[r]);
@@ -482,7 +480,8 @@ static void emit_fold_q(CgBuf *b, const LcuSoac *s, const int *by, const char *i
 static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, const int *by, int chunked,
                           const char *fast, const char *seg, const char *in)
 {
-    char acc[16], x[16];
+    char in8[64];
+    snprintf(in8, sizeof in8, "%s        ", in);
     for (int f = fast ? 1 : 0; f >= 0; f--) {
         fast_on = f;
         if (fast)
@@ -496,13 +495,8 @@ static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, c
         for (int r = 0; r < s->nres; r++)
             cg_printf(b, ", &x%d", r);
         cg_puts(b, ");\n");
-        for (int r = 0; r < s->nres; r++) {
-            snprintf(acc, sizeof acc, "%c%d", by[r] ? 'q' : 'a', r);
-            snprintf(x, sizeof x, "x%d", r);
-            cg_printf(b, "%s        ", in);
-            cg_rop_combine(b, s->rops[r], acc, x);
-            cg_puts(b, "\n");
-        }
+        for (int r = 0; r < s->nres; r++)
+            combine_line(b, s, r, by[r] ? 'q' : 'a', 'x', in8);
         if (chunked) {
             char in2[64];
             snprintf(in2, sizeof in2, "%s            ", in);
@@ -522,7 +516,8 @@ static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, c
 static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, int spec, int fast, const char *i,
                            char v, char a, const char *in)
 {
-    char acc[16], x[16];
+    char in4[64];
+    snprintf(in4, sizeof in4, "%s    ", in);
     cg_printf(b, "%s{\n%s    int64_t i = %s, sg = %s;\n%s    ", in, in, i, fast ? "0" : "sd->segid ? sd->segid[i] : 0",
               in);
     call(b, name, j, "pull", "sg");
@@ -530,13 +525,9 @@ static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, 
         cg_printf(b, ", &%c%d", v, r);
     cg_puts(b, ");\n");
     for (int r = 0; r < s->nres; r++) {
-        snprintf(acc, sizeof acc, "%c%d", a, r);
-        snprintf(x, sizeof x, "%c%d", v, r);
-        cg_printf(b, "%s    ", in);
-        cg_rop_combine(b, s->rops[r], acc, x);
-        cg_puts(b, "\n");
+        combine_line(b, s, r, a, v, in4);
         if (spec && s->rops[r] == LR_FADD)
-            cg_printf(b, "%s    ok &= vs_fsum_exact_term(%s, flim);\n", in, x);
+            cg_printf(b, "%sok &= vs_fsum_exact_term(%c%d, flim);\n", in4, v, r);
     }
     cg_printf(b, "%s}\n", in);
 }
@@ -549,7 +540,7 @@ static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s
                              const char *fast, const char *in)
 {
     int nr = s->nres;
-    char in2[64], acc[16], x[16];
+    char in2[64];
     snprintf(in2, sizeof in2, "%s        ", in);
     for (int r = 0; r < nr; r++) {
         cg_printf(b, "%s%s p%d = ", in, cg_ctype(types[s->res[r]].base), r);
@@ -570,13 +561,8 @@ static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s
     fast_on = 0;
     if (fast)
         cg_printf(b, "%s}\n", in);
-    for (int r = 0; r < nr; r++) {
-        snprintf(acc, sizeof acc, "q%d", r);
-        snprintf(x, sizeof x, "p%d", r);
-        cg_puts(b, in);
-        cg_rop_combine(b, s->rops[r], acc, x);
-        cg_puts(b, "\n");
-    }
+    for (int r = 0; r < nr; r++)
+        combine_line(b, s, r, 'q', 'p', in);
 }
 
 /* SEG_REDUCE. The segments are folded in parallel, each left to right
@@ -662,48 +648,27 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
             emit_seg_fold(b, name, j, s, all, 0, fast, "0", "                    ");
         else
             emit_fold_halves(b, name, j, s, types, spec, fast, "                    ");
-        char acc[16], x[64];
         for (int r = 0; r < nr; r++) {
-            if (ordered) {
+            if (ordered)
                 cg_printf(b, "                    ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
                           cg_ctype(types[s->res[r]].base), r, r);
-                continue;
-            }
-            snprintf(acc, sizeof acc, "t%d", r);
-            snprintf(x, sizeof x, "q%d", r);
-            cg_puts(b, "                    ");
-            cg_rop_combine(b, s->rops[r], acc, x);
-            cg_puts(b, "\n");
+            else
+                combine_line(b, s, r, 't', 'q', "                    ");
         }
         if (spec)
             cg_puts(b, "                    tok &= ok;\n");
         cg_puts(b, "                }\n");
         if (!ordered) {
             cg_puts(b, "#pragma omp critical\n                {\n");
-            for (int r = 0; r < nr; r++) {
-                snprintf(acc, sizeof acc, "a%d", r);
-                snprintf(x, sizeof x, "t%d", r);
-                cg_puts(b, "                    ");
-                cg_rop_combine(b, s->rops[r], acc, x);
-                cg_puts(b, "\n");
-            }
+            for (int r = 0; r < nr; r++)
+                combine_line(b, s, r, 'a', 't', "                    ");
             if (spec)
                 cg_puts(b, "                    allok &= tok;\n");
             cg_puts(b, "                }\n");
         }
         cg_puts(b, "            }\n");
-        if (ordered) {
-            cg_puts(b, "            for (int64_t c = 0; c < nch; c++) {\n");
-            for (int r = 0; r < nr; r++) {
-                const char *ct = cg_ctype(types[s->res[r]].base);
-                snprintf(acc, sizeof acc, "a%d", r);
-                snprintf(x, sizeof x, "((%s *)(pt + (size_t)%d * nch * 8))[c]", ct, r);
-                cg_puts(b, "                ");
-                cg_rop_combine(b, s->rops[r], acc, x);
-                cg_puts(b, "\n");
-            }
-            cg_puts(b, "            }\n");
-        }
+        if (ordered)
+            emit_table_fold(b, s, types, "            ");
         cg_puts(b, spec ? "            done = allok;\n" : "            done = 1;\n");
         cg_puts(b, "            if (done) {\n");
         for (int r = 0; r < nr; r++)
