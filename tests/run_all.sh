@@ -149,7 +149,7 @@ tail -n 1 "$log"
 count
 if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
     for mode in eager sync; do
-        # four OpenMP threads: the checked parallel float sums run from three
+        # four OpenMP threads (the checked parallel float sums run from two)
         echo "== float_order programs, cpu backend, --tier=$mode, every block promoted at its first run, 4 threads"
         OMP_NUM_THREADS=4 VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
             python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1

@@ -512,8 +512,9 @@ static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, c
 }
 
 /* One element I (text) of a chunk: pulled into <v>r, combined into <a>r;
- * with SPEC, a float sum's term checked into ok. */
-static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, int spec, int fast, const char *i,
+ * LANE >= 0: a float sum's term noted in fm<LANE> and fe<LANE>
+ * (vs_fsum_exact_note). */
+static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, int lane, int fast, const char *i,
                            char v, char a, const char *in)
 {
     char in4[64];
@@ -526,17 +527,16 @@ static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, 
     cg_puts(b, ");\n");
     for (int r = 0; r < s->nres; r++) {
         combine_line(b, s, r, a, v, in4);
-        if (spec && s->rops[r] == LR_FADD)
-            cg_printf(b, "%sok &= vs_fsum_exact_term(%c%d, flim);\n", in4, v, r);
+        if (lane >= 0 && s->rops[r] == LR_FADD)
+            cg_printf(b, "%svs_fsum_exact_note(%c%d, &fm%d, &fe%d);\n", in4, v, r, lane, lane);
     }
     cg_printf(b, "%s}\n", in);
 }
 
 /* A chunk [LO, HI) of a reduction whose results may be combined in any
- * order (Int, Bool; with SPEC, float sums whose terms are checked into
- * ok): its two halves folded side by side (two chains of dependent
- * combines, not one), into q<r> and p<r>, then p<r> into q<r>. */
-static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types, int spec,
+ * order (Int, Bool): its two halves folded side by side (two chains of
+ * dependent combines, not one), into q<r> and p<r>, then p<r> into q<r>. */
+static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
                              const char *fast, const char *in)
 {
     int nr = s->nres;
@@ -553,16 +553,60 @@ static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s
         if (fast)
             cg_printf(b, f ? "%sif (%s) {\n" : "%s} else {\n", in, fast);
         cg_printf(b, "%s    for (int64_t t = 0; t < h; t++) {\n", in);
-        emit_fold_step(b, name, j, s, spec, f, "lo + t", 'x', 'q', in2);
-        emit_fold_step(b, name, j, s, spec, f, "mid + t", 'y', 'p', in2);
+        emit_fold_step(b, name, j, s, -1, f, "lo + t", 'x', 'q', in2);
+        emit_fold_step(b, name, j, s, -1, f, "mid + t", 'y', 'p', in2);
         cg_printf(b, "%s    }\n%s    if (mid + h < hi)\n", in, in);
-        emit_fold_step(b, name, j, s, spec, f, "mid + h", 'x', 'q', in2);
+        emit_fold_step(b, name, j, s, -1, f, "mid + h", 'x', 'q', in2);
     }
     fast_on = 0;
     if (fast)
         cg_printf(b, "%s}\n", in);
     for (int r = 0; r < nr; r++)
         combine_line(b, s, r, 'q', 'p', in);
+}
+
+/* A chunk [LO, HI) of a reduction with a float sum whose terms are checked
+ * (the others Int or Bool): four consecutive elements at a time into four
+ * lanes q, u, w, z (four chains of dependent additions), the terms noted
+ * in two pairs fm/fe (vs_fsum_exact_note: max instructions, no branch),
+ * then the lanes combined. The order does not matter once every term
+ * passes; the caller tests fm and fe. */
+static void emit_fold_lanes(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
+                            const char *fast, const char *in)
+{
+    static const char lanes[4] = { 'q', 'u', 'w', 'z' };
+    static const char *const at[4] = { "i4", "i4 + 1", "i4 + 2", "i4 + 3" };
+    int nr = s->nres;
+    char in2[64];
+    snprintf(in2, sizeof in2, "%s        ", in);
+    for (int r = 0; r < nr; r++) {
+        cg_printf(b, "%s%s ", in, cg_ctype(types[s->res[r]].base));
+        for (int l = 1; l < 4; l++) {
+            cg_printf(b, "%c%d = ", lanes[l], r);
+            cg_rop_identity(b, s->rops[r]);
+            cg_puts(b, l < 3 ? ", " : ";\n");
+        }
+    }
+    cg_printf(b, "%sdouble fm0 = 0.0, fe0 = 0.0, fm1 = 0.0, fe1 = 0.0;\n", in);
+    cg_printf(b, "%sint64_t i4 = lo;\n", in);
+    for (int f = fast ? 1 : 0; f >= 0; f--) {
+        fast_on = f;
+        if (fast)
+            cg_printf(b, f ? "%sif (%s) {\n" : "%s} else {\n", in, fast);
+        cg_printf(b, "%s    for (; i4 + 4 <= hi; i4 += 4) {\n", in);
+        for (int l = 0; l < 4; l++)
+            emit_fold_step(b, name, j, s, l & 1, f, at[l], 'x', lanes[l], in2);
+        cg_printf(b, "%s    }\n%s    for (; i4 < hi; i4++)\n", in, in);
+        emit_fold_step(b, name, j, s, 0, f, "i4", 'x', 'q', in2);
+    }
+    fast_on = 0;
+    if (fast)
+        cg_printf(b, "%s}\n", in);
+    for (int r = 0; r < nr; r++) {
+        combine_line(b, s, r, 'q', 'u', in);
+        combine_line(b, s, r, 'w', 'z', in);
+        combine_line(b, s, r, 'q', 'w', in);
+    }
 }
 
 /* SEG_REDUCE. The segments are folded in parallel, each left to right
@@ -606,9 +650,8 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         int ordered = s->chunked;
         const char *fast = fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL;
         cg_puts(b, "        int done = 0;\n");
-        /* checking a float sum's terms costs about as much as the sum:
-         * it pays from three threads */
-        cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 2" : "");
+        /* a checked float sum pays from two threads */
+        cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 1" : "");
         cg_puts(b, "            int64_t s0 = sd->off[0], n1 = L[0];\n");
         cg_printf(b, "            int64_t nch = (n1 + %d - 1) / %d;\n", ch, ch);
         for (int r = 0; r < nr; r++) {
@@ -619,7 +662,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         if (ordered)
             cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr);
         if (spec)
-            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n            int allok = 1;\n");
+            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n            int failed = 0;\n");
         cg_printf(b, "#pragma omp parallel if (n1 >= %d)\n", MAP_PAR_MIN);
         cg_puts(b, "            {\n");
         cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
@@ -630,11 +673,12 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
                 cg_rop_identity(b, s->rops[r]);
                 cg_puts(b, ";\n");
             }
-            if (spec)
-                cg_puts(b, "                int tok = 1;\n");
         }
         cg_puts(b, ordered ? "#pragma omp for schedule(static)\n" : "#pragma omp for schedule(static) nowait\n");
         cg_puts(b, "                for (int64_t c = 0; c < nch; c++) {\n");
+        if (spec) /* the first chunk that fails stops the others */
+            cg_puts(b, "                    int stop;\n#pragma omp atomic read\n                    stop = failed;\n"
+                       "                    if (stop)\n                        continue;\n");
         cg_printf(b, "                    int64_t lo = s0 + c * %d, hi = n1 - c * %d < %d ? s0 + n1 : lo + %d;\n", ch,
                   ch, ch, ch);
         for (int r = 0; r < nr; r++) {
@@ -642,12 +686,12 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
             cg_rop_identity(b, s->rops[r]);
             cg_printf(b, ", x%d;\n", r);
         }
-        if (spec)
-            cg_puts(b, "                    int ok = 1;\n");
         if (ordered)
             emit_seg_fold(b, name, j, s, all, 0, fast, "0", "                    ");
+        else if (spec)
+            emit_fold_lanes(b, name, j, s, types, fast, "                    ");
         else
-            emit_fold_halves(b, name, j, s, types, spec, fast, "                    ");
+            emit_fold_halves(b, name, j, s, types, fast, "                    ");
         for (int r = 0; r < nr; r++) {
             if (ordered)
                 cg_printf(b, "                    ((%s *)(pt + (size_t)%d * nch * 8))[c] = q%d;\n",
@@ -656,20 +700,28 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
                 combine_line(b, s, r, 't', 'q', "                    ");
         }
         if (spec)
-            cg_puts(b, "                    tok &= ok;\n");
+            cg_puts(b, "                    if (!(vs_fsum_exact_ok(fm0, fe0, flim) & vs_fsum_exact_ok(fm1, fe1, flim))) {\n"
+                       "#pragma omp atomic write\n                        failed = 1;\n                    }\n");
         cg_puts(b, "                }\n");
         if (!ordered) {
             cg_puts(b, "#pragma omp critical\n                {\n");
             for (int r = 0; r < nr; r++)
                 combine_line(b, s, r, 'a', 't', "                    ");
-            if (spec)
-                cg_puts(b, "                    allok &= tok;\n");
             cg_puts(b, "                }\n");
         }
         cg_puts(b, "            }\n");
         if (ordered)
             emit_table_fold(b, s, types, "            ");
-        cg_puts(b, spec ? "            done = allok;\n" : "            done = 1;\n");
+        if (spec) {
+            /* a NaN term may have left fm and fe, never a sum */
+            cg_puts(b, "            done = !failed");
+            for (int r = 0; r < nr; r++)
+                if (s->rops[r] == LR_FADD)
+                    cg_printf(b, " && a%d == a%d", r, r);
+            cg_puts(b, ";\n");
+        } else {
+            cg_puts(b, "            done = 1;\n");
+        }
         cg_puts(b, "            if (done) {\n");
         for (int r = 0; r < nr; r++)
             cg_printf(b, "                o%d[0] = a%d;\n", r, r);

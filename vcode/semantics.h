@@ -172,6 +172,19 @@
     {                                                                         \
         return (fabs(x) <= lim) & ((x + 6755399441055744.0) - 6755399441055744.0 == x); \
     }                                                                         \
+    /* The same test over a run of terms, in a form that vectorises: */      \
+    /* note keeps m = the largest |x| and e = the largest |x - round(x)| */  \
+    /* (a > b ? a : b, a max instruction); the run passes when */           \
+    /* vs_fsum_exact_ok(m, e, lim) and its sum is not NaN. A NaN term can */ \
+    /* drop earlier values out of m and e, but never out of a sum; an */     \
+    /* infinite one stays in m unless a NaN follows. */                       \
+    VS_FN void vs_fsum_exact_note(double x, double *m, double *e)             \
+    {                                                                         \
+        double f = fabs(x), d = fabs(((x + 6755399441055744.0) - 6755399441055744.0) - x); \
+        *m = *m > f ? *m : f;                                                 \
+        *e = *e > d ? *e : d;                                                 \
+    }                                                                         \
+    VS_FN int vs_fsum_exact_ok(double m, double e, double lim) { return (m <= lim) & (e == 0.0); } \
 )
 
 /* The element types, for every layer that needs no more than these three

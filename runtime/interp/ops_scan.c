@@ -10,6 +10,7 @@
 #include "runtime/core/par.h"
 
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 typedef enum { K_PLUS, K_MUL, K_MAX, K_MIN, K_AND, K_OR, K_XOR } Kind;
@@ -170,38 +171,45 @@ DEF_SEG_RUN(run_bxor, int32_t, vs_rop_iident(VS_BXOR), c_bxor)
 /* A float +_REDUCE of one segment whose terms are all small integers
  * (vcode/semantics.h vs_fsum_exact_term) gives the same bits in any order:
  * its chunks are summed on several threads, each with four accumulators,
- * and every term is checked. Returns 0 when a term fails the check: the
- * caller then folds left to right. */
+ * and every term is checked (vs_fsum_exact_note, which vectorises). The
+ * first chunk that fails raises `failed`, and the chunks not yet begun are
+ * skipped: a sum of other floats costs one chunk a thread before the caller
+ * folds it left to right. */
 typedef struct {
     const double *x;
     double *part;
-    uint8_t *ok;
     int64_t n, ch;
     double lim;
+    atomic_int failed;
 } ExactSum;
 
 static void exact_sum_chunks(void *arg, int64_t lo, int64_t hi)
 {
-    const ExactSum *a = arg;
+    ExactSum *a = arg;
     for (int64_t c = lo; c < hi; c++) {
+        if (atomic_load_explicit(&a->failed, memory_order_relaxed))
+            return;
         int64_t i0 = c * a->ch, i1 = a->n - i0 < a->ch ? a->n : i0 + a->ch, i = i0;
+        const double *x = a->x;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        int ok = 1;
+        double m0 = 0.0, e0 = 0.0, m1 = 0.0, e1 = 0.0;
         for (; i + 4 <= i1; i += 4) {
-            double x0 = a->x[i], x1 = a->x[i + 1], x2 = a->x[i + 2], x3 = a->x[i + 3];
-            ok &= vs_fsum_exact_term(x0, a->lim) & vs_fsum_exact_term(x1, a->lim) &
-                  vs_fsum_exact_term(x2, a->lim) & vs_fsum_exact_term(x3, a->lim);
-            s0 += x0;
-            s1 += x1;
-            s2 += x2;
-            s3 += x3;
+            s0 += x[i];
+            s1 += x[i + 1];
+            s2 += x[i + 2];
+            s3 += x[i + 3];
+            vs_fsum_exact_note(x[i], &m0, &e0);
+            vs_fsum_exact_note(x[i + 1], &m1, &e1);
+            vs_fsum_exact_note(x[i + 2], &m0, &e0);
+            vs_fsum_exact_note(x[i + 3], &m1, &e1);
         }
         for (; i < i1; i++) {
-            ok &= vs_fsum_exact_term(a->x[i], a->lim);
-            s0 += a->x[i];
+            s0 += x[i];
+            vs_fsum_exact_note(x[i], &m0, &e0);
         }
         a->part[c] = (s0 + s1) + (s2 + s3);
-        a->ok[c] = (uint8_t)ok;
+        if (!(vs_fsum_exact_ok(m0, e0, a->lim) & vs_fsum_exact_ok(m1, e1, a->lim)))
+            atomic_store_explicit(&a->failed, 1, memory_order_relaxed);
     }
 }
 
@@ -209,18 +217,19 @@ int64_t interp_fsum_parallel, interp_fsum_fellback;
 
 static int fadd_exact_par(const Value *d, Value *r)
 {
-    ExactSum a = { (const double *)d->data, NULL, NULL, d->len, 4096, vs_fsum_exact_lim(d->len) };
+    ExactSum a = { (const double *)d->data, NULL, d->len, 4096, vs_fsum_exact_lim(d->len), 0 };
     int64_t nch = (a.n + a.ch - 1) / a.ch;
     a.part = malloc((size_t)nch * sizeof *a.part);
-    a.ok = malloc((size_t)nch);
-    if (!a.part || !a.ok)
+    if (!a.part)
         rt_fatal("out of host memory");
     par_for(nch, (PAR_MIN_CHEAP + a.ch - 1) / a.ch, exact_sum_chunks, &a);
     double acc = 0.0;
-    int ok = 1;
-    for (int64_t c = 0; c < nch; c++) {
-        ok &= a.ok[c];
-        acc += a.part[c];
+    int ok = !atomic_load(&a.failed);
+    if (ok) {
+        for (int64_t c = 0; c < nch; c++)
+            acc += a.part[c];
+        /* a NaN term may have left m and e, never the sum */
+        ok = acc == acc;
     }
     if (ok)
         ((double *)r->data)[0] = acc;
@@ -229,7 +238,6 @@ static int fadd_exact_par(const Value *d, Value *r)
     else
         interp_fsum_fellback++;
     free(a.part);
-    free(a.ok);
     return ok;
 }
 

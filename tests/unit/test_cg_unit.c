@@ -279,15 +279,23 @@ static void test_reduce_skeletons(const LcuVarType *types0)
         CHECK(text_count(x, "#pragma omp for schedule(dynamic, 64)") == 1);
         CHECK(text_count(x, "if (m == 1 && L[0] > ") == t[c].par1);
         CHECK(text_count(x, "if (!done) {") == t[c].par1);
-        CHECK((text_count(x, "vs_fsum_exact_term(") > 0) == t[c].spec);
+        /* a checked float sum: four lanes, its terms noted with max
+         * instructions (vs_fsum_exact_note), the first failing chunk
+         * stopping the others, from two threads */
+        CHECK((text_count(x, "vs_fsum_exact_note(") > 0) == t[c].spec);
+        CHECK(text_count(x, "for (; i4 + 4 <= hi; i4 += 4) {") == (t[c].spec ? 2 : 0));
+        CHECK(text_count(x, "#pragma omp atomic write") == t[c].spec);
+        CHECK(text_count(x, "done = !failed && a0 == a0;") == t[c].spec);
+        CHECK(text_count(x, "&& VK_THREADS() > 1) {") == t[c].spec);
         CHECK(text_count(x, "int64_t nch = (n1 + 65536 - 1) / 65536;") == t[c].chunk64k);
         CHECK(text_count(x, "if (++cn == 65536) {") == (t[c].counter ? 2 : 0));
         /* a table of the chunks' folds (charged kernel scratch) only where
          * their order matters (chunked); else a partial per thread */
         CHECK(text_count(x, "cx->scratch(") == (t[c].chunked ? 1 : 0));
         CHECK(text_count(x, "#pragma omp critical") == (t[c].par1 && !t[c].chunked));
-        /* two halves side by side, unless chunks must fold left to right */
-        CHECK((text_count(x, "int64_t h = (hi - lo) / 2") > 0) == (t[c].par1 && !t[c].chunked));
+        /* two halves side by side, unless chunks must fold left to right
+         * or the sum is checked (lanes) */
+        CHECK((text_count(x, "int64_t h = (hi - lo) / 2") > 0) == (t[c].par1 && !t[c].chunked && !t[c].spec));
         if (check_failed != failed_before)
             fprintf(stderr, "case %zu:\n%s\n", c, x);
         cg_buf_free(&b);
