@@ -200,6 +200,18 @@ if have_cc:
         check("cpu: --no-cache compiles without the cache", rc == 0 and out == ref_seg and "cache off" in err)
         rc, out, err = run("--backend=cpu", "--check", "--cache-dir=" + cache, "-d", "stats", segsum)
         check("cpu: --check compares every block", rc == 0 and out == ref_seg and "compared with the reference" in err)
+        # a block's inputs that die in its one MAP: the result takes one's
+        # storage (translate/plan.c input_donor_ok; its unit tests in
+        # test_translate say where it must not)
+        donor = os.path.join(HERE, "golden", "input_donor.vcode")
+        with open(os.path.join(HERE, "golden", "input_donor.expected")) as f:
+            donor_out = f.read()
+        rc, out, err = run("--backend=cpu", "--tier=eager", "--cache-dir=" + cache, "-d", "stats", donor)
+        check("cpu: a block input's storage taken by the block's MAP",
+              rc == 0 and out == donor_out and "written over an argument: 1 of 1 offered" in err, out + err[-400:])
+        rc, out, err = run("--backend=cpu", "--tier=eager", "--check", "--cache-dir=" + cache, "-d", "stats", donor)
+        check("cpu: not under --check (it reruns blocks from their inputs)",
+              rc == 0 and out == donor_out and "written over an argument: 0 of 0 offered" in err, out + err[-400:])
         rc, out, err = run("--backend=cpu", "-c", segsum)
         check("cpu: -c is refused with a reason", rc == 1 and "-c checks arguments" in err and out == "")
         have_cxx = shutil.which(os.environ.get("VINTERP_CXX") or "c++") is not None

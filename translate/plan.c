@@ -288,6 +288,58 @@ static int donor_of(const BlockPlan *bp, const PlanStep *ps, int ret, const int 
     return -1;
 }
 
+/* Can expression E stop the run with an error, given that every array it
+ * reads at the thunk's own index is long enough? (Int / and %, RANDMOD
+ * and CHECKIDX can; so can a read at another index, and the segment
+ * functions.) */
+static int expr_may_fail(const LcuExpr *e)
+{
+    if (!e)
+        return 0;
+    switch (e->kind) {
+    case LE_SUB:
+        if (e->kids[0]->kind != LE_INDEX)
+            return 1;
+        break;
+    case LE_SEG_OF: case LE_SEG_START: case LE_SEG_LEN: case LE_SEG_COUNT:
+        return 1;
+    case LE_PRIM:
+        if (e->prim == LP_MOD || e->prim == LP_RANDMOD || e->prim == LP_CHECKIDX ||
+            (e->prim == LP_DIV && e->type != VS_FLOAT))
+            return 1;
+        break;
+    default:
+        break;
+    }
+    for (int k = 0; k < e->nkids; k++)
+        if (expr_may_fail(e->kids[k]))
+            return 1;
+    return 0;
+}
+
+/* May step S's donor be one of the block's inputs? A replay (a fatal
+ * error in the block: the reference reruns it from its inputs) needs the
+ * inputs intact, so only when nothing can fail once the step has begun to
+ * write: its kernel is one MAP that reads its arrays at its own index
+ * (the backend checks that they are long enough) and computes nothing
+ * that can fail, and every later step is a CONST or a LENGTH, which need
+ * no more memory whatever the values. (The MAP's results are allocated
+ * before its loop: running out of -m there writes nothing.) */
+static int input_donor_ok(const BlockPlan *bp, int s)
+{
+    const LcuKernel *k = bp->steps[s].k;
+    if (k->nsoacs != 1 || k->soacs[0]->kind != LS_MAP || k->soacs[0]->shape.kind != LSH_LEN ||
+        !k->soacs[0]->pull || expr_may_fail(k->soacs[0]->pull->body))
+        return 0;
+    for (int t = s + 1; t < bp->nsteps; t++) {
+        const PlanStep *ps = &bp->steps[t];
+        Opcode op = bp->dfg.nodes[ps->node].op;
+        if (ps->kind != STEP_HOST || (op != OP_CONST && op != OP_LENGTH))
+            return 0;
+    }
+    return 1;
+}
+
 static void plan_donors(BlockPlan *bp)
 {
     for (int s = 0; s < bp->nsteps; s++) {
@@ -301,10 +353,12 @@ static void plan_donors(BlockPlan *bp)
             d[r] = donor_of(bp, ps, ps->k->rets[r], d);
             any |= d[r] >= 0;
         }
-        if (any)
+        if (any) {
             ps->donor = d;
-        else
+            ps->input_donor = input_donor_ok(bp, s);
+        } else {
             free(d);
+        }
     }
 }
 

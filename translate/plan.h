@@ -25,6 +25,11 @@ typedef struct {
      * must not assume that a MAP's result and arguments never alias (no
      * restrict on them). */
     int *donor;
+    /* the donor may be one of the block's inputs: nothing in the block can
+     * fail once this step writes (translate/plan.c input_donor_ok), as
+     * long as every array the step reads is at least as long as its MAP's
+     * shape (the backend checks that when it offers) */
+    int input_donor;
 } PlanStep;
 
 typedef struct {

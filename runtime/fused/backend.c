@@ -269,9 +269,28 @@ static int holds_input(const Backend *b, const BlockPlan *bp, int v)
     return 0;
 }
 
+/* Are the arrays that step S's MAP reads at its own index all at least as
+ * long as its shape? (Then its loop cannot stop half way: PlanStep
+ * input_donor.) */
+static int reads_in_range(const Backend *b, const PlanStep *ps)
+{
+    const LcuSoac *map = ps->k->soacs[0];
+    const Value *sh = b->env[map->shape.var];
+    if (!sh)
+        return 0;
+    for (int u = 0; u < map->pull->nusing; u++) {
+        const Value *x = b->env[map->pull->using[u]];
+        if (!x || x->type == VT_PAIR || x->type == VT_SEGDES || x->len < sh->len)
+            return 0;
+    }
+    return 1;
+}
+
 /* Offer kernel step S's results the storage of the arguments it reads last
  * and that nothing else holds (PlanStep.donor; as the reference writes an
- * operation's result over an argument it holds alone). Returns how many. */
+ * operation's result over an argument it holds alone). A block input only
+ * where nothing can fail from then on (PlanStep.input_donor): a replay
+ * reruns the block from its inputs. Returns how many. */
 static int offer_donors(Backend *b, const BlockPlan *bp, int s)
 {
     const PlanStep *ps = &bp->steps[s];
@@ -280,7 +299,8 @@ static int offer_donors(Backend *b, const BlockPlan *bp, int s)
     int n = 0;
     for (int r = 0; r < ps->k->nrets; r++) {
         int p = ps->donor[r], v = ps->k->rets[r];
-        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p) || holds_input(b, bp, p))
+        if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p) ||
+            (holds_input(b, bp, p) && !(ps->input_donor && reads_in_range(b, ps))))
             continue;
         b->env[v] = val_donate(b->env[p]);
         n++;

@@ -978,6 +978,48 @@ static void test_float_reassoc(void)
     reassoc_opt = 0;
 }
 
+/* Which kernel steps may take a block input's storage (PlanStep
+ * input_donor): the replay after a fatal error reruns the block from its
+ * inputs, so only a step that is one MAP computing nothing that can fail,
+ * with no step after it but CONST and LENGTH. Returns the first kernel
+ * step's (donor offered or not, input_donor) as 2 * donor + input_donor,
+ * or -1. */
+static int input_donor_of(const char *main_body, const char *g_body)
+{
+    Case c;
+    int r = -1;
+    if (plan_g(main_body, g_body, 1, &c) == 0) {
+        for (int s = 0; s < c.bp.nsteps && r < 0; s++) {
+            const PlanStep *ps = &c.bp.steps[s];
+            if (ps->kind == STEP_KERNEL)
+                r = 2 * (ps->donor && ps->donor[0] >= 0) + ps->input_donor;
+        }
+    }
+    case_free(&c);
+    return r;
+}
+
+#define INTS3 "CONST INT (1 2)\nCONST INT (3 4)\nCONST INT (5 6)\n"
+#define FLOATS3 "CONST FLOAT (1.0 2.0)\nCONST FLOAT (3.0 4.0)\nCONST FLOAT (5.0 6.0)\n"
+
+static void test_input_donors(void)
+{
+    /* a * b + c: one MAP, nothing can fail */
+    CHECK(input_donor_of(INTS3, "* INT\n+ INT\n") == 3);
+    /* followed by a CONST or a LENGTH: still */
+    CHECK(input_donor_of(INTS3, "* INT\n+ INT\nCONST INT 7\n") == 3);
+    CHECK(input_donor_of(INTS3, "* INT\n+ INT\nCOPY 1 0\nLENGTH INT\n") == 3);
+    /* Int / and % can fail (division by zero); Float / cannot */
+    CHECK(input_donor_of(INTS3, "/ INT\n+ INT\n") == 2);
+    CHECK(input_donor_of(INTS3, "%\n+ INT\n") == 2);
+    CHECK(input_donor_of(FLOATS3, "/ FLOAT\n+ FLOAT\n") == 3);
+    /* a host step after it that may need memory as the values say */
+    CHECK(input_donor_of(INTS3, "* INT\n+ INT\nMAKE_SEGDES\n") == 2);
+    /* a gather at another index than its own (the index checked) */
+    CHECK(input_donor_of("CONST INT (0 1)\nCONST INT (1 0)\nCONST SEGDES 2\nCONST SEGDES 2\n",
+                         "CPOP 2 2\n+ INT\nCONST INT (10 20)\nCPOP 1 1\nCPOP 2 2\nBPERMUTE INT\n") == 2);
+}
+
 int main(void)
 {
     test_elementwise();
@@ -1001,5 +1043,6 @@ int main(void)
     test_reduce_once();
     test_first_operand();
     test_float_reassoc();
+    test_input_donors();
     return check_report("translate");
 }
