@@ -228,10 +228,10 @@ if have_cc:
             # back): programs whose blocks have several device steps, with
             # filters (bn_qs; bn_quickhull_run and bn_bh behave alike, left out
             # for CI's time: 12 s and 66 s on a cold cache) and host steps between. A
-            # step that may be offered donated storage is not prepared ahead
-            # (its results may take the donor's), so where the offer is not
-            # made the upload before it is neither (OTHERS: only the first
-            # two programs have none; bn_qs has 9).
+            # step that may be offered donated storage is prepared ahead with
+            # the donor's storage in its table (exec_cuda.c speculate_donation):
+            # no upload but the first of a block run and those after a sync
+            # point (OTHERS: none; bn_qs had 9 before).
             corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
             uploads_re = re.compile(r"variable table: (\d+) uploads.*\n.*variable table uploads: (\d+) first of a "
                                     r"block run, (\d+) after a sync point, (\d+) others; (\d+) block runs on the "
@@ -249,7 +249,23 @@ if have_cc:
                 check("cuda: %s: %d table uploads <= %d device block runs + %d sync points (%d others)"
                       % (os.path.basename(prog), up, runs, syncs, other),
                       p.returncode == 0 and m is not None and runs > 0 and up <= runs + syncs
-                      and up == first + synced + other and (other == 0 or i >= 2), p.stderr[-400:])
+                      and up == first + synced + other and other == 0, p.stderr[-400:])
+                if i == 2:
+                    # --check offers no donations: none is expected ahead
+                    check("cuda: bn_qs under --check: no result given a donor's storage ahead",
+                          "donor's storage when prepared ahead: 0\n" in p.stderr, p.stderr[-400:])
+                    p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache,
+                                        "-d", "stats", "-m", "100000000", prog],
+                                       capture_output=True, text=True, timeout=600, env=env)
+                    m = uploads_re.search(p.stderr)
+                    with open(prog[:-len(".vcode")] + ".expected") as f:
+                        qs_out = f.read()
+                    check("cuda: bn_qs: results given a donor's storage ahead, no upload but the first and "
+                          "those after a sync point",
+                          p.returncode == 0 and p.stdout == qs_out and m is not None and int(m.group(4)) == 0
+                          and re.search(r"donor's storage when prepared ahead: [1-9]", p.stderr) is not None
+                          and re.search(r"written over an argument: ([1-9]\d*) of \1 offered", p.stderr) is not None,
+                          p.stderr[-400:])
             # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
             # the Nth launch returns, every later call fails, as on a GPU)
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")

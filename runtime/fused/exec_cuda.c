@@ -153,6 +153,8 @@ typedef struct {
     struct SoacPrep *sp;        /* its SOACs' records */
     int ahead, ahead_stop;      /* preparing a later step; it ran out of headroom */
     int64_t ahead_budget;       /* units it may still take (ahead_fits) */
+    const PlanStep *ahead_ps;   /* the step prepared ahead (its donors: speculate_donation) */
+    int64_t speculated;         /* results given a donor's storage ahead (speculate_donation) */
     /* for messages: the program, the block and SOAC running, and the last
      * kernel launched (a fault of a real GPU surfaces at a later call) */
     const Program *prog;
@@ -523,6 +525,48 @@ static int ahead_fits(CudaExec *c, int64_t bytes)
     return 1;
 }
 
+/* A step prepared ahead whose result VAR (a local) of LEN elements may be
+ * offered a donor's storage (PlanStep.donor) when the step runs: the
+ * backend decides that only then (offer_donors: nothing else may hold the
+ * donor by then), and a result allocated now would refuse the offer. The
+ * table gets the donor's device storage now, unallocated (not prebound):
+ * when the step runs, the result takes the donation and the table stays
+ * as it went up; if the offer is not made, the result is allocated then
+ * and the table goes up again. Returns 1 when it did so. */
+static int speculate_donation(CudaExec *c, int var, int64_t len)
+{
+    const PlanStep *ps = c->ahead ? c->ahead_ps : NULL;
+    if (!ps || !ps->donor || c->types[var].kind != LV_ARRAY || c->base.no_donations)
+        return 0;
+    int p = -1;
+    for (int r = 0; r < ps->k->nrets; r++)
+        if (ps->k->rets[r] == c->map[var])
+            p = ps->donor[r];
+    /* the backend's rule for the block's inputs (backend.c offer_donors):
+     * one is offered only to a step that may take an input's storage, and
+     * only when its arrays are long enough (which is the case when LEN is
+     * the donor's, read at its own index, below) */
+    for (int u = 0; p >= 0 && !ps->input_donor && u < c->run_bp->dfg.nin; u++)
+        if (c->env[u] == c->env[p])
+            p = -1;
+    for (int q = 0; p >= 0 && q < c->k->nparams; q++) {
+        int l = c->k->params[q];
+        if (c->map[l] != p || c->types[l].kind != LV_ARRAY || c->hv[l].len != len || !c->hv[l].d)
+            continue;
+        vk_arr *a = &c->hv[var];
+        a->d = c->hv[l].d;
+        a->len = len;
+        a->n = 0;
+        a->off = NULL;
+        a->segid = NULL;
+        a->ulen = 0;
+        c->kn[var] = 1;
+        c->speculated++;
+        return 1;
+    }
+    return 0;
+}
+
 /* Allocate up front the results of the step's SOACs from J0 on whose
  * lengths follow from its parameters and the results before them (maps,
  * reductions and scans, permutes; not a filter's, nor what depends on
@@ -580,6 +624,8 @@ static void prebind_from(CudaExec *c, int j0)
             if (c->types[s->res[r]].kind == LV_SEGDES)
                 len = -1;
         if (len < 0)
+            continue;
+        if (s->nres == 1 && speculate_donation(c, s->res[0], len))
             continue;
         if (!ahead_fits(c, len * 8 * s->nres))
             return;
@@ -1294,11 +1340,11 @@ static void prepare_step(CudaExec *c, int block, int step, Value **env)
 
 /* Prepare the kernel steps from FROM on that will run on the device, up to
  * the first that cannot be prepared now: a host step (the host waits for
- * the device before it), a step offered donated storage (the same), a
- * step whose parameters are not all computed yet (after a filter: its
- * count comes back first), one that runs on the host, or one that would
- * take more memory ahead of time than ahead_fits allows. Then one upload
- * serves all of them. */
+ * the device before it), a step whose parameters are not all computed yet
+ * (after a filter: its count comes back first), one that runs on the host,
+ * or one that would take more memory ahead of time than ahead_fits allows.
+ * A step that may be offered a donor's storage is prepared with it
+ * (speculate_donation). Then one upload serves all of them. */
 static void prepare_ahead(CudaExec *c, int block, const BlockPlan *bp, int from, Value **env)
 {
     int64_t hh = mem_limit() - mem_used(), dh = mem_limit() - mem_dev_used();
@@ -1309,7 +1355,7 @@ static void prepare_ahead(CudaExec *c, int block, const BlockPlan *bp, int from,
         const PlanStep *ps = &bp->steps[t];
         if (c->ready[t])
             continue;
-        if (ps->kind != STEP_KERNEL || ps->donor || step_on_device(c, block, bp, t, env) != 1)
+        if (ps->kind != STEP_KERNEL || step_on_device(c, block, bp, t, env) != 1)
             break;
         /* parameters still on the host go up now */
         int64_t up = 0;
@@ -1320,7 +1366,9 @@ static void prepare_ahead(CudaExec *c, int block, const BlockPlan *bp, int from,
         }
         if (!ahead_fits(c, up))
             break;
+        c->ahead_ps = ps;
         prepare_step(c, block, t, env);
+        c->ahead_ps = NULL;
     }
     c->ahead = 0;
     c->ahead_stop = 0;
@@ -1649,6 +1697,7 @@ static void cuda_report(Executor *x, FILE *f)
                "%lld block runs on the device, %lld sync points in them\n",
             (long long)c->up_first, (long long)c->up_synced, (long long)c->up_other, (long long)c->dev_runs,
             (long long)c->sync_points);
+    fprintf(f, "stats: cuda: results given a donor's storage when prepared ahead: %lld\n", (long long)c->speculated);
     fprintf(f, "stats: cuda: lazy fills filled on the device: %lld\n", (long long)c->lazy_fills);
     fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
     for (int i = 0; i < NRUN; i++)

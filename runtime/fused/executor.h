@@ -28,6 +28,11 @@ struct Executor {
      * backend writes them out before a block's kernels run, and the tiers
      * leave a block with such an input to the interpreter. */
     int takes_lazy;
+    /* Set by the backend: 1 when it never offers donated storage (under
+     * --check, which reruns blocks from their inputs), so that an executor
+     * preparing steps ahead need not expect offers (exec_cuda.c
+     * speculate_donation). */
+    int no_donations;
     /* Generate, compile (or find in the cache) and load the code of the
      * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
      * every planned block; tiered: once per promoted block (a block is

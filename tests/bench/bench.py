@@ -483,6 +483,14 @@ def bench_program(name, vcode, expected, backends, args):
     for res in results:
         if res.fused and res.backend in ("cpu", "cuda", REASSOC) and not res.crashed and args.warmup:
             one(res, "warm-up, --tier=sync", ["--tier=sync"])
+    # Then the runs that settle the tiers' verdicts (runtime/fused/README.md,
+    # the tiers, 5): a block that runs once a program run is judged across
+    # runs, from two interpreted runs and four fused ones; the timed runs
+    # are the steady state that a user who runs the program again sees.
+    for i in range(args.settle if args.warmup else 0):
+        for res in results:
+            if res.fused and res.backend in ("cpu", "cuda", REASSOC) and not res.crashed:
+                one(res, "warm-up %d/%d, settling the tiers' verdicts" % (i + 1, args.settle))
     for i in range(args.warmup):
         for res in results:
             if not res.crashed:
@@ -813,6 +821,9 @@ def parse_args():
                     help="skip the memory-bandwidth floor (floor.c) of dotp_* and muladd_*")
     ap.add_argument("--floor-threads", type=int, default=2, metavar="T",
                     help="OpenMP threads of the floor loop (default %(default)s)")
+    ap.add_argument("--settle", type=int, default=6, metavar="K",
+                    help="warm-up runs of the tiered warm columns (cpu, cuda, cpu-reassoc) that settle the "
+                         "tiers' verdicts, after their --tier=sync run (default 6; none without warm-up)")
     ap.add_argument("--warmup", type=int, default=None, metavar="W",
                     help="discarded warm-up runs (default 1, 0 with --quick)")
     ap.add_argument("--timeout", type=float, default=None, metavar="S",
@@ -972,13 +983,15 @@ def main():
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
         "* Method: whole-process wall seconds, %d discarded warm-up run(s) (cpu/cuda/cpu-reassoc: one more "
         "before them, under `--tier=sync`, into a kernel cache kept for the whole benchmark run, so "
-        "that their rows are the tiered default with every promoted block's unit in the cache), then the median "
+        "that their rows are the tiered default with every promoted block's unit in the cache, and %d more "
+        "that settle the tiers' verdicts, kept beside the units: the steady state of a program run again), "
+        "then the median "
         "of %d timed run(s), the backends taking turns run by run; peak RSS is the largest of the timed runs. Fused backends get "
         "one more run with `-d stats` for the kernel launches and host\u2194device bytes. "
         "Output is compared with NAME.expected apart from its last line (the program's "
         "own timer); \"timed region s\" is the median of that last line (the program's "
         "START_TIMER/STOP_TIMER seconds). %s"
-        % (args.warmup, args.runs,
+        % (args.warmup, args.settle if args.warmup else 0, args.runs,
            "\"\u00f7 classic\" is the row's whole-process median over the classic's, "
            "\"timed \u00f7 classic\" the same for the timed region (below 1: faster than "
            "the classic)." if args.classic else
