@@ -549,6 +549,8 @@ static int speculate_donation(CudaExec *c, int var, int64_t len)
     for (int u = 0; p >= 0 && !ps->input_donor && u < c->run_bp->dfg.nin; u++)
         if (c->env[u] == c->env[p])
             p = -1;
+    if (p >= 0 && (!c->env[p] || c->env[p]->lazy)) /* a lazy fill is never taken (val_take_donation) */
+        p = -1;
     for (int q = 0; p >= 0 && q < c->k->nparams; q++) {
         int l = c->k->params[q];
         if (c->map[l] != p || c->types[l].kind != LV_ARRAY || c->hv[l].len != len || !c->hv[l].d)

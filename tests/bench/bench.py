@@ -430,8 +430,11 @@ class Result:
         return statistics.median(self.timed) if self.timed else None
 
 
-def bench_program(name, vcode, expected, backends, args):
+def bench_program(name, vcode, expected, backends, args, floor=None):
     """Warm-ups, timed runs and stats runs of one program; a Result per backend.
+
+    FLOOR (a Floor or None): its loop runs once more in every round of the
+    timed runs, taking its turn with the backends (floor_round).
 
     The backends take turns: every backend's warm-up, then run 1 of each, run
     2 of each, and so on, so that a change in the machine's load while the
@@ -496,6 +499,8 @@ def bench_program(name, vcode, expected, backends, args):
             if not res.crashed:
                 one(res, "warm-up")
     for i in range(args.runs):
+        if floor is not None:
+            floor_round(floor, args, name)
         for res in results:
             if not res.crashed:
                 r = one(res, "run %d/%d" % (i + 1, args.runs))
@@ -546,11 +551,38 @@ class Floor:
         self.kind, self.n, self.threads = kind, n, threads
         self.lines = {}            # "dotp" / "muladd" / "muladd-fresh" -> dict of fields
         self.problem = None
+        self.exe = None
+        self.samples = []          # the main line's seconds: the first run's, then floor_round's
 
     @property
     def seconds(self):
         line = self.lines.get(self.kind)
         return line["seconds"] if line else None
+
+
+def floor_round(fl, args, name):
+    """One more run of FL's loop (5 repetitions, their median), beside a round
+    of the timed runs: the floor is the median of these and the first
+    measurement, so that it is taken side by side with the rows it divides."""
+    if fl.seconds is None or fl.exe is None:
+        return
+    r = run_once([fl.exe, fl.kind, str(fl.n), str(fl.threads), "5"], args.timeout)
+    for line in r.stdout.splitlines():
+        words = line.split()
+        if len(words) >= 3 and words[0] == "floor" and words[1] == fl.kind:
+            for w in words[2:]:
+                k, _, v = w.partition("=")
+                if k == "seconds":
+                    try:
+                        fl.samples.append(float(v))
+                    except ValueError:
+                        pass
+    main_line = fl.lines[fl.kind]
+    main_line["seconds"] = statistics.median(fl.samples)
+    if main_line.get("bytes"):
+        main_line["GB/s"] = main_line["bytes"] / main_line["seconds"] / 1e9
+    print("  %-*s %-10s %s %.4f s (median of %d so far)" % (args.width, name, "floor", fl.kind,
+          main_line["seconds"], len(fl.samples)), file=sys.stderr, flush=True)
 
 
 def measure_floor(name, vcode, args):
@@ -568,6 +600,7 @@ def measure_floor(name, vcode, args):
         fl.problem = why
         print("run_bench: no floor: " + why, file=sys.stderr)
         return fl
+    fl.exe = exe
     cmd = [exe, kind, str(n), str(args.floor_threads), "5"]
     r = run_once(cmd, args.timeout)
     if r.rc != 0 or r.timed_out:
@@ -587,6 +620,8 @@ def measure_floor(name, vcode, args):
             fl.lines[words[1]] = fields
     if fl.seconds is None:
         fl.problem = fl.problem or "no `floor %s ... seconds=` line in its output" % kind
+    else:
+        fl.samples.append(fl.seconds)
     print("  %-*s %-10s %s" % (args.width, name, "floor", "; ".join(
           "%s %.4f s (%.1f GB/s)" % (k, v["seconds"], v.get("GB/s", 0)) for k, v in fl.lines.items())
           or "FAILED: %s" % fl.problem), file=sys.stderr, flush=True)
@@ -928,7 +963,7 @@ def main():
             expected = None
         backends = args.backend_list + ([REF_INTERP] if args.classic else [])
         floors[name] = measure_floor(name, vcode, args)
-        results += bench_program(name, vcode, expected, backends, args)
+        results += bench_program(name, vcode, expected, backends, args, floors[name])
     load_after = load_average()
     elapsed = (datetime.datetime.now().astimezone() - started).total_seconds()
 
@@ -977,7 +1012,9 @@ def main():
                 part += " (%.4f s with r freshly allocated, page faults included)" % fresh["seconds"]
             parts.append(part)
         header.append("* Floor (`tests/bench/floor.c`, `cc -O2 -fopenmp`, %d OpenMP threads, arrays "
-                      "touched beforehand, median of 5): %s. \"timed region \u00f7 floor\" is a "
+                      "touched beforehand; each run the median of 5 passes, run once before the program's "
+                      "runs and once in every round of its timed runs, taking its turn with the backends; "
+                      "the median of those): %s. \"timed region \u00f7 floor\" is a "
                       "row's timed-region median over this." % (args.floor_threads, "; ".join(parts)))
     header += [
         "* Programs: `%s` (size = the first `CONST INT` of the entry function)" % args.dir,
