@@ -10,8 +10,16 @@ failed=0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+t_last=$(date +%s)
+
 count() {
-    # Take the runner's closing line and add it to the totals.
+    # Take the runner's closing line and add it to the totals; say how long
+    # the section took when it took 5 s or more (CI's time is budgeted).
+    now=$(date +%s)
+    if [ $((now - t_last)) -ge 5 ]; then
+        echo "  (took $((now - t_last)) s)"
+    fi
+    t_last=$now
     line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ -z "$line" ]; then
         echo "  (no result line: counted as one failure)"
