@@ -642,7 +642,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
     table_n = nvars;
     if (par1) {
         /* one long segment: chunks in parallel; spec: float sums whose
-         * terms are checked (vs_fsum_exact_term), else the fold below.
+         * terms are checked (vs_fsum_exact_note), else the fold below.
          * Chunked (--float-reassoc): the chunks' folds into a table
          * (kernel scratch), combined in order; otherwise each thread's
          * chunks into a partial of its own, combined in any order (the

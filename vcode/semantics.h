@@ -164,20 +164,14 @@
     /* every term is an integer of magnitude at most 2^51 / n: every */       \
     /* partial sum is then an integer below 2^53, exact in a double (and */  \
     /* never -0.0 from +0.0). The backends may then sum in parallel. The */  \
-    /* test of a term: |x| <= lim, and x + 1.5 * 2^52 (rounded to an */        \
-    /* integer, as |x| <= 2^51) minus the same gives x back. No branch, */   \
-    /* no conversion; false for NaN and infinities. */                        \
+    /* test, over a run of terms, in a form that vectorises: note keeps */   \
+    /* m = the largest |x| and e = the largest |x - round(x)| (x + 1.5 * */  \
+    /* 2^52, rounded to an integer, minus the same; a > b ? a : b, a max */  \
+    /* instruction); the run passes when vs_fsum_exact_ok(m, e, lim) and */  \
+    /* its sum is not NaN. A NaN term can drop earlier values out of m */    \
+    /* and e, but never out of a sum; an infinite one stays in m unless a */ \
+    /* NaN follows. */                                                        \
     VS_FN double vs_fsum_exact_lim(int64_t n) { return 2251799813685248.0 / (double)(n > 0 ? n : 1); } \
-    VS_FN int vs_fsum_exact_term(double x, double lim)                        \
-    {                                                                         \
-        return (fabs(x) <= lim) & ((x + 6755399441055744.0) - 6755399441055744.0 == x); \
-    }                                                                         \
-    /* The same test over a run of terms, in a form that vectorises: */      \
-    /* note keeps m = the largest |x| and e = the largest |x - round(x)| */  \
-    /* (a > b ? a : b, a max instruction); the run passes when */           \
-    /* vs_fsum_exact_ok(m, e, lim) and its sum is not NaN. A NaN term can */ \
-    /* drop earlier values out of m and e, but never out of a sum; an */     \
-    /* infinite one stays in m unless a NaN follows. */                       \
     VS_FN void vs_fsum_exact_note(double x, double *m, double *e)             \
     {                                                                         \
         double f = fabs(x), d = fabs(((x + 6755399441055744.0) - 6755399441055744.0) - x); \

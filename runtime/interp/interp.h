@@ -72,7 +72,7 @@ void interp_init(Interp *it, const Program *p, const InterpOptions *opt);
 int interp_run(Interp *it);
 void interp_free(Interp *it);
 /* Float +_REDUCEs of one long segment summed in parallel because every
- * term allowed it (vcode/semantics.h vs_fsum_exact_term), and those tried
+ * term allowed it (vcode/semantics.h vs_fsum_exact_note), and those tried
  * that fell back to the left-to-right fold (-d stats). */
 extern int64_t interp_fsum_parallel, interp_fsum_fellback;
 /* Execute instructions [start, end) of one basic block (data instructions

@@ -169,7 +169,7 @@ DEF_SEG_RUN(run_bor, int32_t, vs_rop_iident(VS_BOR), c_bor)
 DEF_SEG_RUN(run_bxor, int32_t, vs_rop_iident(VS_BXOR), c_bxor)
 
 /* A float +_REDUCE of one segment whose terms are all small integers
- * (vcode/semantics.h vs_fsum_exact_term) gives the same bits in any order:
+ * (vcode/semantics.h vs_fsum_exact_note) gives the same bits in any order:
  * its chunks are summed on several threads, each with four accumulators,
  * and every term is checked (vs_fsum_exact_note, which vectorises). The
  * first chunk that fails raises `failed`, and the chunks not yet begun are
