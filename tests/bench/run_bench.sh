@@ -35,7 +35,12 @@
 #   --no-floor, --floor-threads T  dotp_* and muladd_* also get the memory-
 #                     bandwidth floor of their timed region (tests/bench/floor.c,
 #                     built into build/bench/floor; T OpenMP threads, default 2):
-#                     columns "floor s" and "timed region ÷ floor"
+#                     columns "floor s" and "timed region ÷ floor"; the floor
+#                     runs once before a program and once in every round
+#                     of its timed runs, and is the median of those
+#   --settle K        after their --tier=sync run, K warm-up runs (default 6)
+#                     of the tiered warm columns (cpu, cuda, cpu-reassoc)
+#                     that settle the tiers' verdicts
 #   --interp PATH     our interpreter (default bin/vinterp)
 #   --programs LIST   only these programs
 #   --timeout S       kill a run after S s (default 900, 120 with --quick;
