@@ -230,12 +230,24 @@ try:
     with open(long_loop, "w") as f:
         f.write(long_src)
     paced = tempfile.mkdtemp(prefix="vinterp-paced-")
+    # A compiler that takes a second of wall time whatever the machine:
+    # the pacer must stop it early in a run of a few tenths of a second.
+    # (A real compile of this unit takes 0.05-0.2 s: on a busy machine it
+    # could end before the pacer, which runs beside it at idle priority,
+    # had its turn, and the test would measure the machine.)
+    second_cc = os.path.join(cache, "second-cc.sh")
+    with open(second_cc, "w") as f:
+        f.write("#!/bin/sh\nsleep 1\nexec cc \"$@\"\n")
+    os.chmod(second_cc, 0o755)
     rc, out, err, _ = run("--cache-dir=" + paced, "-d", "stats", long_loop,
-                          env={"VINTERP_TIER_SHARE": "1", "VINTERP_TIER_DELAY_MS": "0", "VINTERP_TIER_BUDGET_MS": "0"})
+                          env={"VINTERP_CC": second_cc, "VINTERP_TIER_SHARE": "1", "VINTERP_TIER_DELAY_MS": "0",
+                               "VINTERP_TIER_BUDGET_MS": "0"})
+    ran = stat(err, r"the worker ran ([0-9.]+) s")
     waited = stat(err, r"waited ([0-9.]+) s for its share")
-    check("share 1%: the right answer, and the worker waited for its share",
-          rc == 0 and out == "( 400020000 )\n" and "(1% of the run at most)" in err and waited is not None
-          and float(waited) > 0.05, out + err)
+    stopped = stat(err, r"its compilers stopped ([0-9.]+) s")
+    check("share 1%: the right answer, and the worker's compile was stopped for its share",
+          rc == 0 and out == "( 400020000 )\n" and "(1% of the run at most)" in err and None not in (ran, waited, stopped)
+          and float(stopped) > 0.05 and float(waited) >= float(stopped) and float(ran) < 0.5, out + err)
     # a block's compile waits until the share holds the budget unused: at
     # 10% and 60 s, none starts in a run shorter than ten minutes (the
     # default 100 ms: none in a run's first second, which a sanitizer

@@ -103,8 +103,11 @@ int tier_defaults(TierOptions *o, const char *backend)
 
 struct TierWorker {
     pthread_t th;
+    pthread_t pacer;    /* share < 1: the thread that stops and resumes the compiler */
+    int has_pacer;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t pcv; /* wakes the pacer: a job started, or stop */
     int *q;
     int qhead, qlen, qcap;
     atomic_int stop;
@@ -119,11 +122,16 @@ struct TierWorker {
     double t0;          /* CLOCK_MONOTONIC at the start */
     double busy_s;      /* seconds the jobs have run (under mu) */
     double throttled;   /* seconds jobs waited for the share (under mu) */
+    double stopped;     /* of which their compilers were stopped (under mu) */
     int draining;       /* the run has ended: no share to keep (under mu) */
-    /* the job in progress, for the pacer (worker thread only) */
+    /* the job in progress, for the pacer (under mu) */
     double job_t0;      /* when it started */
+    double job_cpu0;    /* the worker thread's CPU time then */
+    clockid_t cpu_clock;    /* the worker thread's CPU clock (set before its first job) */
     double job_paused;  /* seconds its compiler was stopped */
     double pause_t0;    /* when the compiler was stopped (paused) */
+    double compile_run; /* seconds its compiler has run unstopped, as the pacer saw it */
+    double pace_prev;   /* the pacer's last look, when a compile ran then (else 0) */
     int paused;
 };
 
@@ -147,35 +155,85 @@ static TierWorker *live[4];
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static int hooked;
 
-/* The pacer of the worker's compiles (jit_set_pacer): stop the compiler
- * while the worker's busy time (its finished jobs and this one, less the
- * time this one was stopped) exceeds its share of the run so far; a
- * compile longer than the share allows is then spread over the run
- * instead of overshooting it. 20 ms either way against flapping. */
-static int worker_pacer(void *arg)
+/* CPU seconds of the clock CID so far (0 when it cannot be read). */
+static double cpu_seconds(clockid_t cid)
 {
-    TierWorker *w = arg;
-    double t = rt_seconds();
+    struct timespec ts;
+    if (clock_gettime(cid, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The job in progress so far (mu held, a job running, T now): with a
+ * pacer, the worker thread's CPU time (an idle-priority thread that waits
+ * for a CPU costs the program nothing) plus the time its compiler ran
+ * unstopped (wall time: the compiler's CPU time is not ours to read while
+ * it runs); without one, the wall time. */
+static double job_busy(const TierWorker *w, double t)
+{
+    if (!w->has_pacer)
+        return t - w->job_t0;
+    double cpu = cpu_seconds(w->cpu_clock) - w->job_cpu0;
+    return (cpu > 0 ? cpu : 0.0) + w->compile_run;
+}
+
+/* The pacer of the worker's compiles (jit_pace), on a thread of its own at
+ * the program's priority while a job runs: it stops the compiler while the
+ * worker's busy time (its finished jobs and this one) exceeds its share of
+ * the run so far; a compile longer than the share allows is then spread
+ * over the run instead of overshooting it. 20 ms either way against
+ * flapping; a look every 5 ms. (On the worker's own thread, at idle
+ * priority, the look would wait for a CPU as long as the compiler did, and
+ * on a busy machine come after the compile.) */
+static void *pacer_main(void *p)
+{
+    TierWorker *w = p;
     pthread_mutex_lock(&w->mu);
-    double allowed = w->share * (t - w->t0);
-    double running = t - w->job_t0 - w->job_paused - (w->paused ? t - w->pause_t0 : 0.0);
-    if (!w->paused && !w->draining && w->busy_s + running > allowed + 0.02) {
-        w->paused = 1;
-        w->pause_t0 = t;
-    } else if (w->paused && (w->draining || w->busy_s + running < allowed - 0.02)) {
-        w->paused = 0;
-        w->job_paused += t - w->pause_t0;
+    while (!atomic_load(&w->stop)) {
+        if (!w->busy) {
+            pthread_cond_wait(&w->pcv, &w->mu);
+            continue;
+        }
+        double t = rt_seconds();
+        if (w->pace_prev > 0 && !w->paused) /* it ran since the last look */
+            w->compile_run += t - w->pace_prev;
+        double allowed = w->share * (t - w->t0);
+        double running = job_busy(w, t);
+        int stop = w->paused;
+        if (!w->paused && !w->draining && w->busy_s + running > allowed + 0.02)
+            stop = 1;
+        else if (w->paused && (w->draining || w->busy_s + running < allowed - 0.02))
+            stop = 0;
+        /* Only a compile can be stopped: the translation before it runs on. */
+        int compiling = jit_pace(stop);
+        if (!compiling)
+            stop = 0;
+        if (stop && !w->paused) {
+            w->paused = 1;
+            w->pause_t0 = t;
+        } else if (!stop && w->paused) {
+            w->paused = 0;
+            w->job_paused += t - w->pause_t0;
+        }
+        w->pace_prev = compiling ? t : 0.0;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 5000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->pcv, &w->mu, &ts);
     }
-    int paused = w->paused;
     pthread_mutex_unlock(&w->mu);
-    return paused;
+    return NULL;
 }
 
 static void *worker_main(void *p)
 {
     TierWorker *w = p;
     if (w->share < 1.0)
-        jit_set_pacer(worker_pacer, w);
+        jit_set_paced(1);
     /* The program comes first: this thread, and the compilers it starts
      * (they inherit it), yield the CPU to it (Linux: per thread). Nice 10
      * still takes a tenth of a core that the program's threads want (the
@@ -188,6 +246,8 @@ static void *worker_main(void *p)
     pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
 #endif
     pthread_mutex_lock(&w->mu);
+    if (pthread_getcpuclockid(pthread_self(), &w->cpu_clock) != 0)
+        w->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* read on this thread: right here, 0 on the pacer's */
     if (w->delay > 0) /* a run that ends first costs no more than this thread */
         wait_for(w, w->delay, 0);
     for (;;) {
@@ -211,18 +271,27 @@ static void *worker_main(void *p)
         w->qlen--;
         w->busy = 1;
         w->job_t0 = rt_seconds();
+        w->job_cpu0 = cpu_seconds(w->cpu_clock);
         w->job_paused = 0.0;
         w->paused = 0;
+        w->compile_run = 0.0;
+        w->pace_prev = 0.0;
+        pthread_cond_signal(&w->pcv);
         pthread_mutex_unlock(&w->mu);
         w->job(w->arg, k);
         pthread_mutex_lock(&w->mu);
-        double t = rt_seconds() - w->job_t0;
+        double now = rt_seconds();
+        if (w->pace_prev > 0 && !w->paused) /* the compile's run since the pacer's last look */
+            w->compile_run += now - w->pace_prev;
+        w->pace_prev = 0.0;
+        double t = job_busy(w, now);
         if (w->paused) /* ended while stopped: killed at the end of the run */
-            w->job_paused += rt_seconds() - w->pause_t0;
+            w->job_paused += now - w->pause_t0;
         w->paused = 0;
         w->busy = 0;
-        w->busy_s += t - w->job_paused;
+        w->busy_s += t;
         w->throttled += w->job_paused;
+        w->stopped += w->job_paused;
         if (!w->qlen)
             pthread_cond_broadcast(&w->idle);
     }
@@ -256,6 +325,7 @@ static void at_exit(void)
         jit_abandon();
         pthread_mutex_lock(&w->mu);
         pthread_cond_broadcast(&w->cv);
+        pthread_cond_broadcast(&w->pcv);
         pthread_mutex_unlock(&w->mu);
         /* exit() on the worker itself (a fatal error there): nothing to
          * wait for. Else give the job in progress a moment to clean up its
@@ -280,10 +350,24 @@ TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share
     w->t0 = rt_seconds();
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->pcv, NULL);
     pthread_cond_init(&w->idle, NULL);
+    /* The pacer, created here on the program's thread, runs at the
+     * program's priority (a thread the worker made would be idle like the
+     * worker). Without it the compiles run unpaced. */
+    if (w->share < 1.0)
+        w->has_pacer = pthread_create(&w->pacer, NULL, pacer_main, w) == 0;
     if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+        if (w->has_pacer) {
+            pthread_mutex_lock(&w->mu);
+            atomic_store(&w->stop, 1);
+            pthread_cond_broadcast(&w->pcv);
+            pthread_mutex_unlock(&w->mu);
+            pthread_join(w->pacer, NULL);
+        }
         pthread_mutex_destroy(&w->mu);
         pthread_cond_destroy(&w->cv);
+        pthread_cond_destroy(&w->pcv);
         pthread_cond_destroy(&w->idle);
         free(w);
         return NULL;
@@ -330,7 +414,7 @@ double tier_worker_busy(const TierWorker *w)
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
     double t = w->busy_s, now = rt_seconds();
     if (w->busy) /* the job in progress, so far */
-        t += now - w->job_t0 - w->job_paused - (w->paused ? now - w->pause_t0 : 0.0);
+        t += job_busy(w, now);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
@@ -339,6 +423,16 @@ double tier_worker_throttled(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
     double t = w->throttled, now = rt_seconds();
+    if (w->busy)
+        t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
+    pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
+    return t;
+}
+
+double tier_worker_stopped(const TierWorker *w)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&w->mu);
+    double t = w->stopped, now = rt_seconds();
     if (w->busy)
         t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
@@ -385,8 +479,13 @@ int tier_worker_stop(TierWorker *w)
     w->qlen = 0;
     atomic_store(&w->stop, 1);
     pthread_cond_broadcast(&w->cv);
+    pthread_cond_broadcast(&w->pcv);
     pthread_mutex_unlock(&w->mu);
     jit_abandon();
+    if (w->has_pacer) { /* it only waits on pcv: it ends at once */
+        pthread_join(w->pacer, NULL);
+        w->has_pacer = 0;
+    }
     if (!join_bounded(w, 2.0)) {
         /* Still translating: leave it, and what it reads, to the exit. */
         pthread_detach(w->th);
@@ -394,6 +493,7 @@ int tier_worker_stop(TierWorker *w)
     }
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->pcv);
     pthread_cond_destroy(&w->idle);
     free(w->q);
     free(w);

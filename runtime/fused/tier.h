@@ -57,9 +57,11 @@ int tier_defaults(TierOptions *o, const char *backend);
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
 TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share, double budget);
-/* Seconds W's jobs have run, and seconds jobs waited for the share. */
+/* Seconds W's jobs have run, seconds jobs waited for the share, and of
+ * those the seconds their compilers were stopped (the pacer). */
 double tier_worker_busy(const TierWorker *w);
 double tier_worker_throttled(const TierWorker *w);
+double tier_worker_stopped(const TierWorker *w);
 void tier_worker_push(TierWorker *w, int k);
 /* Drop what is queued, kill a compiler still running (jit_abandon), and
  * wait (bounded) for the job in progress; then free W. Also run at exit()

@@ -27,7 +27,7 @@ struct TierPrep {
     int stuck;          /* the worker did not stop in time: leave everything */
     atomic_int ready;   /* the switch was published */
     double t0, ready_t;
-    double busy, throttled;     /* the worker's, when it stopped */
+    double busy, throttled, stopped; /* the worker's, when it stopped */
     char why[200];      /* why there is no switch */
 };
 
@@ -111,6 +111,7 @@ void tier_prep_end(TierPrep *tp, double grace)
         tier_worker_drain(tp->w, grace);
     tp->busy = tier_worker_busy(tp->w);
     tp->throttled = tier_worker_throttled(tp->w);
+    tp->stopped = tier_worker_stopped(tp->w);
     int r = tier_worker_stop(tp->w);
     tp->w = NULL;
     Backend *b = atomic_load(&tp->b);
@@ -136,8 +137,10 @@ void tier_prep_report(TierPrep *tp, FILE *f)
                 tp->why[0] ? tp->why : "not ready before the end");
         return;
     }
-    fprintf(f, "stats: tiers: the worker ran %.6f s (%lld%% of the run at most), waited %.6f s for its share\n",
-            tp->busy, (long long)tp->opt.tier.share_pct, tp->throttled);
+    fprintf(f,
+            "stats: tiers: the worker ran %.6f s (%lld%% of the run at most), waited %.6f s for its share "
+            "(its compilers stopped %.6f s)\n",
+            tp->busy, (long long)tp->opt.tier.share_pct, tp->throttled, tp->stopped);
     fprintf(f, "stats: tiers: the inlined program ready after %.6f s; %s\n", tp->ready_t,
             tp->sw.taken == 1 ? "the interpreter switched to it" : tp->sw.taken < 0 ? "the switch was refused"
                                                                                   : "the run ended before the switch");

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
@@ -174,18 +175,32 @@ static void hook_fatal_signals(void)
     }
 }
 
-/* The pacer of compiles started on this thread (jit_set_pacer). */
-static _Thread_local JitPacer pacer;
-static _Thread_local void *pacer_arg;
+/* Pacing (jit_set_paced, jit_pace): the group of the paced compile in
+ * progress (0: none), and whether it is stopped. pace_mu keeps jit_pace
+ * from signalling a group whose leader has been reaped (its pid could be
+ * another process's by then). */
+static _Thread_local int paced_here;
+static pthread_mutex_t pace_mu = PTHREAD_MUTEX_INITIALIZER;
+static int paced_pid, paced_stopped; /* under pace_mu */
 
-void jit_set_pacer(JitPacer fn, void *arg)
+void jit_set_paced(int on) { paced_here = on; }
+
+int jit_pace(int stop)
 {
-    pacer = fn;
-    pacer_arg = arg;
+    pthread_mutex_lock(&pace_mu);
+    int pid = paced_pid;
+    stop = stop && !atomic_load(&abandoned);
+    if (pid > 0 && stop != paced_stopped) {
+        kill(-(pid_t)pid, stop ? SIGSTOP : SIGCONT);
+        paced_stopped = stop;
+    }
+    pthread_mutex_unlock(&pace_mu);
+    return pid > 0;
 }
 
-/* Run the compiler: SRC -> OUT, its messages into LOG. 0 on success. */
-static int run_cc(const char *src, const char *out, const char *log)
+/* Run the compiler: SRC -> OUT, its messages into LOG. PACED: jit_pace may
+ * stop it. 0 on success. */
+static int run_cc(const char *src, const char *out, const char *log, int paced)
 {
     char flags[1024];
     snprintf(flags, sizeof flags, "%s", cc_flags());
@@ -226,34 +241,32 @@ static int run_cc(const char *src, const char *out, const char *log)
     atomic_store(&child_pid, (int)pid);
     if (atomic_load(&abandoned)) /* jit_abandon ran between the spawn and the store */
         kill(-pid, SIGKILL);
-    int status, ok = 1;
-    if (!pacer) {
-        while (waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR) {
-                ok = 0;
-                break;
-            }
-    } else {
-        /* Paced: every 5 ms the pacer says whether the compiler may run;
-         * it is stopped (its whole group) while it may not. */
-        int stopped = 0;
-        for (;;) {
-            pid_t r = waitpid(pid, &status, WNOHANG);
-            if (r == pid)
-                break;
-            if (r < 0 && errno != EINTR) {
-                ok = 0;
-                break;
-            }
-            int pause = pacer(pacer_arg) && !atomic_load(&abandoned);
-            if (pause != stopped) {
-                kill(-pid, pause ? SIGSTOP : SIGCONT);
-                stopped = pause;
-            }
-            struct timespec ts = { 0, 5000000L };
-            nanosleep(&ts, NULL);
-        }
+    if (paced) {
+        pthread_mutex_lock(&pace_mu);
+        paced_pid = (int)pid;
+        paced_stopped = 0;
+        pthread_mutex_unlock(&pace_mu);
     }
+    /* Wait for the driver's end without reaping it, so that its pid (the
+     * group's) stays ours until jit_pace can no longer signal it. */
+    int status = 0, ok = 1;
+    siginfo_t si;
+    while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0)
+        if (errno != EINTR) {
+            ok = 0;
+            break;
+        }
+    if (paced) {
+        pthread_mutex_lock(&pace_mu);
+        paced_pid = 0;
+        paced_stopped = 0;
+        pthread_mutex_unlock(&pace_mu);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            ok = 0;
+            break;
+        }
     if (atomic_load(&abandoned))
         kill(-pid, SIGKILL); /* what is left of the group */
     atomic_store(&child_pid, 0);
@@ -521,13 +534,9 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
     char mark[1300];
     snprintf(mark, sizeof mark, "%s/%s.abandoned", dir, key);
     int retry = !off && access(mark, F_OK) == 0;
-    JitPacer keep = pacer;
-    if (retry)
-        pacer = NULL;
     double c0 = rt_seconds();
-    int rc = run_cc(tmp_c, tmp_so, log);
+    int rc = run_cc(tmp_c, tmp_so, log, paced_here && !retry);
     st->compile_seconds += rt_seconds() - c0;
-    pacer = keep;
     void *hd = NULL;
     if (rc < 0 && atomic_load(&abandoned)) {
         snprintf(msg, msglen, "the compile was abandoned at the end of the run");

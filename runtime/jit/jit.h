@@ -78,12 +78,15 @@ int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
 /* The run is ending: kill a compiler still running and start none. */
 void jit_abandon(void);
 
-/* Compiles started on the calling thread from now on ask FN(ARG) every
- * 5 ms whether the compiler may run (0) or is to be stopped (1: its
- * process group gets SIGSTOP until FN says 0 again). FN NULL: no pacing.
- * The tier worker paces its compiles to its share of the run. */
-typedef int (*JitPacer)(void *arg);
-void jit_set_pacer(JitPacer fn, void *arg);
+/* Pacing. Compiles started on the calling thread from now on (ON 1) may
+ * be stopped by jit_pace; others never are. jit_pace stops (STOP 1) or
+ * lets run (0) the paced compile in progress, its whole process group,
+ * and returns 1 when there is one, else 0. The tier worker's compiles are
+ * paced to its share of the run, from a thread of their own: the worker
+ * runs at idle priority, and on a busy machine would not get its turn to
+ * stop its own compiler before that compiler had finished. */
+void jit_set_paced(int on);
+int jit_pace(int stop);
 
 /* The cache directory (created): 0 with its path in OUT, 1 when the cache
  * is off, -1 when it cannot be used. For other kinds of cached code
