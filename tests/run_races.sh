@@ -13,7 +13,11 @@
 #      barrier of the group reductions left out): the run fails naming the
 #      kernel and its block's VCODE lines;
 #   4. the generated differential programs (every reduction strategy),
-#      likewise with blocks of 256 and in a drawn order.
+#      likewise with blocks of 256 and in a drawn order;
+#   5. the tier worker and its pacer thread (tests/tier/loop.vcode, 2000
+#      rounds, every block promoted): at a share of 1% with a compiler
+#      that takes a second (stopped and resumed, then abandoned), at 10%
+#      and with no share: the right answer, and no report.
 # Ends with "N passed, N failed".
 interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
 build=${2:-build-tsan}
@@ -78,6 +82,26 @@ else
     bad "run_diff_random.py"
     grep -v '^ ' "$tmp/diff.log" | head -n 30
 fi
+
+sed 's/CONST INT 300 /CONST INT 2000 /' "$here/tier/loop.vcode" >"$tmp/loop.vcode"
+"$interp" --backend=ref "$tmp/loop.vcode" >"$tmp/loop.expected" 2>/dev/null
+printf '#!/bin/sh\nsleep 1\nexec cc "$@"\n' >"$tmp/second-cc.sh"
+chmod +x "$tmp/second-cc.sh"
+for share in 1 10 100; do
+    cc_env=
+    [ $share = 1 ] && cc_env="VINTERP_CC=$tmp/second-cc.sh"
+    rm -rf "$tmp/tcache"
+    env $cc_env VINTERP_TIER_SHARE=$share VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 "$interp" --backend=cpu \
+        --tier-work=0 --cache-dir="$tmp/tcache" -d stats "$tmp/loop.vcode" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 0 ] && [ -s "$tmp/loop.expected" ] && cmp -s "$tmp/out" "$tmp/loop.expected" &&
+        ! grep -q ThreadSanitizer "$tmp/err" && grep -q "($share% of the run at most)" "$tmp/err"; then
+        ok
+    else
+        bad "the tier worker and its pacer at a share of $share% (exit $rc)"
+        grep -v '^ ' "$tmp/err" | head -n 20
+    fi
+done
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -104,7 +104,7 @@ int tier_defaults(TierOptions *o, const char *backend)
 struct TierWorker {
     pthread_t th;
     pthread_t pacer;    /* share < 1: the thread that stops and resumes the compiler */
-    int has_pacer;
+    int has_pacer;      /* set before the worker starts, then only read */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_cond_t pcv; /* wakes the pacer: a job started, or stop */
@@ -482,10 +482,8 @@ int tier_worker_stop(TierWorker *w)
     pthread_cond_broadcast(&w->pcv);
     pthread_mutex_unlock(&w->mu);
     jit_abandon();
-    if (w->has_pacer) { /* it only waits on pcv: it ends at once */
+    if (w->has_pacer) /* it only waits on pcv: it ends at once */
         pthread_join(w->pacer, NULL);
-        w->has_pacer = 0;
-    }
     if (!join_bounded(w, 2.0)) {
         /* Still translating: leave it, and what it reads, to the exit. */
         pthread_detach(w->th);
