@@ -15,9 +15,19 @@ corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
 base_env = {k: v for k, v in os.environ.items() if not k.startswith("VINTERP_")}
 
 
-def run(*args, env=None, timeout=120):
+def run(*args, env=None, timeout=120, keep_slow=False):
+    """Run the interpreter. The checks here expect hot blocks promoted and
+    translated; a block an earlier run's timing found slower fused would be
+    left untranslated (DIR/PROGRAM.CONFIG.slow), so the sets of such blocks
+    are forgotten first, unless KEEP_SLOW (the checks of that set)."""
     e = dict(base_env)
     e.update(env or {})
+    for a in args:
+        if not keep_slow and a.startswith("--cache-dir="):
+            d = a[len("--cache-dir="):]
+            for f in os.listdir(d) if os.path.isdir(d) else []:
+                if f.endswith(".slow"):
+                    os.unlink(os.path.join(d, f))
     t0 = time.time()
     p = subprocess.run([interp] + list(args), capture_output=True, text=True, timeout=timeout, env=e)
     return p.returncode, p.stdout, p.stderr, time.time() - t0
@@ -119,6 +129,19 @@ try:
     check("a unit whose fused runs were the slower in earlier runs is not run fused",
           rc == 0 and out == ref and "2 installed, 2 demoted" in err and "kernel launches 0," in err
           and "its fused runs were the slower in earlier runs" in err, err)
+    slow = [f for f in os.listdir(vcache) if f.endswith(".slow")]
+    check("... and the program's blocks found slower are kept (PROGRAM.CONFIG.slow, 2 blocks)",
+          len(slow) == 1 and re.match(prog + r"\.[0-9a-f]{16}\.slow$", slow[0]) is not None
+          and open(os.path.join(vcache, slow[0])).read().startswith("vinterp-hot 2 2\n"), str(os.listdir(vcache)))
+    rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", vc, "-d", "stats", loop, keep_slow=True)
+    check("... a later run leaves them interpreted, untranslated",
+          rc == 0 and out == ref and "0 promoted, 0 installed" in err
+          and "(2 of them hot, untranslated: slower fused in earlier runs)" in err and "cpu: 0 kernels generated" in err
+          and "its fused runs were the slower in earlier runs: not translated" in err, err)
+    rc, out, err, _ = run("--backend=cpu", "--float-reassoc", "--tier=sync", "--tier-work=0", vc, "-d", "stats", loop,
+                          keep_slow=True)
+    check("... a set kept per configuration: --float-reassoc has its own",
+          rc == 0 and out == ref and "(0 of them hot, untranslated" in err, err)
     for u in units: # ... and the other way round
         with open(os.path.join(vcache, u[:-2] + "." + prog + ".tier"), "w") as f:
             f.write("vinterp-tier 1 10 100.0 1000 10 0.001 1000000000\n")

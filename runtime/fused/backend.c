@@ -102,6 +102,9 @@ struct Backend {
     uint64_t program_id;                /* tier_program_id: the speeds kept per program */
     HotSet hot_prior, hot_new; /* blocks hot in earlier runs, in this one (tier_hot.h) */
     char *hot_path;     /* NULL: no cache to keep them in */
+    HotSet slow_prior, slow_new; /* blocks found slower fused in earlier runs, in this one */
+    char *slow_path;    /* NULL: no cache to keep them in */
+    int64_t slow_skipped;   /* promotions left interpreted untranslated: slow_prior */
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
     double interp_secs, tr_secs;        /* timed interpreted runs; translations on the main thread */
@@ -180,6 +183,13 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
             if (!b->hot_path)
                 rt_fatal("out of host memory");
             tier_hot_read(hp, &b->hot_prior);
+        }
+        if (o->cache_dir && tier_slow_path(o->cache_dir, b->program_id, tier_config_id(x->name, o->float_reassoc), hp,
+                                           sizeof hp) == 0) {
+            b->slow_path = strdup(hp);
+            if (!b->slow_path)
+                rt_fatal("out of host memory");
+            tier_hot_read(hp, &b->slow_prior);
         }
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
@@ -558,6 +568,15 @@ static void tier_trace(const Backend *b, int k, const char *what)
             e->why);
 }
 
+/* Block K was found slower fused (this run or earlier ones): later runs
+ * of the program leave it interpreted without translating it
+ * (tier_slow_path). */
+static void tier_remember_slow(Backend *b, int k)
+{
+    if (b->slow_path && tier_hot_add(&b->slow_new, tier_block_hash(b->prog, &b->blocks[k])) < 0)
+        rt_fatal("out of host memory");
+}
+
 /* Load block K's code (on the main thread): READY -> FUSED, or INTERP. */
 static void tier_install(Backend *b, int k)
 {
@@ -587,6 +606,7 @@ static void tier_install(Backend *b, int k)
         /* earlier runs of the program found its fused runs the slower */
         e->demoted = 1;
         b->demotions++;
+        tier_remember_slow(b, k);
         snprintf(e->why, sizeof e->why, "its fused runs were the slower in earlier runs");
         atomic_store(&e->state, BS_INTERP);
         if (b->opt.tier.trace)
@@ -733,6 +753,14 @@ static void tier_first_run(Backend *b, int k, int64_t w)
 static void tier_promote(Backend *b, int k, int64_t w)
 {
     BlockEntry *e = &b->entries[k];
+    if (b->slow_prior.n && tier_hot_has(&b->slow_prior, tier_block_hash(b->prog, &b->blocks[k]))) {
+        b->slow_skipped++;
+        snprintf(e->why, sizeof e->why, "its fused runs were the slower in earlier runs: not translated");
+        atomic_store(&e->state, BS_INTERP);
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "left interpreted: slower fused in earlier runs");
+        return;
+    }
     tier_mark_promoted(b, k);
     if (e->big_runs == 1)
         tier_remember_hot(b, k); /* a later run probes the cache for it at its first run */
@@ -895,6 +923,7 @@ static void tier_judge(Backend *b, int k, int64_t w, double dt)
     if (slower == 1) {
         e->demoted = 1;
         b->demotions++;
+        tier_remember_slow(b, k);
         atomic_store(&e->state, BS_INTERP);
         if (b->opt.tier.trace)
             tier_trace(b, k, "demoted: its fused runs are slower than the interpreter's");
@@ -1171,10 +1200,11 @@ static void tier_report(const Backend *b, FILE *f)
     }
     fprintf(f, "stats: tiers (%s; promote at work %lld, runs under %lld elements interpreted): %lld promoted, "
                "%lld installed, %lld demoted, %lld failed, %lld not ready by the end (%lld abandoned), %lld blocks "
-               "run only interpreted; background compile %.6f s\n",
+               "run only interpreted (%lld of them hot, untranslated: slower fused in earlier runs); background "
+               "compile %.6f s\n",
             tier_mode_name(t->mode), (long long)t->work, (long long)t->min_len, (long long)b->promotions,
             (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
-            (long long)abandoned, (long long)never, compile);
+            (long long)abandoned, (long long)never, (long long)b->slow_skipped, compile);
     (void)fused;
     /* Per block: the promoted ones, then the busiest of the others. */
     int top[8], ntop = 0;
@@ -1388,9 +1418,14 @@ void backend_free(Backend *b)
         tier_save_speeds(b);
     if (b->hot_path)
         tier_hot_write(b->hot_path, &b->hot_prior, &b->hot_new);
+    if (b->slow_path)
+        tier_hot_write(b->slow_path, &b->slow_prior, &b->slow_new);
     tier_hot_free(&b->hot_prior);
     tier_hot_free(&b->hot_new);
+    tier_hot_free(&b->slow_prior);
+    tier_hot_free(&b->slow_new);
     free(b->hot_path);
+    free(b->slow_path);
     for (int k = 0; k < b->nblocks; k++) {
         free(b->entries[k].launches);
         free(b->entries[k].seconds);

@@ -1,8 +1,11 @@
-/* runtime/fused/tier_hot.c — hot blocks that ran once, kept per program for
- * its next run (see tier_hot.h). */
+/* runtime/fused/tier_hot.c — sets of blocks kept per program for its next
+ * runs: hot blocks that ran once, and blocks found slower fused (see
+ * tier_hot.h). */
 #include "runtime/fused/tier_hot.h"
+#include "runtime/core/version.h"
 #include "runtime/fused/tier_verdict.h"
 
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +15,31 @@ int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len)
 {
     int n = snprintf(out, len, "%s/%016llx.hot", dir, (unsigned long long)program);
     return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int tier_slow_path(const char *dir, uint64_t program, uint64_t config, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s/%016llx.%016llx.slow", dir, (unsigned long long)program,
+                     (unsigned long long)config);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+uint64_t tier_config_id(const char *executor, int float_reassoc)
+{
+    uint64_t h = TIER_FNV_SEED;
+    const char *parts[] = { VINTERP_VERSION, executor ? executor : "", getenv("VINTERP_CC"), getenv("VINTERP_CFLAGS"),
+                            getenv("VINTERP_CXX"), getenv("VINTERP_CXXFLAGS") };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        const char *s = parts[i] ? parts[i] : "";
+        h = tier_fnv(h, s, strlen(s) + 1);
+    }
+    h = tier_fnv(h, &float_reassoc, sizeof float_reassoc);
+    struct stat st;
+    if (stat("/proc/self/exe", &st) == 0) {
+        int64_t f[3] = { (int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec };
+        h = tier_fnv(h, f, sizeof f);
+    }
+    return h;
 }
 
 uint64_t tier_block_hash(const Program *p, const Block *b)

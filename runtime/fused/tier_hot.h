@@ -32,6 +32,18 @@ typedef struct {
 
 /* DIR/PROGRAM.hot in OUT (LEN bytes). 0, or -1 when it does not fit. */
 int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len);
+/* The same set, of the blocks whose fused runs earlier runs found the
+ * slower (their units' verdicts, tier_verdict.h), in DIR/PROGRAM.CONFIG.slow:
+ * a later run leaves them interpreted without translating them (which on
+ * the main thread, to find their units' keys, cost bh_16k 2-3% of its run
+ * for 59 blocks none of which ran fused). A verdict belongs to the unit's
+ * code, which the key names; this set names blocks, so it is kept per
+ * CONFIG (tier_config_id): whatever else shapes the code starts a new set. */
+int tier_slow_path(const char *dir, uint64_t program, uint64_t config, char *out, size_t len);
+/* CONFIG for tier_slow_path: the executor's name, --float-reassoc, the
+ * compiler and its flags from the environment, the version, and this
+ * binary's size and modification time (a rebuilt translator). */
+uint64_t tier_config_id(const char *executor, int float_reassoc);
 /* The hash of block B's instructions. */
 uint64_t tier_block_hash(const Program *p, const Block *b);
 /* Read PATH into S (empty when missing or malformed). */
