@@ -135,17 +135,24 @@ struct TierWorker {
     int paused;
 };
 
-/* Wait on W's cv (mu held) until SECONDS have passed, or W is told to
- * stop, or (ANY) the cv is signalled. */
-static void wait_for(TierWorker *w, double seconds, int any)
+/* The CLOCK_REALTIME time SECONDS from now, for the timed waits. */
+static struct timespec deadline_in(double seconds)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     long ns = ts.tv_nsec + (long)((seconds - (double)(long)seconds) * 1e9);
     ts.tv_sec += (time_t)seconds + ns / 1000000000L;
     ts.tv_nsec = ns % 1000000000L;
+    return ts;
+}
+
+/* Wait on CV (W's mu held) until SECONDS have passed, or W is told to
+ * stop, or (ANY) CV is signalled. */
+static void wait_for(TierWorker *w, pthread_cond_t *cv, double seconds, int any)
+{
+    struct timespec ts = deadline_in(seconds);
     while (!atomic_load(&w->stop))
-        if (pthread_cond_timedwait(&w->cv, &w->mu, &ts) == ETIMEDOUT || any)
+        if (pthread_cond_timedwait(cv, &w->mu, &ts) == ETIMEDOUT || any)
             break;
 }
 
@@ -177,6 +184,21 @@ static double job_busy(const TierWorker *w, double t)
     return (cpu > 0 ? cpu : 0.0) + w->compile_run;
 }
 
+/* The job in progress (mu held, T now): add the time its compile ran
+ * unstopped since the pacer's last look. */
+static void note_compile_run(TierWorker *w, double t)
+{
+    if (w->pace_prev > 0 && !w->paused)
+        w->compile_run += t - w->pace_prev;
+}
+
+/* Seconds the compiler of the job in progress has been stopped so far (mu
+ * held, T now). */
+static double job_stopped(const TierWorker *w, double t)
+{
+    return w->job_paused + (w->paused ? t - w->pause_t0 : 0.0);
+}
+
 /* The pacer of the worker's compiles (jit_pace), on a thread of its own at
  * the program's priority while a job runs: it stops the compiler while the
  * worker's busy time (its finished jobs and this one) exceeds its share of
@@ -195,8 +217,7 @@ static void *pacer_main(void *p)
             continue;
         }
         double t = rt_seconds();
-        if (w->pace_prev > 0 && !w->paused) /* it ran since the last look */
-            w->compile_run += t - w->pace_prev;
+        note_compile_run(w, t);
         double allowed = w->share * (t - w->t0);
         double running = job_busy(w, t);
         int stop = w->paused;
@@ -216,14 +237,7 @@ static void *pacer_main(void *p)
             w->job_paused += t - w->pause_t0;
         }
         w->pace_prev = compiling ? t : 0.0;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 5000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&w->pcv, &w->mu, &ts);
+        wait_for(w, &w->pcv, 0.005, 1);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -249,7 +263,7 @@ static void *worker_main(void *p)
     if (pthread_getcpuclockid(pthread_self(), &w->cpu_clock) != 0)
         w->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* read on this thread: right here, 0 on the pacer's */
     if (w->delay > 0) /* a run that ends first costs no more than this thread */
-        wait_for(w, w->delay, 0);
+        wait_for(w, &w->cv, w->delay, 0);
     for (;;) {
         while (!w->qlen && !atomic_load(&w->stop))
             pthread_cond_wait(&w->cv, &w->mu);
@@ -262,7 +276,7 @@ static void *worker_main(void *p)
         double early = w->draining ? 0.0 : (w->busy_s + need) / w->share - (rt_seconds() - w->t0);
         if (early > 0) {
             double t = rt_seconds();
-            wait_for(w, early, 1);
+            wait_for(w, &w->cv, early, 1);
             w->throttled += rt_seconds() - t;
             continue; /* stopped, drained or the share reached: look again */
         }
@@ -281,17 +295,15 @@ static void *worker_main(void *p)
         w->job(w->arg, k);
         pthread_mutex_lock(&w->mu);
         double now = rt_seconds();
-        if (w->pace_prev > 0 && !w->paused) /* the compile's run since the pacer's last look */
-            w->compile_run += now - w->pace_prev;
+        note_compile_run(w, now);
         w->pace_prev = 0.0;
         double t = job_busy(w, now);
-        if (w->paused) /* ended while stopped: killed at the end of the run */
-            w->job_paused += now - w->pause_t0;
+        double stopped = job_stopped(w, now); /* paused at the end: killed then */
         w->paused = 0;
         w->busy = 0;
         w->busy_s += t;
-        w->throttled += w->job_paused;
-        w->stopped += w->job_paused;
+        w->throttled += stopped;
+        w->stopped += stopped;
         if (!w->qlen)
             pthread_cond_broadcast(&w->idle);
     }
@@ -303,14 +315,7 @@ static void *worker_main(void *p)
 /* Wait up to SECONDS for the thread; 1 when it ended (and was joined). */
 static int join_bounded(TierWorker *w, double seconds)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += (time_t)seconds;
-    ts.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    struct timespec ts = deadline_in(seconds);
     return pthread_timedjoin_np(w->th, NULL, &ts) == 0;
 }
 
@@ -419,25 +424,20 @@ double tier_worker_busy(const TierWorker *w)
     return t;
 }
 
-double tier_worker_throttled(const TierWorker *w)
+/* TOTAL (a field of W under mu) with the job in progress's stopped time. */
+static double with_stopped_so_far(const TierWorker *w, const double *total)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->throttled, now = rt_seconds();
+    double t = *total;
     if (w->busy)
-        t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
+        t += job_stopped(w, rt_seconds());
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
 
-double tier_worker_stopped(const TierWorker *w)
-{
-    pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->stopped, now = rt_seconds();
-    if (w->busy)
-        t += w->job_paused + (w->paused ? now - w->pause_t0 : 0.0);
-    pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
-    return t;
-}
+double tier_worker_throttled(const TierWorker *w) { return with_stopped_so_far(w, &w->throttled); }
+
+double tier_worker_stopped(const TierWorker *w) { return with_stopped_so_far(w, &w->stopped); }
 
 int tier_worker_is_self(const TierWorker *w) { return w && pthread_equal(pthread_self(), w->th); }
 
@@ -449,11 +449,7 @@ int tier_worker_drain(TierWorker *w, double seconds)
 {
     if (!w || seconds <= 0)
         return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long ns = ts.tv_nsec + (long)(seconds * 1e9);
-    ts.tv_sec += ns / 1000000000L;
-    ts.tv_nsec = ns % 1000000000L;
+    struct timespec ts = deadline_in(seconds);
     pthread_mutex_lock(&w->mu);
     w->draining = 1; /* the interpreter is done: the worker may use the time */
     pthread_cond_broadcast(&w->cv);
