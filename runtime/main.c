@@ -532,7 +532,7 @@ int main(int argc, char **argv)
     {
         fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n",
                 (long long)val_lazy_made, (long long)val_lazy_written);
-        fprintf(stderr, "stats: interpreted float sums in parallel (every term an integer within 2^51/n): %lld, "
+        fprintf(stderr, "stats: interpreted float sums in parallel (every term an integer, their magnitudes summing below 2^53): %lld, "
                 "%lld tried that fell back to left to right\n",
                 (long long)interp_fsum_parallel, (long long)interp_fsum_fellback);
     }

@@ -512,7 +512,7 @@ static void emit_seg_fold(CgBuf *b, const char *name, int j, const LcuSoac *s, c
 }
 
 /* One element I (text) of a chunk: pulled into <v>r, combined into <a>r;
- * LANE >= 0: a float sum's term noted in fm<LANE> and fe<LANE>
+ * LANE >= 0: a float sum's term noted in fa<LANE> and fe<LANE>
  * (vs_fsum_exact_note). */
 static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, int lane, int fast, const char *i,
                            char v, char a, const char *in)
@@ -528,7 +528,7 @@ static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, 
     for (int r = 0; r < s->nres; r++) {
         combine_line(b, s, r, a, v, in4);
         if (lane >= 0 && s->rops[r] == LR_FADD)
-            cg_printf(b, "%svs_fsum_exact_note(%c%d, &fm%d, &fe%d);\n", in4, v, r, lane, lane);
+            cg_printf(b, "%svs_fsum_exact_note(%c%d, &fa%d, &fe%d);\n", in4, v, r, lane, lane);
     }
     cg_printf(b, "%s}\n", in);
 }
@@ -567,12 +567,16 @@ static void emit_fold_halves(CgBuf *b, const char *name, int j, const LcuSoac *s
 
 /* A chunk [LO, HI) of a reduction with a float sum whose terms are checked
  * (the others Int or Bool): four consecutive elements at a time into four
- * lanes q, u, w, z (four chains of dependent additions), the terms noted
- * in two pairs fm/fe (vs_fsum_exact_note: max instructions, no branch),
- * then the lanes combined. The order does not matter once every term
- * passes; the caller tests fm and fe. */
+ * lanes q, u, w, z (four chains of dependent additions), each lane's terms
+ * noted in its own fa/fe (vs_fsum_exact_note: additions, no branch), then
+ * the lanes combined. The order does not matter once every term passes;
+ * the caller tests fa and fe. SIMD (every result a float sum, and a fast
+ * pull that calls nothing a vectorised loop cannot): the fast branch is
+ * one `omp simd` loop instead, its sums reductions, which the compiler
+ * vectorises, in any order of the terms (so their sums are exact or
+ * fail the check all the same; the lanes above do not vectorise). */
 static void emit_fold_lanes(CgBuf *b, const char *name, int j, const LcuSoac *s, const LcuVarType *types,
-                            const char *fast, const char *in)
+                            const char *fast, int simd, const char *in)
 {
     static const char lanes[4] = { 'q', 'u', 'w', 'z' };
     static const char *const at[4] = { "i4", "i4 + 1", "i4 + 2", "i4 + 3" };
@@ -587,15 +591,28 @@ static void emit_fold_lanes(CgBuf *b, const char *name, int j, const LcuSoac *s,
             cg_puts(b, l < 3 ? ", " : ";\n");
         }
     }
-    cg_printf(b, "%sdouble fm0 = 0.0, fe0 = 0.0, fm1 = 0.0, fe1 = 0.0;\n", in);
+    cg_printf(b, "%sdouble fa0 = 0.0, fa1 = 0.0, fa2 = 0.0, fa3 = 0.0, fe0 = 0.0, fe1 = 0.0, fe2 = 0.0, fe3 = 0.0;\n",
+              in);
     cg_printf(b, "%sint64_t i4 = lo;\n", in);
     for (int f = fast ? 1 : 0; f >= 0; f--) {
         fast_on = f;
         if (fast)
             cg_printf(b, f ? "%sif (%s) {\n" : "%s} else {\n", in, fast);
+        if (f && simd) {
+            cg_printf(b, "#pragma omp simd reduction(+:fa0, fe0");
+            for (int r = 0; r < nr; r++)
+                cg_printf(b, ", q%d", r);
+            cg_puts(b, ") private(");
+            for (int r = 0; r < nr; r++)
+                cg_printf(b, "%sx%d", r ? ", " : "", r);
+            cg_printf(b, ")\n%s    for (int64_t is = lo; is < hi; is++)\n", in);
+            emit_fold_step(b, name, j, s, 0, f, "is", 'x', 'q', in2);
+            cg_printf(b, "%s    i4 = hi;\n", in);
+            continue;
+        }
         cg_printf(b, "%s    for (; i4 + 4 <= hi; i4 += 4) {\n", in);
         for (int l = 0; l < 4; l++)
-            emit_fold_step(b, name, j, s, l & 1, f, at[l], 'x', lanes[l], in2);
+            emit_fold_step(b, name, j, s, l, f, at[l], 'x', lanes[l], in2);
         cg_printf(b, "%s    }\n%s    for (; i4 < hi; i4++)\n", in, in);
         emit_fold_step(b, name, j, s, 0, f, "i4", 'x', 'q', in2);
     }
@@ -649,6 +666,10 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
          * results do not depend on it) without scratch. */
         int ordered = s->chunked;
         const char *fast = fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL;
+        /* the checked sums vectorised (emit_fold_lanes) */
+        int simd = spec && (fast_roles & 1) && !(loads->scalar & 1);
+        for (int r = 0; r < nr; r++)
+            simd &= s->rops[r] == LR_FADD;
         cg_puts(b, "        int done = 0;\n");
         /* a checked float sum pays from two threads */
         cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 1" : "");
@@ -662,7 +683,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         if (ordered)
             cg_printf(b, "            char *pt = (char *)cx->scratch(cx, nch * %d * 8);\n", nr);
         if (spec)
-            cg_puts(b, "            double flim = vs_fsum_exact_lim(n1);\n            int failed = 0;\n");
+            cg_puts(b, "            double flim = vs_fsum_exact_lim(nch);\n            int failed = 0;\n");
         cg_printf(b, "#pragma omp parallel if (n1 >= %d)\n", MAP_PAR_MIN);
         cg_puts(b, "            {\n");
         cg_printf(b, "                int64_t hint[%d] = {0};\n", hints);
@@ -689,7 +710,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         if (ordered)
             emit_seg_fold(b, name, j, s, all, 0, fast, "0", "                    ");
         else if (spec)
-            emit_fold_lanes(b, name, j, s, types, fast, "                    ");
+            emit_fold_lanes(b, name, j, s, types, fast, simd, "                    ");
         else
             emit_fold_halves(b, name, j, s, types, fast, "                    ");
         for (int r = 0; r < nr; r++) {
@@ -700,7 +721,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
                 combine_line(b, s, r, 't', 'q', "                    ");
         }
         if (spec)
-            cg_puts(b, "                    if (!(vs_fsum_exact_ok(fm0, fe0, flim) & vs_fsum_exact_ok(fm1, fe1, flim))) {\n"
+            cg_puts(b, "                    if (!vs_fsum_exact_ok((fa0 + fa1) + (fa2 + fa3), (fe0 + fe1) + (fe2 + fe3), flim)) {\n"
                        "#pragma omp atomic write\n                        failed = 1;\n                    }\n");
         cg_puts(b, "                }\n");
         if (!ordered) {
@@ -713,7 +734,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         if (ordered)
             emit_table_fold(b, s, types, "            ");
         if (spec) {
-            /* a NaN term may have left fm and fe, never a sum */
+            /* not NaN (a NaN term fails its chunk's check too) */
             cg_puts(b, "            done = !failed");
             for (int r = 0; r < nr; r++)
                 if (s->rops[r] == LR_FADD)

@@ -357,6 +357,8 @@ typedef struct {
     int fast;           /* x[i] (i the thunk's own index) and x[seg_of(segvar,
                            i)] read without a check: the caller has checked
                            i < len(x), resp. 0 <= seg < len(x) */
+    int scalar;         /* it calls what a vectorised loop cannot: a check
+                           that may fail (VK_FAIL), a libm function */
 } Ex;
 
 static void note_local(Ex *x, int local, VsElem t)
@@ -438,6 +440,7 @@ static void ex_call1(Ex *x, const char *fn, const LcuExpr *a)
 
 static void ex_call_er(Ex *x, const char *fn, const LcuExpr *e, int with_index)
 {
+    x->scalar = 1;
     cg_printf(x->b, "%s(er, ", fn);
     ex(x, e->kids[0]);
     cg_puts(x->b, ", ");
@@ -494,6 +497,7 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     case LP_ROUND: ex_call1(x, "vs_round", e->kids[0]); return;
     case LP_LOG: case LP_SQRT: case LP_EXP: case LP_SIN: case LP_COS: case LP_TAN:
     case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
+        x->scalar |= e->prim != LP_SQRT;
         ex_call1(x, lcu_prims[e->prim].math, e->kids[0]);
         return;
     case LP_I_TO_F: cg_puts(b, "((double)"); ex(x, e->kids[0]); cg_puts(b, ")"); return;
@@ -546,6 +550,7 @@ static void ex(Ex *x, const LcuExpr *e)
             cg_printf(b, "((const %s *)V[%d].d)[seg]", cg_ctype(e->type), e->var);
             return;
         }
+        x->scalar = 1;
         cg_printf(b, "%s(er, &V[%d], ", e->type == VS_FLOAT ? "vk_ldf" : "vk_ldi", e->var);
         if (e->kids[0]->kind == LE_INDEX)
             cg_puts(b, "i");
@@ -581,6 +586,7 @@ static void ex(Ex *x, const LcuExpr *e)
             cg_puts(b, "((int32_t)seg)");
             return;
         }
+        x->scalar = 1;
         if (seg_is_iter(x, e))
             cg_puts(b, "(seg >= 0 ? (int32_t)seg : ");
         cg_printf(b, "vk_seg_of(er, &V[%d], %d, ", e->var, e->var);
@@ -591,6 +597,7 @@ static void ex(Ex *x, const LcuExpr *e)
         return;
     case LE_SEG_START:
     case LE_SEG_LEN:
+        x->scalar = 1;
         cg_printf(b, "%s(er, &V[%d], %d, ", e->kind == LE_SEG_START ? "vk_seg_start" : "vk_seg_len", e->var,
                   e->var);
         ex(x, e->kids[0]);
@@ -653,7 +660,7 @@ static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
 }
 
 static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const LcuThunk *th, const VsElem *out,
-                      int segvar, int segopt, const LcuVarType *types, int *nhints, int fast)
+                      int segvar, int segopt, const LcuVarType *types, int *nhints, int fast, int *scalar)
 {
     Ex *x = calloc(1, sizeof *x);
     if (!x) {
@@ -679,6 +686,8 @@ static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const
     tail(x, th->body, th->arity, 1);
     cg_puts(b, "}\n");
     *nhints = x->nhints > 0 ? x->nhints : 1;
+    if (scalar)
+        *scalar = x->scalar;
     int bad = x->overflow;
     free(x);
     return bad ? -1 : 0;
@@ -688,7 +697,7 @@ int cg_emit_thunk(CgBuf *b, CgTarget t, const char *name, int j, const char *rol
                   const VsElem *out, int segvar, int segopt, const LcuVarType *types, int *nhints)
 {
     (void)t;
-    return emit_thunk(b, name, j, role, th, out, segvar, segopt, types, nhints, 0);
+    return emit_thunk(b, name, j, role, th, out, segvar, segopt, types, nhints, 0, NULL);
 }
 
 static void add_load(int *n, int *var, int v, int *overflow)
@@ -754,7 +763,10 @@ int cg_emit_soac_fast_thunks(CgBuf *b, const char *name, int j, const LcuSoac *s
                 return -1;
             cg_result_bases(s, types, 0, th[0]->arity, out);
         }
-        rc |= emit_thunk(b, name, j, role[r], th[r], r == 0 ? out : &one, segvar, segopt, types, &h, 1);
+        int scalar = 0;
+        rc |= emit_thunk(b, name, j, role[r], th[r], r == 0 ? out : &one, segvar, segopt, types, &h, 1, &scalar);
+        if (scalar)
+            loads->scalar |= 1 << r;
     }
     return rc;
 }

@@ -156,10 +156,13 @@ int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const Lcu
  * each of the second have elements, calls the thunks' fast variants
  * NAME_s<J>_<ROLE>f, which read them without a check (the checked loads
  * stop gcc from vectorising a loop). ROLES: bit 0 pull, 1 idx, 2 pred: the
- * thunks that have such loads (the others have no fast variant). */
+ * thunks that have such loads (the others have no fast variant). SCALAR:
+ * those of them that still call what a vectorised loop cannot. */
 #define CG_MAX_INDEX_LOADS 16
 typedef struct {
     int n, nseg, roles, overflow;
+    int scalar; /* as ROLES: the fast thunks that still call what a
+                   vectorised loop cannot (a check that may fail, libm) */
     int var[CG_MAX_INDEX_LOADS];
     int segvars[CG_MAX_INDEX_LOADS];
 } CgIndexLoads;

@@ -160,25 +160,29 @@
     /* on the length only, not on the threads. Scans stay left to right. */  \
     enum { VS_CHUNK = 65536 };                                                \
     VS_FN int vs_rop_chunks(int r) { return r == VS_FADD || r == VS_FMUL; }   \
-    /* A float + fold of n terms gives the same bits in every order when */  \
-    /* every term is an integer of magnitude at most 2^51 / n: every */       \
-    /* partial sum is then an integer below 2^53, exact in a double (and */  \
-    /* never -0.0 from +0.0). The backends may then sum in parallel. The */  \
-    /* test, over a run of terms, in a form that vectorises: note keeps */   \
-    /* m = the largest |x| and e = the largest |x - round(x)| (x + 1.5 * */  \
-    /* 2^52, rounded to an integer, minus the same; a > b ? a : b, a max */  \
-    /* instruction); the run passes when vs_fsum_exact_ok(m, e, lim) and */  \
-    /* its sum is not NaN. A NaN term can drop earlier values out of m */    \
-    /* and e, but never out of a sum; an infinite one stays in m unless a */ \
-    /* NaN follows. */                                                        \
-    VS_FN double vs_fsum_exact_lim(int64_t n) { return 2251799813685248.0 / (double)(n > 0 ? n : 1); } \
-    VS_FN void vs_fsum_exact_note(double x, double *m, double *e)             \
+    /* A float + fold of terms gives the same bits in every order when */  \
+    /* every term is an integer and their magnitudes sum to at most 2^53: */ \
+    /* every partial sum, in any order, is then an integer of magnitude */   \
+    /* at most 2^53, exact in a double (and never -0.0 from +0.0). The */    \
+    /* backends may then sum in parallel. The test, over runs of terms */    \
+    /* (chunks, each in lanes), in a form that vectorises (additions */      \
+    /* into one sum per lane, as the lanes' own sums): note adds |x| into */ \
+    /* a and |x - round(x)| into e (x + 1.5 * 2^52, rounded to an */         \
+    /* integer, minus the same: +0.0 when x is an integer of magnitude */    \
+    /* below 2^51, not 0 for any other finite x, NaN for an infinite or */   \
+    /* NaN x; an integer of 2^51 or more fails through a). A sum of terms */ \
+    /* at least 0 is exact while below 2^53 and at least 2^53 once the */    \
+    /* exact sum is, in any order; so a run whose lanes' a add up to less */ \
+    /* than vs_fsum_exact_lim(R), R the number of runs, and whose e add */   \
+    /* up to 0 (vs_fsum_exact_ok) holds integers summing in magnitude */     \
+    /* below 2^52 / R, and when all R runs pass, all the terms below 2^53. */ \
+    VS_FN double vs_fsum_exact_lim(int64_t runs) { return 4503599627370496.0 / (double)(runs > 0 ? runs : 1); } \
+    VS_FN void vs_fsum_exact_note(double x, double *a, double *e)             \
     {                                                                         \
-        double f = fabs(x), d = fabs(((x + 6755399441055744.0) - 6755399441055744.0) - x); \
-        *m = *m > f ? *m : f;                                                 \
-        *e = *e > d ? *e : d;                                                 \
+        *a += fabs(x);                                                        \
+        *e += fabs(((x + 6755399441055744.0) - 6755399441055744.0) - x);      \
     }                                                                         \
-    VS_FN int vs_fsum_exact_ok(double m, double e, double lim) { return (m <= lim) & (e == 0.0); } \
+    VS_FN int vs_fsum_exact_ok(double a, double e, double lim) { return (a < lim) & (e == 0.0); } \
 )
 
 /* The element types, for every layer that needs no more than these three

@@ -168,13 +168,14 @@ DEF_SEG_RUN(run_band, int32_t, vs_rop_iident(VS_BAND), c_band)
 DEF_SEG_RUN(run_bor, int32_t, vs_rop_iident(VS_BOR), c_bor)
 DEF_SEG_RUN(run_bxor, int32_t, vs_rop_iident(VS_BXOR), c_bxor)
 
-/* A float +_REDUCE of one segment whose terms are all small integers
- * (vcode/semantics.h vs_fsum_exact_note) gives the same bits in any order:
- * its chunks are summed on several threads, each with four accumulators,
- * and every term is checked (vs_fsum_exact_note, which vectorises). The
- * first chunk that fails raises `failed`, and the chunks not yet begun are
- * skipped: a sum of other floats costs one chunk a thread before the caller
- * folds it left to right. */
+/* A float +_REDUCE of one segment whose terms are all integers of small
+ * total magnitude (vcode/semantics.h vs_fsum_exact_note) gives the same
+ * bits in any order: its chunks are summed on several threads, each in
+ * four lanes that keep a sum and vs_fsum_exact_note's two sums apiece (the
+ * lanes vectorise), and every term is checked. The first chunk that fails
+ * raises `failed`, and the chunks not yet begun are skipped: a sum of other
+ * floats costs one chunk a thread before the caller folds it left to
+ * right. */
 typedef struct {
     const double *x;
     double *part;
@@ -192,23 +193,23 @@ static void exact_sum_chunks(void *arg, int64_t lo, int64_t hi)
         int64_t i0 = c * a->ch, i1 = a->n - i0 < a->ch ? a->n : i0 + a->ch, i = i0;
         const double *x = a->x;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
-        double m0 = 0.0, e0 = 0.0, m1 = 0.0, e1 = 0.0;
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0, e3 = 0.0;
         for (; i + 4 <= i1; i += 4) {
             s0 += x[i];
+            vs_fsum_exact_note(x[i], &a0, &e0);
             s1 += x[i + 1];
+            vs_fsum_exact_note(x[i + 1], &a1, &e1);
             s2 += x[i + 2];
+            vs_fsum_exact_note(x[i + 2], &a2, &e2);
             s3 += x[i + 3];
-            vs_fsum_exact_note(x[i], &m0, &e0);
-            vs_fsum_exact_note(x[i + 1], &m1, &e1);
-            vs_fsum_exact_note(x[i + 2], &m0, &e0);
-            vs_fsum_exact_note(x[i + 3], &m1, &e1);
+            vs_fsum_exact_note(x[i + 3], &a3, &e3);
         }
         for (; i < i1; i++) {
             s0 += x[i];
-            vs_fsum_exact_note(x[i], &m0, &e0);
+            vs_fsum_exact_note(x[i], &a0, &e0);
         }
         a->part[c] = (s0 + s1) + (s2 + s3);
-        if (!(vs_fsum_exact_ok(m0, e0, a->lim) & vs_fsum_exact_ok(m1, e1, a->lim)))
+        if (!vs_fsum_exact_ok((a0 + a1) + (a2 + a3), (e0 + e1) + (e2 + e3), a->lim))
             atomic_store_explicit(&a->failed, 1, memory_order_relaxed);
     }
 }
@@ -217,8 +218,9 @@ int64_t interp_fsum_parallel, interp_fsum_fellback;
 
 static int fadd_exact_par(const Value *d, Value *r)
 {
-    ExactSum a = { (const double *)d->data, NULL, d->len, 4096, vs_fsum_exact_lim(d->len), 0 };
+    ExactSum a = { (const double *)d->data, NULL, d->len, 4096, 0.0, 0 };
     int64_t nch = (a.n + a.ch - 1) / a.ch;
+    a.lim = vs_fsum_exact_lim(nch);
     a.part = malloc((size_t)nch * sizeof *a.part);
     if (!a.part)
         rt_fatal("out of host memory");
@@ -228,7 +230,7 @@ static int fadd_exact_par(const Value *d, Value *r)
     if (ok) {
         for (int64_t c = 0; c < nch; c++)
             acc += a.part[c];
-        /* a NaN term may have left m and e, never the sum */
+        /* not NaN (a NaN term fails its chunk's check too) */
         ok = acc == acc;
     }
     if (ok)
