@@ -119,12 +119,29 @@ static void test_fast_loads(LcuVarType *types)
     CHECK(text_count(t, "if (c1 <= lim) {") == 1); /* each chunk of the REDUCE */
     CHECK(text_count(t, "vk_t_s0_pullf(Vp, er, i, 0, hint, &o0[i])") == 1);
     CHECK(text_count(t, "vk_t_s0_pull(Vp, er, i, 0, hint, &o0[i])") == 1);
+    /* the fast MAP loop calls nothing a vector loop cannot: omp simd;
+     * the checked one stays scalar */
+    CHECK(text_count(t, "#pragma omp for simd schedule(static)\n            for (int64_t i = 0; i < n; i++)\n"
+                        "                vk_t_s0_pullf(") == 1);
+    CHECK(text_count(t, "#pragma omp for schedule(static)\n            for (int64_t i = 0; i < n; i++)\n"
+                        "                vk_t_s0_pull(") == 1);
     /* REDUCE over x6[i] (Int: by chunks in parallel, each thread's copy Vp) */
     CHECK(text_count(t, "if (V[6].len < lim) lim = V[6].len;") == 1);
     CHECK(text_count(t, "vk_t_s1_pullf(Vp, er, i, 0, hint, &x0)") == 1 &&
           text_count(t, "vk_t_s1_pull(Vp, er, i, 0") == 1);
     CHECK(text_count(t, "int64_t nch = (n + 4096 - 1) / 4096;") == 1);
     cg_buf_free(&b);
+
+    /* a fast MAP pull with an Int division (a check that may fail: VK_FAIL)
+     * keeps the scalar loop */
+    LcuKernel *dv = map_reduce(8, 1, 2, 6, 7);
+    LcuExpr *sum = dv->soacs[0]->pull->body;
+    dv->soacs[0]->pull->body = lcu_prim2(LP_DIV, VS_INT, sum, lcu_sub(3, VS_INT, lcu_index()));
+    CHECK(cg_emit_kernel(&b, CG_C, "vk_t", dv, types, NV, msg, sizeof msg) == 0);
+    t = b.s ? b.s : "";
+    CHECK(text_count(t, "vk_idiv(er, ") == 2 && text_count(t, "omp for simd") == 0);
+    cg_buf_free(&b);
+    lcu_kernel_free(dv);
 
     /* The seg_of MAP: x1[seg_of(x0, i)] fast (x0 is the walked descriptor),
      * x2[seg_of(x3, i)] searched; only the segment walk uses the fast
