@@ -77,6 +77,14 @@ static void private_table(CgBuf *b, const char *indent)
  * that the loop's range of i lies within every array they read at i. */
 static _Thread_local int fast_on, fast_roles;
 
+/* The fast pull (LOADS from cg_emit_soac_fast_thunks) exists and calls
+ * nothing a vectorised loop cannot (no check that may fail, no libm
+ * function): a loop over its elements may be `omp simd`. */
+static int fast_pull_vectorises(const CgIndexLoads *loads)
+{
+    return (fast_roles & 1) && !(loads->scalar & 1);
+}
+
 static void call(CgBuf *b, const char *name, int j, const char *role, const char *seg)
 {
     int bit = !strcmp(role, "pull") ? 1 : !strcmp(role, "idx") ? 2 : 4;
@@ -150,12 +158,12 @@ static void emit_map(CgBuf *b, const char *name, int j, const LcuSoac *s, const 
         cg_puts(b, "        {\n");
         cg_printf(b, "            int64_t hint[%d] = {0};\n", hints);
         private_table(b, "            ");
-        /* a fast pull that calls nothing a vectorised loop cannot: each
-         * element on its own (a donated argument is read only at i,
-         * plan.c donor_of), so `simd` (GCC's -O2 vectorises no loop that
-         * needs an alias check, as the outputs against the inputs) */
-        cg_puts(b, f && (fast_roles & 1) && !(loads->scalar & 1) ? "#pragma omp for simd schedule(static)\n"
-                                                                  : "#pragma omp for schedule(static)\n");
+        /* each element on its own (a donated argument is read only at
+         * i, plan.c donor_of), so `simd` where the pull allows it (GCC's
+         * -O2 vectorises no loop that needs an alias check, as the
+         * outputs against the inputs) */
+        cg_puts(b, f && fast_pull_vectorises(loads) ? "#pragma omp for simd schedule(static)\n"
+                                                    : "#pragma omp for schedule(static)\n");
         cg_puts(b, "            for (int64_t i = 0; i < n; i++)\n                ");
         call(b, name, j, "pull", sv >= 0 ? "-1" : "0");
         out_args(b, 0, s->nres, "i");
@@ -672,7 +680,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         int ordered = s->chunked;
         const char *fast = fast_roles ? "!sd->segid && lo >= 0 && hi <= lim && segok" : NULL;
         /* the checked sums vectorised (emit_fold_lanes) */
-        int simd = spec && (fast_roles & 1) && !(loads->scalar & 1);
+        int simd = spec && fast_pull_vectorises(loads);
         for (int r = 0; r < nr; r++)
             simd &= s->rops[r] == LR_FADD;
         cg_puts(b, "        int done = 0;\n");
@@ -739,7 +747,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         if (ordered)
             emit_table_fold(b, s, types, "            ");
         if (spec) {
-            /* not NaN (a NaN term fails its chunk's check too) */
+            /* a guard only: a NaN term already fails its chunk's check */
             cg_puts(b, "            done = !failed");
             for (int r = 0; r < nr; r++)
                 if (s->rops[r] == LR_FADD)

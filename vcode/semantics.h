@@ -161,21 +161,20 @@
     enum { VS_CHUNK = 65536 };                                                \
     VS_FN int vs_rop_chunks(int r) { return r == VS_FADD || r == VS_FMUL; }   \
     /* A float + fold of terms gives the same bits in every order when */  \
-    /* every term is an integer and their magnitudes sum to at most 2^53: */ \
-    /* every partial sum, in any order, is then an integer of magnitude */   \
-    /* at most 2^53, exact in a double (and never -0.0 from +0.0). The */    \
-    /* backends may then sum in parallel. The test, over runs of terms */    \
-    /* (chunks, each in lanes), in a form that vectorises (additions */      \
-    /* into one sum per lane, as the lanes' own sums): note adds |x| into */ \
-    /* a and |x - round(x)| into e (x + 1.5 * 2^52, rounded to an */         \
-    /* integer, minus the same: +0.0 when x is an integer of magnitude */    \
-    /* below 2^51, not 0 for any other finite x, NaN for an infinite or */   \
-    /* NaN x; an integer of 2^51 or more fails through a). A sum of terms */ \
-    /* at least 0 is exact while below 2^53 and at least 2^53 once the */    \
-    /* exact sum is, in any order; so a run whose lanes' a add up to less */ \
-    /* than vs_fsum_exact_lim(R), R the number of runs, and whose e add */   \
-    /* up to 0 (vs_fsum_exact_ok) holds integers summing in magnitude */     \
-    /* below 2^52 / R, and when all R runs pass, all the terms below 2^53. */ \
+    /* every term is an integer and their magnitudes sum below 2^53: */      \
+    /* every partial sum, in any order, is then an integer below 2^53, */    \
+    /* exact in a double (and never -0.0 from +0.0). The backends may then */ \
+    /* sum in parallel. The test, over runs of terms (chunks), by */         \
+    /* additions only, which vectorise: note adds |x| into a and */          \
+    /* |x - round(x)| into e (x + 1.5 * 2^52, rounded to an integer, minus */ \
+    /* the same: +0.0 when x is an integer below 2^51 in magnitude, not 0 */ \
+    /* for any other finite x, NaN for an infinite or NaN x). A sum of */    \
+    /* terms of at least 0 is exact while below 2^53 and at least 2^53 */    \
+    /* once the exact sum is, in any order, so a run may keep several */     \
+    /* a and e (lanes) and add them up. vs_fsum_exact_ok(a, e, */            \
+    /* vs_fsum_exact_lim(R)), R the number of runs: e is 0 and a below */    \
+    /* 2^52 / R; when all R runs pass, all the terms sum below 2^53 in */    \
+    /* magnitude (a large integer term fails through a). */                  \
     VS_FN double vs_fsum_exact_lim(int64_t runs) { return 4503599627370496.0 / (double)(runs > 0 ? runs : 1); } \
     VS_FN void vs_fsum_exact_note(double x, double *a, double *e)             \
     {                                                                         \

@@ -230,7 +230,7 @@ static int fadd_exact_par(const Value *d, Value *r)
     if (ok) {
         for (int64_t c = 0; c < nch; c++)
             acc += a.part[c];
-        /* not NaN (a NaN term fails its chunk's check too) */
+        /* a guard only: a NaN term already fails its chunk's check */
         ok = acc == acc;
     }
     if (ok)
