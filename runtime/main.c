@@ -504,6 +504,7 @@ int main(int argc, char **argv)
     if (bg) {
         bopt.profiling = profile != PROF_OFF;
         prep = tier_prep_start(&prog, &bopt, bgx, &it); /* NULL: no thread, the reference alone */
+        tier_prep_wait_ready(prep);
     }
     prof_start(run, profile);
     double t0 = wall();

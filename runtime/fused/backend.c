@@ -779,8 +779,8 @@ static void tier_promote(Backend *b, int k, int64_t w)
         }
         return;
     }
-    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, 0.0, 0.01 * (double)b->opt.tier.share_pct,
-                                                        1e-3 * (double)b->opt.tier.budget_ms))) {
+    TierWorkerConfig wc = tier_worker_config(&b->opt.tier, 0);
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, &wc))) {
         atomic_store(&e->state, BS_INTERP); /* no thread: stay in the interpreter */
         return;
     }

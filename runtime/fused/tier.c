@@ -91,6 +91,35 @@ int tier_defaults(TierOptions *o, const char *backend)
         env_count("VINTERP_TIER_DELAY_MS", &o->delay_ms) < 0 || env_count("VINTERP_TIER_SHARE", &o->share_pct) < 0 ||
         env_count("VINTERP_TIER_GRACE_MS", &o->grace_ms) < 0 || env_count("VINTERP_TIER_BUDGET_MS", &o->budget_ms) < 0)
         return -1;
+    o->idle = 1;
+    const char *idle = getenv("VINTERP_TIER_IDLE");
+    if (idle && *idle) {
+        if (strcmp(idle, "0") && strcmp(idle, "1")) {
+            fprintf(stderr, "vinterp: VINTERP_TIER_IDLE takes 0 or 1, not '%s'\n", idle);
+            return -1;
+        }
+        o->idle = idle[0] == '1';
+    }
+    const char *gs = getenv("VINTERP_TEST_TIER_START");
+    if (gs && *gs) {
+        if (strcmp(gs, "ready")) {
+            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_START takes ready, not '%s'\n", gs);
+            return -1;
+        }
+        o->start_ready = 1;
+    }
+    const char *ge = getenv("VINTERP_TEST_TIER_END");
+    if (ge && *ge) {
+        static const char *const gates[] = { "compiling", "stopped", "done" };
+        o->end_gate = TIER_GATE_NONE;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(ge, gates[i]))
+                o->end_gate = (TierGate)(TIER_GATE_COMPILING + i);
+        if (o->end_gate == TIER_GATE_NONE) {
+            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_END takes compiling, stopped or done, not '%s'\n", ge);
+            return -1;
+        }
+    }
     if (o->share_pct < 1 || o->share_pct > 100) {
         fprintf(stderr, "vinterp: VINTERP_TIER_SHARE takes a percentage from 1 to 100, not %lld\n",
                 (long long)o->share_pct);
@@ -100,6 +129,18 @@ int tier_defaults(TierOptions *o, const char *backend)
 }
 
 /* ---- the worker ------------------------------------------------------------- */
+
+TierWorkerConfig tier_worker_config(const TierOptions *o, int with_delay)
+{
+    TierWorkerConfig c;
+    memset(&c, 0, sizeof c);
+    c.delay = with_delay ? 1e-3 * (double)o->delay_ms : 0.0;
+    c.share = 0.01 * (double)o->share_pct;
+    c.budget = 1e-3 * (double)o->budget_ms;
+    c.idle = o->idle;
+    c.trace = o->trace;
+    return c;
+}
 
 struct TierWorker {
     pthread_t th;
@@ -113,16 +154,21 @@ struct TierWorker {
     atomic_int stop;
     atomic_int done;    /* the thread has returned */
     int busy;           /* a job is running (under mu) */
+    int job_k;          /* which (under mu, while busy) */
     pthread_cond_t idle;    /* signalled when the queue is empty and no job runs */
     TierJob job;
     void *arg;
+    TierHooks hooks;    /* the test's, or all NULL */
+    int idle_prio;      /* SCHED_IDLE */
+    FILE *trace;
     double delay;       /* seconds to wait before the first job */
     double share;       /* jobs take at most this share of the wall time */
     double budget;      /* share < 1: a block's job starts with this much of its share unused */
-    double t0;          /* CLOCK_MONOTONIC at the start */
+    double t0;          /* the clock at the start */
     double busy_s;      /* seconds the jobs have run (under mu) */
     double throttled;   /* seconds jobs waited for the share (under mu) */
     double stopped;     /* of which their compilers were stopped (under mu) */
+    int nstops;         /* times the pacer stopped a compiler (under mu) */
     int draining;       /* the run has ended: no share to keep (under mu) */
     /* the job in progress, for the pacer (under mu) */
     double job_t0;      /* when it started */
@@ -135,22 +181,64 @@ struct TierWorker {
     int paused;
 };
 
-/* The CLOCK_REALTIME time SECONDS from now, for the timed waits. */
-static struct timespec deadline_in(double seconds)
+/* ---- the world, real or the test's (TierHooks) ---- */
+
+static double now_of(const TierWorker *w) { return w->hooks.now ? w->hooks.now(w->hooks.ctx) : rt_seconds(); }
+
+/* CPU seconds of the clock CID so far (0 when it cannot be read). */
+static double cpu_seconds(clockid_t cid)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    long ns = ts.tv_nsec + (long)((seconds - (double)(long)seconds) * 1e9);
-    ts.tv_sec += (time_t)seconds + ns / 1000000000L;
-    ts.tv_nsec = ns % 1000000000L;
-    return ts;
+    if (clock_gettime(cid, &ts) != 0)
+        return 0.0;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Wait on CV (W's mu held) until SECONDS have passed, or W is told to
- * stop, or (ANY) CV is signalled. */
-static void wait_for(TierWorker *w, pthread_cond_t *cv, double seconds, int any)
+static double worker_cpu(const TierWorker *w)
 {
-    struct timespec ts = deadline_in(seconds);
+    return w->hooks.worker_cpu ? w->hooks.worker_cpu(w->hooks.ctx) : cpu_seconds(w->cpu_clock);
+}
+
+static int pace(TierWorker *w, int stop) { return w->hooks.pace ? w->hooks.pace(w->hooks.ctx, stop) : jit_pace(stop); }
+
+static void abandon(TierWorker *w)
+{
+    if (w->hooks.abandon)
+        w->hooks.abandon(w->hooks.ctx);
+    else
+        jit_abandon();
+}
+
+static int compiling(TierWorker *w) { return w->hooks.compiling ? w->hooks.compiling(w->hooks.ctx) : jit_compiling(); }
+
+/* Tell the test (mu held). */
+static void emit(TierWorker *w, TierEvent ev, int k)
+{
+    if (w->hooks.event)
+        w->hooks.event(w->hooks.ctx, ev, k, now_of(w));
+}
+
+/* Wait on CV (W's mu held) until the clock reads T_END, or W is told to
+ * stop, or (ANY) CV is signalled. On a stepped clock, the clock is looked
+ * at when tier_worker_tick (or anything else) wakes CV. */
+static void wait_until(TierWorker *w, pthread_cond_t *cv, double t_end, int any)
+{
+    if (w->hooks.stepped) {
+        while (!atomic_load(&w->stop) && now_of(w) < t_end) {
+            pthread_cond_wait(cv, &w->mu);
+            if (any)
+                break;
+        }
+        return;
+    }
+    double left = t_end - now_of(w);
+    if (left <= 0)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + (long)((left - (double)(long)left) * 1e9);
+    ts.tv_sec += (time_t)left + ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
     while (!atomic_load(&w->stop))
         if (pthread_cond_timedwait(cv, &w->mu, &ts) == ETIMEDOUT || any)
             break;
@@ -162,15 +250,6 @@ static TierWorker *live[4];
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static int hooked;
 
-/* CPU seconds of the clock CID so far (0 when it cannot be read). */
-static double cpu_seconds(clockid_t cid)
-{
-    struct timespec ts;
-    if (clock_gettime(cid, &ts) != 0)
-        return 0.0;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The job in progress so far (mu held, a job running, T now): with a
  * pacer, the worker thread's CPU time (an idle-priority thread that waits
  * for a CPU costs the program nothing) plus the time its compiler ran
@@ -180,7 +259,7 @@ static double job_busy(const TierWorker *w, double t)
 {
     if (!w->has_pacer)
         return t - w->job_t0;
-    double cpu = cpu_seconds(w->cpu_clock) - w->job_cpu0;
+    double cpu = worker_cpu(w) - w->job_cpu0;
     return (cpu > 0 ? cpu : 0.0) + w->compile_run;
 }
 
@@ -197,6 +276,18 @@ static void note_compile_run(TierWorker *w, double t)
 static double job_stopped(const TierWorker *w, double t)
 {
     return w->job_paused + (w->paused ? t - w->pause_t0 : 0.0);
+}
+
+/* The pacer's stops and resumes, on -d tier (mu held). */
+static void trace_pace(const TierWorker *w, double t, double busy, double allowed, int stopped)
+{
+    if (!w->trace)
+        return;
+    char what[32] = "the preparation";
+    if (w->job_k >= 0)
+        snprintf(what, sizeof what, "block %d", w->job_k);
+    fprintf(w->trace, "tier: %.6f s: %s: its compile %s: the worker busy %.6f s, its share %.6f s\n", t - w->t0,
+            what, stopped ? "stopped for the share" : "resumed", busy, allowed);
 }
 
 /* The pacer of the worker's compiles (jit_pace), on a thread of its own at
@@ -216,7 +307,7 @@ static void *pacer_main(void *p)
             pthread_cond_wait(&w->pcv, &w->mu);
             continue;
         }
-        double t = rt_seconds();
+        double t = now_of(w);
         note_compile_run(w, t);
         double allowed = w->share * (t - w->t0);
         double running = job_busy(w, t);
@@ -226,18 +317,24 @@ static void *pacer_main(void *p)
         else if (w->paused && (w->draining || w->busy_s + running < allowed - 0.02))
             stop = 0;
         /* Only a compile can be stopped: the translation before it runs on. */
-        int compiling = jit_pace(stop);
-        if (!compiling)
+        int running_cc = pace(w, stop);
+        if (!running_cc)
             stop = 0;
         if (stop && !w->paused) {
             w->paused = 1;
             w->pause_t0 = t;
+            w->nstops++;
+            trace_pace(w, t, w->busy_s + running, allowed, 1);
+            emit(w, TIER_EV_COMPILE_STOPPED, w->job_k);
         } else if (!stop && w->paused) {
             w->paused = 0;
             w->job_paused += t - w->pause_t0;
+            trace_pace(w, t, w->busy_s + running, allowed, 0);
+            emit(w, TIER_EV_COMPILE_RESUMED, w->job_k);
         }
-        w->pace_prev = compiling ? t : 0.0;
-        wait_for(w, &w->pcv, 0.005, 1);
+        w->pace_prev = running_cc ? t : 0.0;
+        emit(w, TIER_EV_LOOK, w->job_k);
+        wait_until(w, &w->pcv, now_of(w) + 0.005, 1);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -246,24 +343,33 @@ static void *pacer_main(void *p)
 static void *worker_main(void *p)
 {
     TierWorker *w = p;
-    if (w->share < 1.0)
+    if (w->share < 1.0 && !w->hooks.pace)
         jit_set_paced(1);
     /* The program comes first: this thread, and the compilers it starts
      * (they inherit it), yield the CPU to it (Linux: per thread). Nice 10
      * still takes a tenth of a core that the program's threads want (the
      * reference splits long loops between the CPUs: black_scholes_8m's
      * timed region was 5-15% slower while the worker translated blocks
-     * beside it); SCHED_IDLE runs only on a CPU that nothing else wants. */
+     * beside it); SCHED_IDLE runs only on a CPU that nothing else wants.
+     * (Which is also why, on a machine busy with other work, the worker
+     * may wait minutes for a CPU: VINTERP_TIER_IDLE=0 keeps nice 10.) */
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 #ifdef SCHED_IDLE
-    struct sched_param sp = { 0 };
-    pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    if (w->idle_prio) {
+        struct sched_param sp = { 0 };
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+    }
 #endif
     pthread_mutex_lock(&w->mu);
     if (pthread_getcpuclockid(pthread_self(), &w->cpu_clock) != 0)
         w->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* read on this thread: right here, 0 on the pacer's */
-    if (w->delay > 0) /* a run that ends first costs no more than this thread */
-        wait_for(w, &w->cv, w->delay, 0);
+    if (w->delay > 0) { /* a run that ends first costs no more than this thread */
+        double t_end = w->t0 + w->delay;
+        while (!atomic_load(&w->stop) && now_of(w) < t_end) {
+            emit(w, TIER_EV_WAIT_DELAY, -1);
+            wait_until(w, &w->cv, t_end, w->hooks.stepped);
+        }
+    }
     for (;;) {
         while (!w->qlen && !atomic_load(&w->stop))
             pthread_cond_wait(&w->cv, &w->mu);
@@ -273,37 +379,41 @@ static void *worker_main(void *p)
          * within SHARE of the time since the start, and a block's job (not
          * the program's preparation, k < 0) when BUDGET more is. */
         double need = w->share < 1.0 && w->q[w->qhead] >= 0 ? w->budget : 0.0;
-        double early = w->draining ? 0.0 : (w->busy_s + need) / w->share - (rt_seconds() - w->t0);
-        if (early > 0) {
-            double t = rt_seconds();
-            wait_for(w, &w->cv, early, 1);
-            w->throttled += rt_seconds() - t;
+        double t_ok = w->t0 + (w->busy_s + need) / w->share;
+        double t = now_of(w);
+        if (!w->draining && t_ok > t) {
+            emit(w, TIER_EV_WAIT_SHARE, w->q[w->qhead]);
+            wait_until(w, &w->cv, t_ok, 1);
+            w->throttled += now_of(w) - t;
             continue; /* stopped, drained or the share reached: look again */
         }
         int k = w->q[w->qhead];
         w->qhead = (w->qhead + 1) % w->qcap;
         w->qlen--;
         w->busy = 1;
-        w->job_t0 = rt_seconds();
-        w->job_cpu0 = cpu_seconds(w->cpu_clock);
+        w->job_k = k;
+        w->job_t0 = t;
+        w->job_cpu0 = worker_cpu(w);
         w->job_paused = 0.0;
         w->paused = 0;
         w->compile_run = 0.0;
         w->pace_prev = 0.0;
+        emit(w, TIER_EV_JOB_START, k);
         pthread_cond_signal(&w->pcv);
         pthread_mutex_unlock(&w->mu);
         w->job(w->arg, k);
         pthread_mutex_lock(&w->mu);
-        double now = rt_seconds();
+        double now = now_of(w);
         note_compile_run(w, now);
         w->pace_prev = 0.0;
-        double t = job_busy(w, now);
+        double busy = job_busy(w, now);
         double stopped = job_stopped(w, now); /* paused at the end: killed then */
         w->paused = 0;
         w->busy = 0;
-        w->busy_s += t;
+        w->busy_s += busy;
         w->throttled += stopped;
         w->stopped += stopped;
+        emit(w, TIER_EV_JOB_END, k);
         if (!w->qlen)
             pthread_cond_broadcast(&w->idle);
     }
@@ -312,11 +422,31 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-/* Wait up to SECONDS for the thread; 1 when it ended (and was joined). */
+/* Wait up to SECONDS (real ones, whatever the clock) for the thread; 1
+ * when it ended (and was joined). */
 static int join_bounded(TierWorker *w, double seconds)
 {
-    struct timespec ts = deadline_in(seconds);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += (time_t)seconds;
     return pthread_timedjoin_np(w->th, NULL, &ts) == 0;
+}
+
+/* Tell W to stop (mu not held): its waits end, its compiler is killed.
+ * Returns the number of queued jobs, dropped. */
+static int tell_stop(TierWorker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    int dropped = w->qlen;
+    w->qlen = 0;
+    atomic_store(&w->stop, 1);
+    emit(w, TIER_EV_STOP, dropped);
+    pthread_cond_broadcast(&w->cv);
+    pthread_cond_broadcast(&w->pcv);
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->mu);
+    abandon(w);
+    return dropped;
 }
 
 static void at_exit(void)
@@ -326,12 +456,7 @@ static void at_exit(void)
         TierWorker *w = live[i];
         if (!w)
             continue;
-        atomic_store(&w->stop, 1);
-        jit_abandon();
-        pthread_mutex_lock(&w->mu);
-        pthread_cond_broadcast(&w->cv);
-        pthread_cond_broadcast(&w->pcv);
-        pthread_mutex_unlock(&w->mu);
+        tell_stop(w);
         /* exit() on the worker itself (a fatal error there): nothing to
          * wait for. Else give the job in progress a moment to clean up its
          * temporary files; the process ends either way. */
@@ -342,17 +467,21 @@ static void at_exit(void)
     pthread_mutex_unlock(&live_mu);
 }
 
-TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share, double budget)
+TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cfg)
 {
     TierWorker *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
     w->job = job;
     w->arg = arg;
-    w->delay = delay;
-    w->share = share > 0 && share <= 1 ? share : 1.0;
-    w->budget = budget > 0 ? budget : 0.0;
-    w->t0 = rt_seconds();
+    if (cfg->hooks)
+        w->hooks = *cfg->hooks;
+    w->idle_prio = cfg->idle;
+    w->trace = cfg->trace;
+    w->delay = cfg->delay;
+    w->share = cfg->share > 0 && cfg->share <= 1 ? cfg->share : 1.0;
+    w->budget = cfg->budget > 0 ? cfg->budget : 0.0;
+    w->t0 = now_of(w);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     pthread_cond_init(&w->pcv, NULL);
@@ -414,12 +543,21 @@ void tier_worker_push(TierWorker *w, int k)
     pthread_mutex_unlock(&w->mu);
 }
 
+void tier_worker_tick(TierWorker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_broadcast(&w->cv);
+    pthread_cond_broadcast(&w->pcv);
+    pthread_cond_broadcast(&w->idle);
+    pthread_mutex_unlock(&w->mu);
+}
+
 double tier_worker_busy(const TierWorker *w)
 {
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
-    double t = w->busy_s, now = rt_seconds();
+    double t = w->busy_s;
     if (w->busy) /* the job in progress, so far */
-        t += job_busy(w, now);
+        t += job_busy(w, now_of(w));
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
@@ -430,7 +568,7 @@ static double with_stopped_so_far(const TierWorker *w, const double *total)
     pthread_mutex_lock((pthread_mutex_t *)&w->mu);
     double t = *total;
     if (w->busy)
-        t += job_stopped(w, rt_seconds());
+        t += job_stopped(w, now_of(w));
     pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
     return t;
 }
@@ -449,16 +587,40 @@ int tier_worker_drain(TierWorker *w, double seconds)
 {
     if (!w || seconds <= 0)
         return 0;
-    struct timespec ts = deadline_in(seconds);
     pthread_mutex_lock(&w->mu);
+    double t_end = now_of(w) + seconds;
     w->draining = 1; /* the interpreter is done: the worker may use the time */
     pthread_cond_broadcast(&w->cv);
-    int rc = 0;
-    while ((w->qlen || w->busy) && rc != ETIMEDOUT)
-        rc = pthread_cond_timedwait(&w->idle, &w->mu, &ts);
+    pthread_cond_broadcast(&w->pcv); /* a stopped compile goes on */
+    while ((w->qlen || w->busy) && !atomic_load(&w->stop) && now_of(w) < t_end) {
+        emit(w, TIER_EV_DRAIN, w->qlen + w->busy);
+        wait_until(w, &w->idle, t_end, 1);
+    }
     int drained = !w->qlen && !w->busy;
     pthread_mutex_unlock(&w->mu);
     return drained;
+}
+
+int tier_worker_wait(TierWorker *w, TierGate gate, double limit)
+{
+    if (!w || gate == TIER_GATE_NONE)
+        return 1;
+    if (gate == TIER_GATE_DONE)
+        return tier_worker_drain(w, limit) ? 1 : -1;
+    /* The compiler runs in a process of its own, seen by polling. */
+    struct timespec nap = { 0, 1000000 };
+    for (double t_end = rt_seconds() + limit; rt_seconds() < t_end;) {
+        pthread_mutex_lock(&w->mu);
+        int stopped = w->nstops > 0;
+        int idle = !w->qlen && !w->busy;
+        pthread_mutex_unlock(&w->mu);
+        if (gate == TIER_GATE_COMPILING ? compiling(w) : stopped)
+            return 1;
+        if (idle || atomic_load(&w->stop))
+            return 0;
+        nanosleep(&nap, NULL);
+    }
+    return -1;
 }
 
 int tier_worker_stop(TierWorker *w)
@@ -470,14 +632,7 @@ int tier_worker_stop(TierWorker *w)
         if (live[i] == w)
             live[i] = NULL;
     pthread_mutex_unlock(&live_mu);
-    pthread_mutex_lock(&w->mu);
-    int dropped = w->qlen;
-    w->qlen = 0;
-    atomic_store(&w->stop, 1);
-    pthread_cond_broadcast(&w->cv);
-    pthread_cond_broadcast(&w->pcv);
-    pthread_mutex_unlock(&w->mu);
-    jit_abandon();
+    int dropped = tell_stop(w);
     if (w->has_pacer) /* it only waits on pcv: it ends at once */
         pthread_join(w->pacer, NULL);
     if (!join_bounded(w, 2.0)) {

@@ -24,6 +24,16 @@ typedef enum {
     TIER_OFF             /* never promote: every block interpreted */
 } TierMode;
 
+/* Tests on a busy machine ($VINTERP_TEST_TIER_END): what the end of a run
+ * waits for before it stops the worker, so that what the worker has done
+ * by then is decided by events, not by how fast the machine is. */
+typedef enum {
+    TIER_GATE_NONE = 0, /* nothing: the run ends when the program does */
+    TIER_GATE_COMPILING, /* a compile of the worker's runs */
+    TIER_GATE_STOPPED,  /* the pacer has stopped a compile for the share */
+    TIER_GATE_DONE      /* the worker has done every job (no share, no bound) */
+} TierGate;
+
 typedef struct {
     TierMode mode;
     int64_t work;       /* promote at this much work (elements x vector instructions) */
@@ -32,7 +42,10 @@ typedef struct {
     int64_t share_pct;  /* background: the worker's jobs take at most this % of the run's wall time */
     int64_t grace_ms;   /* background: at the end, the worker may finish its jobs for this long */
     int64_t budget_ms;  /* background, under a share: a block's compile waits for this much unused share */
-    FILE *trace;        /* -d tier: promotions, installs, demotions */
+    int idle;           /* background: the worker under SCHED_IDLE (1, the default) or at nice 10 (0) */
+    int start_ready;    /* tests: the run starts once the worker has the inlined program (or gave up) */
+    TierGate end_gate;  /* tests: what the end of the run waits for */
+    FILE *trace;        /* -d tier: promotions, installs, demotions, the pacer's stops */
 } TierOptions;
 
 /* Parse "background|sync|eager|off" (and "on" = background). 0 or -1. */
@@ -40,8 +53,11 @@ int tier_parse_mode(const char *s, TierMode *m);
 const char *tier_mode_name(TierMode m);
 
 /* The defaults of a backend ("cpu", "cuda", "lcu"), then $VINTERP_TIER,
- * $VINTERP_TIER_WORK, $VINTERP_TIER_MIN_LEN and $VINTERP_TIER_DELAY_MS. Returns -1 with a message
- * on stderr when one of them is malformed. */
+ * $VINTERP_TIER_WORK, $VINTERP_TIER_MIN_LEN, $VINTERP_TIER_DELAY_MS,
+ * $VINTERP_TIER_SHARE, $VINTERP_TIER_GRACE_MS, $VINTERP_TIER_BUDGET_MS,
+ * $VINTERP_TIER_IDLE and the test gates $VINTERP_TEST_TIER_START (ready)
+ * and $VINTERP_TEST_TIER_END (compiling, stopped, done). Returns -1 with a
+ * message on stderr when one of them is malformed. */
 int tier_defaults(TierOptions *o, const char *backend);
 
 /* The worker: one thread running JOB(ARG, k) for each block k pushed, in
@@ -56,12 +72,60 @@ int tier_defaults(TierOptions *o, const char *backend);
  * too short for a compile to finish pays for none). */
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
-TierWorker *tier_worker_start(TierJob job, void *arg, double delay, double share, double budget);
+
+/* What happened in the worker, for a trace (-d tier) and for tests. K is
+ * the job's block (-1: the program's preparation), or for TIER_EV_STOP the
+ * number of queued jobs dropped. */
+typedef enum {
+    TIER_EV_WAIT_DELAY,     /* the worker waits for its start delay */
+    TIER_EV_WAIT_SHARE,     /* job K waits for the share (and its budget) */
+    TIER_EV_JOB_START,      /* job K starts */
+    TIER_EV_JOB_END,        /* job K ended */
+    TIER_EV_LOOK,           /* the pacer looked at the job in progress */
+    TIER_EV_COMPILE_STOPPED, /* the pacer stopped job K's compiler for the share */
+    TIER_EV_COMPILE_RESUMED, /* ... and let it go on */
+    TIER_EV_DRAIN,          /* the end of the run: waiting for the K jobs left (tier_worker_drain) */
+    TIER_EV_STOP            /* told to stop */
+} TierEvent;
+
+/* The worker's view of the world: its clock, the compiler it paces, and
+ * whom it tells what happens. A NULL member is the real one: the monotonic
+ * clock, the worker thread's CPU clock, runtime/jit's pacing of the
+ * compiler in progress (jit_pace, jit_abandon, jit_compiling). A test
+ * (tests/unit/test_tier_worker.c) gives its own: a clock it steps (STEPPED:
+ * then every timed wait waits for tier_worker_tick instead of the time),
+ * a compiler it stops and resumes by hand, events it waits for. EVENT is
+ * called with the worker's lock held: it must not call the worker. */
+typedef struct {
+    double (*now)(void *ctx);               /* seconds */
+    double (*worker_cpu)(void *ctx);        /* the worker thread's CPU seconds */
+    int (*pace)(void *ctx, int stop);       /* stop (1) or resume (0) the compile in progress; 1 when one runs */
+    void (*abandon)(void *ctx);             /* kill the compile in progress and start none */
+    int (*compiling)(void *ctx);            /* 1 while a compile runs */
+    void (*event)(void *ctx, TierEvent ev, int k, double t);
+    int stepped;
+    void *ctx;
+} TierHooks;
+
+typedef struct {
+    double delay;   /* seconds before the first job */
+    double share;   /* 0 < share <= 1 */
+    double budget;  /* seconds of unused share a block's job waits for */
+    int idle;       /* the worker (and its compilers) under SCHED_IDLE, else nice 10 only */
+    FILE *trace;    /* the pacer's stops and resumes (-d tier), or NULL */
+    const TierHooks *hooks; /* NULL: the real clock and compiler */
+} TierWorkerConfig;
+
+/* The worker configuration of O (its delay only when WITH_DELAY). */
+TierWorkerConfig tier_worker_config(const TierOptions *o, int with_delay);
+TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cfg);
 /* Seconds W's jobs have run, seconds jobs waited for the share, and of
  * those the seconds their compilers were stopped (the pacer). */
 double tier_worker_busy(const TierWorker *w);
 double tier_worker_throttled(const TierWorker *w);
 double tier_worker_stopped(const TierWorker *w);
+/* A stepped clock moved: timed waits look at it again. */
+void tier_worker_tick(TierWorker *w);
 void tier_worker_push(TierWorker *w, int k);
 /* Drop what is queued, kill a compiler still running (jit_abandon), and
  * wait (bounded) for the job in progress; then free W. Also run at exit()
@@ -73,6 +137,11 @@ int tier_worker_stop(TierWorker *w);
  * run: what the worker completes now the next run finds in the cache).
  * 1 when it did. */
 int tier_worker_drain(TierWorker *w, double seconds);
+/* Wait until W reaches GATE (a compile runs, a compile was stopped by
+ * the pacer, or every job done: then the share no longer holds, as in
+ * tier_worker_drain), for at most LIMIT seconds. 1 when it did; 0 when W
+ * has no job left and GATE did not happen; -1 when the time ran out. */
+int tier_worker_wait(TierWorker *w, TierGate gate, double limit);
 /* 1 when called on W's thread. */
 int tier_worker_is_self(const TierWorker *w);
 /* Abandon: set by tier_worker_stop; jobs poll it between phases. */

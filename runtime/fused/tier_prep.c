@@ -26,6 +26,7 @@ struct TierPrep {
     InterpSwitch sw;
     int stuck;          /* the worker did not stop in time: leave everything */
     atomic_int ready;   /* the switch was published */
+    atomic_int prepared;    /* the preparation has ended, switch or not */
     double t0, ready_t;
     double busy, throttled, stopped; /* the worker's, when it stopped */
     char why[200];      /* why there is no switch */
@@ -76,9 +77,10 @@ static void prepare(TierPrep *tp)
 static void job(void *arg, int k)
 {
     TierPrep *tp = arg;
-    if (k < 0)
+    if (k < 0) {
         prepare(tp);
-    else
+        atomic_store(&tp->prepared, 1);
+    } else
         backend_tier_job(atomic_load(&tp->b), k);
 }
 
@@ -93,8 +95,8 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     tp->it = it;
     tp->t0 = rt_seconds();
     tp->ready_t = -1.0;
-    if (!(tp->w = tier_worker_start(job, tp, 1e-3 * (double)o->tier.delay_ms, 0.01 * (double)o->tier.share_pct,
-                                    1e-3 * (double)o->tier.budget_ms))) {
+    TierWorkerConfig wc = tier_worker_config(&o->tier, 1);
+    if (!(tp->w = tier_worker_start(job, tp, &wc))) {
         x->free(x);
         free(tp);
         return NULL;
@@ -103,10 +105,35 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
     return tp;
 }
 
+/* How long a test's gate waits before it gives up (a hang guard: the
+ * gates decide by events). */
+#define GATE_LIMIT_S 600.0
+
+void tier_prep_wait_ready(TierPrep *tp)
+{
+    if (!tp || !tp->w || !tp->opt.tier.start_ready)
+        return;
+    struct timespec nap = { 0, 1000000 };
+    double t_end = rt_seconds() + GATE_LIMIT_S;
+    while (!atomic_load(&tp->prepared) && !tier_worker_stopping(tp->w) && rt_seconds() < t_end)
+        nanosleep(&nap, NULL);
+    if (!atomic_load(&tp->prepared))
+        fprintf(stderr, "vinterp: VINTERP_TEST_TIER_START=ready: the worker did not prepare the program in %.0f s\n",
+                GATE_LIMIT_S);
+}
+
 void tier_prep_end(TierPrep *tp, double grace)
 {
     if (!tp || !tp->w)
         return;
+    static const char *const gates[] = { "", "compiling", "stopped", "done" };
+    TierGate gate = tp->opt.tier.end_gate;
+    if (gate != TIER_GATE_NONE && atomic_load(&tp->ready)) {
+        int r = tier_worker_wait(tp->w, gate, GATE_LIMIT_S);
+        if (r <= 0)
+            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_END=%s: %s\n", gates[gate],
+                    r == 0 ? "the worker had no job left first" : "not reached in the time allowed");
+    }
     if (atomic_load(&tp->ready))
         tier_worker_drain(tp->w, grace);
     tp->busy = tier_worker_busy(tp->w);

@@ -17,9 +17,13 @@ typedef struct TierPrep TierPrep;
  * yet; O and X as for backend_new (X is owned from here on). NULL when no
  * thread can be started (X freed: the caller goes on without tiers). */
 TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor *x, Interp *it);
-/* The run is over: give the worker up to GRACE seconds to finish the
- * compiles it has queued (they warm the cache for the next run), then
- * stop it (what is left is abandoned). */
+/* Tests ($VINTERP_TEST_TIER_START=ready): wait until the worker has the
+ * switch ready or has given up, before the run starts. Nothing otherwise. */
+void tier_prep_wait_ready(TierPrep *tp);
+/* The run is over: wait for the test's gate ($VINTERP_TEST_TIER_END), give
+ * the worker up to GRACE seconds to finish the compiles it has queued
+ * (they warm the cache for the next run), then stop it (what is left is
+ * abandoned). */
 void tier_prep_end(TierPrep *tp, double grace);
 /* -d stats: inlining and when the switch came, then the backend's report. */
 void tier_prep_report(TierPrep *tp, FILE *f);

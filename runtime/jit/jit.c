@@ -408,6 +408,8 @@ int jit_private_dir(JitOptions *o, char *msg, size_t msglen)
     return 0;
 }
 
+int jit_compiling(void) { return atomic_load(&child_pid) > 0; }
+
 void jit_abandon(void)
 {
     atomic_store(&abandoned, 1);

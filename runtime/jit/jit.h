@@ -77,6 +77,8 @@ void jit_init(void);
 int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
 /* The run is ending: kill a compiler still running and start none. */
 void jit_abandon(void);
+/* 1 while a compiler process started here runs (any thread's). */
+int jit_compiling(void);
 
 /* Pacing. Compiles started on the calling thread from now on (ON 1) may
  * be stopped by jit_pace; others never are. jit_pace stops (STOP 1) or
