@@ -119,7 +119,7 @@ asan-test: asan
 TSAN_MAKE = $(MAKE) BUILD=build-tsan BIN=build-tsan/bin OPT="-O1 -g" KERNELS_LIB= \
 	    CFLAGS="-fsanitize=thread" LDLIBS="$(LPSOLVE_LIBS) -lm -fsanitize=thread"
 tsan:
-	$(TSAN_MAKE) all build-tsan/tests/unit/test_cuda_emul
+	$(TSAN_MAKE) all build-tsan/tests/unit/test_cuda_emul build-tsan/tests/unit/test_tier_worker
 
 race-test: tsan
 	@sh tests/run_races.sh build-tsan/bin/vinterp build-tsan

@@ -19,7 +19,7 @@ pass=0
 fail=0
 
 ok()  { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL: $1"; }
 
 if [ ! -x "$vinterp" ]; then
     echo "selftest.sh: no interpreter at $vinterp (run make first)" >&2
@@ -204,12 +204,13 @@ else
 fi
 
 # Background: returns at once; _check appears when done, _err holds stderr.
+# (The wait for _check is bounded at 10 minutes: a guard against a hang.)
 n=$((n + 1))
 job=vcode_${user}_$n
 cp "$corpus/cu_print.vcode" "$tmp/${job}_code"
 /bin/sh -c "$here/background-sh \"\" $vinterp 40000000 $tmp/ $job 60 \"--backend=ref\""
 i=0
-while [ ! -f "$tmp/${job}_check" ] && [ "$i" -lt 100 ]; do
+while [ ! -f "$tmp/${job}_check" ] && [ "$i" -lt 6000 ]; do
     sleep 0.1 2> /dev/null || sleep 1
     i=$((i + 1))
 done
@@ -228,7 +229,7 @@ job=vcode_${user}_$n
 cp "$corpus/cu_print.vcode" "$tmp/${job}_code"
 /bin/sh -c "$here/background-sh \"\" $tmp/vinterp-nogpu 40000000 $tmp/ $job 60 \"--backend=cuda\"" 2> "$tmp/stderr"
 i=0
-while [ ! -f "$tmp/${job}_check" ] && [ "$i" -lt 100 ]; do
+while [ ! -f "$tmp/${job}_check" ] && [ "$i" -lt 6000 ]; do
     sleep 0.1 2> /dev/null || sleep 1
     i=$((i + 1))
 done

@@ -33,7 +33,7 @@ failed=$(ls "$work" | grep -c '\.fail$')
 for f in "$work"/*.fail; do
     [ -e "$f" ] || continue
     name=$(basename "$f" .fail)
-    echo "FAIL $name: $(head -c 600 "$work/$name.log")"
+    echo "FAIL: $name: $(head -c 600 "$work/$name.log")"
 done
 echo "cuda-check ($arch, NVRTC): $(ls "$work/done" | wc -l) distinct kernels compiled"
 echo "cuda-check ($arch, NVRTC): $passed passed, $failed failed"

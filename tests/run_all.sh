@@ -12,6 +12,31 @@ trap 'rm -f "$log"' EXIT
 
 t_last=$(date +%s)
 
+# show: what a runner printed. A runner that failed (or printed no result
+# line): every FAIL line of its log, all of them, then the log's tail.
+# One that passed: its notes (at most 40 lines), then its result line.
+show() {
+    line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    f=$(echo "$line" | awk '{ for (i = 2; i <= NF; i++) if ($i == "failed" || $i == "failed,") print $(i - 1) }')
+    if [ -z "$line" ] || [ "${f:-1}" -ne 0 ]; then
+        grep -E '^ *FAIL' "$log"
+        echo "  -- the last 30 lines of its log:"
+        tail -n 30 "$log" | sed 's/^/  | /'
+    else
+        grep -v -E ' passed, |^ok ' "$log" | head -n 40
+        echo "$line"
+    fi
+}
+
+# section TITLE COMMAND...: run one runner into the log, show it, count it.
+section() {
+    echo "== $1"
+    shift
+    "$@" >"$log" 2>&1
+    show
+    count
+}
+
 count() {
     # Take the runner's closing line and add it to the totals; say how long
     # the section took when it took 5 s or more (CI's time is budgeted).
@@ -32,80 +57,52 @@ count() {
     failed=$((failed + f))
 }
 
-echo "== layers: no folder includes a header of a layer above it"
-sh "$here/check_layers.sh" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 40
-tail -n 1 "$log"
-count
+section "layers: no folder includes a header of a layer above it" sh "$here/check_layers.sh"
 
 for t in "$build"/tests/unit/*; do
     [ -x "$t" ] || continue
-    echo "== unit: $(basename "$t")"
-    "$t" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 40
-    tail -n 1 "$log"
-    count
+    section "unit: $(basename "$t")" "$t"
 done
 
 for dir in golden errors demo; do
     [ -d "$here/$dir" ] || continue
-    echo "== $dir programs"
-    python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
+    section "$dir programs" python3 "$here/run_golden.py" "$here/$dir" "$interp"
 done
 
 # The reference with every elementwise loop, one-segment DIST and INDEX
 # split between three threads however short (runtime/core/par.h): the same
 # answers and errors.
 for dir in golden errors; do
-    echo "== $dir programs, ref, loops split between 3 threads (VINTERP_PAR_MIN=1)"
-    VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
+    section "$dir programs, ref, loops split between 3 threads (VINTERP_PAR_MIN=1)" \
+        env VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/$dir" "$interp"
 done
 
 # Lazy fills (runtime/core/value.h) from one element up, so that every
 # one-segment DIST is one: read as a scalar by the elementwise instructions,
 # made by the others, by the fused backends' blocks and by the printer.
 for dir in golden errors; do
-    echo "== $dir programs, ref, every one-segment DIST a lazy fill (VINTERP_LAZY_MIN=1)"
-    VINTERP_BACKEND=ref VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
+    section "$dir programs, ref, every one-segment DIST a lazy fill (VINTERP_LAZY_MIN=1)" \
+        env VINTERP_BACKEND=ref VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/$dir" "$interp"
 done
 
 # The default run is tiered: small programs stay in the interpreter. The
 # generated code of every block, compiled before the run (--tier=eager):
 if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
     for dir in golden errors; do
-        echo "== $dir programs, cpu backend, every block compiled (--tier=eager)"
-        VINTERP_BACKEND=cpu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/$dir" "$interp" >"$log" 2>&1
-        grep -v ' passed, ' "$log" | head -n 60
-        tail -n 1 "$log"
-        count
+        section "$dir programs, cpu backend, every block compiled (--tier=eager)" \
+            env VINTERP_BACKEND=cpu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/$dir" "$interp"
     done
-    echo "== golden programs, cpu backend, every block compiled, every one-segment DIST lazy (VINTERP_LAZY_MIN=1)"
-    VINTERP_BACKEND=cpu VINTERP_TIER=eager VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
+    section "golden programs, cpu backend, every block compiled, every one-segment DIST lazy (VINTERP_LAZY_MIN=1)" \
+        env VINTERP_BACKEND=cpu VINTERP_TIER=eager VINTERP_LAZY_MIN=1 python3 "$here/run_golden.py" "$here/golden" "$interp"
     # The tiers' own paths, every block promoted at its first run: compiled
     # one unit per block on the main thread (sync), or on the worker while
     # the interpreter goes on (background, with no budget to wait for;
     # which runs use the compiled code depends on timing, the answers may
     # not).
     for mode in sync background; do
-        echo "== golden programs, cpu backend, --tier=$mode, every block promoted at its first run"
-        VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 VINTERP_TIER_DELAY_MS=0 \
-            VINTERP_TIER_BUDGET_MS=0 \
-            python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
-        grep -v ' passed, ' "$log" | head -n 60
-        tail -n 1 "$log"
-        count
+        section "golden programs, cpu backend, --tier=$mode, every block promoted at its first run" \
+            env VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 VINTERP_TIER_DELAY_MS=0 \
+            VINTERP_TIER_BUDGET_MS=0 python3 "$here/run_golden.py" "$here/golden" "$interp"
     done
 fi
 
@@ -113,127 +110,80 @@ fi
 # (no GPU needed; blocks of 16 threads), every generated kernel sent to the
 # device: the golden programs must give the same answers there, with the
 # reduction strategies chosen by size (auto) and with each one forced.
+device_env="VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0
+    VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
 if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     for strategy in auto lib thread warp block; do
-        echo "== golden programs, cuda backend on the emulated device, reductions: $strategy"
-        VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
-            VINTERP_CUDA_HOST_MAX_LIB=0 VINTERP_CUDA_STRATEGY=$strategy \
-            python3 "$here/run_golden.py" "$here/golden" "$interp" >"$log" 2>&1
-        grep -v ' passed, ' "$log" | head -n 60
-        tail -n 1 "$log"
-        count
+        # shellcheck disable=SC2086
+        section "golden programs, cuda backend on the emulated device, reductions: $strategy" \
+            env $device_env VINTERP_CUDA_STRATEGY=$strategy python3 "$here/run_golden.py" "$here/golden" "$interp"
     done
-    echo "== errors programs, cuda backend on the emulated device"
-    VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 \
-        VINTERP_CUDA_HOST_MAX_LIB=0 python3 "$here/run_golden.py" "$here/errors" "$interp" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 60
-    tail -n 1 "$log"
-    count
-    echo "== generated programs: cpu and cuda (emulated, every strategy) against ref"
-    python3 "$here/run_diff_random.py" "$interp" -n 10 >"$log" 2>&1
-    grep -v ' passed, ' "$log" | head -n 40
-    tail -n 1 "$log"
-    count
+    # shellcheck disable=SC2086
+    section "errors programs, cuda backend on the emulated device" \
+        env $device_env python3 "$here/run_golden.py" "$here/errors" "$interp"
+    section "generated programs: cpu and cuda (emulated, every strategy) against ref" \
+        python3 "$here/run_diff_random.py" "$interp" -n 10
 fi
 
 # Float sums whose order matters (tests/float_order): the classic's digits
 # left to right, and --float-reassoc's chunks (vcode/semantics.h), on ref
 # (also split between threads), lcu and cpu; cuda sums as trees, so there
 # it runs under --check, whose error bounds must pass it.
-echo "== float_order programs, ref"
-VINTERP_BACKEND=ref python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 40
-tail -n 1 "$log"
-count
-echo "== float_order programs, ref, reductions split between 3 threads (VINTERP_PAR_MIN=1)"
-VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 40
-tail -n 1 "$log"
-count
-echo "== float_order programs, lcu, every block planned (--tier=eager)"
-VINTERP_BACKEND=lcu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 40
-tail -n 1 "$log"
-count
+section "float_order programs, ref" \
+    env VINTERP_BACKEND=ref python3 "$here/run_golden.py" "$here/float_order" "$interp"
+section "float_order programs, ref, reductions split between 3 threads (VINTERP_PAR_MIN=1)" \
+    env VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/float_order" "$interp"
+section "float_order programs, lcu, every block planned (--tier=eager)" \
+    env VINTERP_BACKEND=lcu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/float_order" "$interp"
 if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
     for mode in eager sync; do
         # four OpenMP threads (the checked parallel float sums run from two)
-        echo "== float_order programs, cpu backend, --tier=$mode, every block promoted at its first run, 4 threads"
-        OMP_NUM_THREADS=4 VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
-            python3 "$here/run_golden.py" "$here/float_order" "$interp" >"$log" 2>&1
-        grep -v ' passed, ' "$log" | head -n 40
-        tail -n 1 "$log"
-        count
+        section "float_order programs, cpu backend, --tier=$mode, every block promoted at its first run, 4 threads" \
+            env OMP_NUM_THREADS=4 VINTERP_BACKEND=cpu VINTERP_TIER=$mode VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0 \
+            python3 "$here/run_golden.py" "$here/float_order" "$interp"
     done
 fi
-if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
-    echo "== float_order programs, cuda backend on the emulated device, under --check"
+# each float_order program on the emulated device under --check (its .args)
+float_order_check() {
     fo_pass=0
     fo_fail=0
+    fo_log=$(mktemp)
     for v in "$here"/float_order/*.vcode; do
         a=$(cat "${v%.vcode}.args" 2>/dev/null)
         # shellcheck disable=SC2086
-        if VINTERP_BACKEND=cuda VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 \
-            VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0 "$interp" --check $a "$v" >/dev/null 2>"$log"; then
+        if env $device_env "$interp" --check $a "$v" >/dev/null 2>"$fo_log"; then
             fo_pass=$((fo_pass + 1))
         else
             fo_fail=$((fo_fail + 1))
-            echo "  FAIL $(basename "$v"): $(head -c 300 "$log")"
+            echo "FAIL: $(basename "$v"): $(head -c 300 "$fo_log")"
         fi
     done
-    echo "$fo_pass passed, $fo_fail failed" | tee "$log"
-    count
+    rm -f "$fo_log"
+    echo "$fo_pass passed, $fo_fail failed"
+}
+if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
+    section "float_order programs, cuda backend on the emulated device, under --check" float_order_check
 fi
 
 # --check against error bounds: reassociated float sums pass, wrong kernels
 # fail (runtime/fused/check_bound.h; skips what lacks a compiler).
-echo "== --check: error bounds (tests/check)"
-python3 "$here/run_check_bound.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 40
-tail -n 1 "$log"
-count
-
-echo "== command line"
-python3 "$here/run_cli.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 20
-tail -n 1 "$log"
-count
-
-echo "== the -m limit under every backend"
-python3 "$here/run_mem_limits.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 20
-tail -n 1 "$log"
-count
-
-echo "== tiers"
-python3 "$here/run_tiers.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 20
-tail -n 1 "$log"
-count
+section "--check: error bounds (tests/check)" python3 "$here/run_check_bound.py" "$interp"
+section "command line" python3 "$here/run_cli.py" "$interp"
+section "the -m limit under every backend" python3 "$here/run_mem_limits.py" "$interp"
+section "tiers" python3 "$here/run_tiers.py" "$interp"
 
 # Translation stays linear in the program: a chain of 20000 functions,
 # blocks of 8000 vector instructions (tests/gen_long_programs.py).
-echo "== long programs: inlining budget, fusion of long blocks"
-python3 "$here/run_long_programs.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 20
-tail -n 1 "$log"
-count
+section "long programs: inlining budget, fusion of long blocks" python3 "$here/run_long_programs.py" "$interp"
 
 # The fusion ILP is bounded by solver work, not time: the same plans with
 # every CPU busy.
-echo "== block plans: the same on an idle and on a busy machine"
-python3 "$here/run_plan_determinism.py" "$interp" >"$log" 2>&1
-grep -v ' passed, ' "$log" | head -n 20
-tail -n 1 "$log"
-count
+section "block plans: the same on an idle and on a busy machine" python3 "$here/run_plan_determinism.py" "$interp"
 
 # The NESL front-end scripts (nesl-lib/), run against the corpus programs.
 if [ -d "$here/../../shared/corpus" ]; then
-    echo "== nesl-lib scripts"
-    sh "$here/../nesl-lib/selftest.sh" "$(cd "$(dirname "$interp")" && pwd)/$(basename "$interp")" >"$log" 2>&1
-    grep -v ' passed, ' "$log" | grep -v '^ok ' | head -n 20
-    tail -n 1 "$log"
-    count
+    section "nesl-lib scripts" \
+        sh "$here/../nesl-lib/selftest.sh" "$(cd "$(dirname "$interp")" && pwd)/$(basename "$interp")"
 fi
 
 echo "$passed passed, $failed failed"

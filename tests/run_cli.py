@@ -16,7 +16,7 @@ os.environ["VINTERP_TIER"] = "eager"
 
 
 def run(*args):
-    p = subprocess.run([interp] + list(args), capture_output=True, text=True, timeout=60)
+    p = subprocess.run([interp] + list(args), capture_output=True, text=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -219,7 +219,7 @@ if have_cc:
             env = dict(os.environ, VINTERP_CUDA_EMULATE="1", VINTERP_CUDA_HOST_MAX_ELEM="0",
                        VINTERP_CUDA_HOST_MAX_SCAN="0", VINTERP_CUDA_HOST_MAX_LIB="0")
             p = subprocess.run([interp, "--backend=cuda", "--check", "--cache-dir=" + cache, "-d", "stats", segsum],
-                               capture_output=True, text=True, timeout=120, env=env)
+                               capture_output=True, text=True, timeout=600, env=env)
             check("cuda (emulated device): same output, kernels on the device, bytes counted",
                   p.returncode == 0 and p.stdout == ref_seg and "2 runs on the device" in p.stderr
                   and "host to device" in p.stderr and "device launches" in p.stderr)
@@ -271,7 +271,7 @@ if have_cc:
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")
             for n, lines in (("1", "6-9"), ("2", "11-12")):
                 p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, fault],
-                                   capture_output=True, text=True, timeout=120,
+                                   capture_output=True, text=True, timeout=600,
                                    env=dict(env, VINTERP_CUDA_EMULATE_FAULT=n))
                 first = p.stderr.split("\n")[0]
                 check("cuda: a fault of launch %s names the kernel, its block's lines and its source" % n,
@@ -287,7 +287,7 @@ if have_cc:
         shutil.rmtree(cache, ignore_errors=True)
 env = dict(os.environ)
 env.pop("VINTERP_CUDA_EMULATE", None)
-p = subprocess.run([interp, "--backend=cuda", segsum], capture_output=True, text=True, timeout=60, env=env)
+p = subprocess.run([interp, "--backend=cuda", segsum], capture_output=True, text=True, timeout=600, env=env)
 check("--backend=cuda without a usable device is a clear error",
       (p.returncode == 1 and p.stdout == "" and "--backend=cuda:" in p.stderr) or p.returncode == 0)
 rc, out, err = run("--backend=ref", "--check", segsum)

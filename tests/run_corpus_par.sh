@@ -38,7 +38,10 @@ g=0
 while [ "$g" -lt "$groups" ]; do
     if [ -s "$work/group$g" ]; then
         # shellcheck disable=SC2046
-        python3 "$corpus/run_corpus.py" "$interp" "$@" $(cat "$work/group$g") >"$work/out$g" 2>&1 &
+        # (--timeout: run_corpus.py's per-program limit, 120 s by default,
+        # made a guard against a hang: a sanitizer build compiling on a busy
+        # machine can take longer, and is not wrong for it)
+        python3 "$corpus/run_corpus.py" "$interp" --timeout 1800 "$@" $(cat "$work/group$g") >"$work/out$g" 2>&1 &
     fi
     g=$((g + 1))
 done

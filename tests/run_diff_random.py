@@ -134,7 +134,7 @@ def main(argv):
             rc, ref, err = run(interp, path, "ref", base)
             if rc != 0 or not ref:
                 failed += 1
-                print("p%d (%s): the reference failed: %s" % (k, kind, err.strip()[:300]))
+                print("FAIL: p%d (%s): the reference failed: %s" % (k, kind, err.strip()[:300]))
                 continue
             configs = [("cpu", base)] + [("cuda/" + s, dict(emul, VINTERP_CUDA_STRATEGY=s)) for s in STRATEGIES]
             for name, env in configs:
@@ -143,7 +143,7 @@ def main(argv):
                     passed += 1
                 else:
                     failed += 1
-                    print("p%d (%s) under %s differs from ref (exit %d): %s" % (k, kind, name, rc,
+                    print("FAIL: p%d (%s) under %s differs from ref (exit %d): %s" % (k, kind, name, rc,
                                                                              err.strip()[:300]))
                     keep = os.path.join(tempfile.gettempdir(), "vinterp-diff-p%d-%s.vcode" % (k, kind))
                     with open(path) as src, open(keep, "w") as dst:

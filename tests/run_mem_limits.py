@@ -54,7 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
         env["VINTERP_CACHE_DIR"] = os.environ.get("VINTERP_CACHE_DIR", os.path.join(tmp, "cache"))
         with open(stdin or os.devnull) as inp:
             p = subprocess.run([interp] + args + ["-m", str(m), os.path.join(MEM, prog + ".vcode")],
-                               stdin=inp, capture_output=True, text=True, timeout=120, env=env)
+                               stdin=inp, capture_output=True, text=True, timeout=600, env=env)
         return p.returncode, p.stdout, p.stderr
 
     def smallest(args, env_extra, stdin, prog, hi):
@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, **env_extra)
         with open("/dev/zero") as z:
             p = subprocess.run([interp] + args + ["-m", "100", os.path.join(MEM, "fread_zero.vcode")],
-                               stdin=z, capture_output=True, text=True, timeout=60, env=env)
+                               stdin=z, capture_output=True, text=True, timeout=600, env=env)
         check("fread_zero, %s: stops at -m 100 with the message" % name,
               p.returncode == 1 and MESSAGE.match(p.stderr) is not None, repr(p.stderr[:300]))
 

@@ -2,6 +2,8 @@
 # tests/run_races.sh INTERP BUILD — the emulated device made adversarial,
 # with INTERP and BUILD from `make tsan` (ThreadSanitizer watches every
 # emulated thread; runtime/device/emul_grid.h):
+#   0. the tier worker's unit test (test_tier_worker: the worker, its
+#      pacer and the test's own threads on a stepped clock): no report;
 #   1. the emulator's unit test, blocks of 16 and 256 threads: three planted
 #      races (a write-write race in a block, a read-write race in shared
 #      memory without a barrier, one element written by every block) each
@@ -14,10 +16,11 @@
 #      kernel and its block's VCODE lines;
 #   4. the generated differential programs (every reduction strategy),
 #      likewise with blocks of 256 and in a drawn order;
-#   5. the tier worker and its pacer thread (tests/tier/loop.vcode, 2000
-#      rounds, every block promoted): at a share of 1% with a compiler
-#      that takes a second (stopped and resumed, then abandoned), at 10%
-#      and with no share: the right answer, and no report.
+#   5. the tier worker and its pacer thread (tests/tier/loop.vcode, every
+#      block promoted, the run waiting for the worker's events): at a
+#      share of 1% with a compiler that does not end (stopped by the
+#      pacer, then abandoned), at 10% and with no share (every compile
+#      done): the right answer, and no report.
 # Ends with "N passed, N failed".
 interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
 build=${2:-build-tsan}
@@ -42,6 +45,15 @@ for b in 16 256; do
         grep -v '^ ' "$tmp/unit.log" | head -n 20
     fi
 done
+
+# the tier worker, its pacer and a test driving both on a stepped clock
+if "$build/tests/unit/test_tier_worker" >"$tmp/unit.log" 2>&1 && grep -q ' 0 failed' "$tmp/unit.log" &&
+    ! grep -q ThreadSanitizer "$tmp/unit.log"; then
+    ok
+else
+    bad "test_tier_worker under ThreadSanitizer"
+    grep -v '^ ' "$tmp/unit.log" | head -n 30
+fi
 
 device_env="VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_EMULATE_SHAPE=real VINTERP_CUDA_EMULATE_SHUFFLE=7
     VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
@@ -83,19 +95,33 @@ else
     grep -v '^ ' "$tmp/diff.log" | head -n 30
 fi
 
-sed 's/CONST INT 300 /CONST INT 2000 /' "$here/tier/loop.vcode" >"$tmp/loop.vcode"
-"$interp" --backend=ref "$tmp/loop.vcode" >"$tmp/loop.expected" 2>/dev/null
-printf '#!/bin/sh\nsleep 1\nexec cc "$@"\n' >"$tmp/second-cc.sh"
-chmod +x "$tmp/second-cc.sh"
+# The tier worker and its pacer, decided by events (tests/run_tiers.py):
+# the run starts once the worker has the inlined program, and ends at 1%
+# once the pacer has stopped the compile (a stand-in that blocks until the
+# flag goes: it is then abandoned), at 10% and with no share once every
+# compile is done.
+"$interp" --backend=ref "$here/tier/loop.vcode" >"$tmp/loop.expected" 2>/dev/null
+printf '#!/bin/sh\nwhile [ -e "%s" ]; do sleep 0.05; done\nexec cc "$@"\n' "$tmp/blocking.on" >"$tmp/blocking-cc.sh"
+chmod +x "$tmp/blocking-cc.sh"
 for share in 1 10 100; do
     cc_env=
-    [ $share = 1 ] && cc_env="VINTERP_CC=$tmp/second-cc.sh"
+    gate=done
+    if [ $share = 1 ]; then
+        : >"$tmp/blocking.on"
+        cc_env="VINTERP_CC=$tmp/blocking-cc.sh"
+        gate=stopped
+    fi
     rm -rf "$tmp/tcache"
-    env $cc_env VINTERP_TIER_SHARE=$share VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 "$interp" --backend=cpu \
-        --tier-work=0 --cache-dir="$tmp/tcache" -d stats "$tmp/loop.vcode" >"$tmp/out" 2>"$tmp/err"
+    env $cc_env VINTERP_TIER_SHARE=$share VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 VINTERP_TIER_IDLE=0 \
+        VINTERP_TEST_TIER_START=ready VINTERP_TEST_TIER_END=$gate "$interp" --backend=cpu \
+        --tier-work=0 --cache-dir="$tmp/tcache" -d stats -d tier "$here/tier/loop.vcode" >"$tmp/out" 2>"$tmp/err"
     rc=$?
+    rm -f "$tmp/blocking.on"
     if [ $rc -eq 0 ] && [ -s "$tmp/loop.expected" ] && cmp -s "$tmp/out" "$tmp/loop.expected" &&
-        ! grep -q ThreadSanitizer "$tmp/err" && grep -q "($share% of the run at most)" "$tmp/err"; then
+        ! grep -q ThreadSanitizer "$tmp/err" && grep -q "($share% of the run at most)" "$tmp/err" &&
+        ! grep -q VINTERP_TEST_TIER_END "$tmp/err" &&
+        { [ $share != 1 ] || grep -q "its compile stopped for the share" "$tmp/err"; } &&
+        { [ $share = 1 ] || ls "$tmp/tcache"/*.so >/dev/null 2>&1; }; then
         ok
     else
         bad "the tier worker and its pacer at a share of $share% (exit $rc)"

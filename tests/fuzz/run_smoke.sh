@@ -3,7 +3,7 @@
 # for SECONDS seconds, one after the other, starting from the seeds in
 # tests/fuzz/seeds_exec plus the corpus of earlier runs (tests/fuzz/corpus_NAME/,
 # not in git). A target fails when libFuzzer stops before the time is up: a
-# crash, a sanitizer report, a leak, a timeout (-timeout=10) or running out
+# crash, a sanitizer report, a leak, a timeout (-timeout=120) or running out
 # of memory; the input is then saved as tests/fuzz/crash-* (or leak-*,
 # timeout-*, oom-*) and the end of the log is shown. The last line is
 # "fuzz-smoke: N passed, N failed".
@@ -26,7 +26,7 @@ for t in fuzz_frontend fuzz_exec fuzz_translate; do
         asan="${asan:+$asan:}detect_leaks=0"
     fi
     echo "== $t: $secs s"
-    if ASAN_OPTIONS="$asan" "$bin" -max_total_time="$secs" -max_len=4096 -timeout=10 -close_fd_mask=2 \
+    if ASAN_OPTIONS="$asan" "$bin" -max_total_time="$secs" -max_len=4096 -timeout=120 -close_fd_mask=2 \
         -dict="$here/vcode.dict" -artifact_prefix="$here/" -print_final_stats=1 $extra \
         "$corpus" "$here/seeds_exec" >"$log" 2>&1 </dev/null; then
         grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' '
