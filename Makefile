@@ -30,7 +30,10 @@ MAIN_OBJ    := $(BUILD)/runtime/main.o
 include kernels/kernels.mk
 
 UNIT_SRC    := $(wildcard tests/unit/*.c)
-UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%)
+# kernels/test_kernels.cu built as host C++ (-DVK_TEST_EMULATED): the GPU
+# unit tests of the primitives, run on the emulated device's (no GPU needed)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%) $(BUILD)/tests/unit/test_kernels_emul
+CXX     ?= g++
 
 .PHONY: all layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
@@ -74,6 +77,11 @@ $(BUILD)/%.o: %.c Makefile
 $(BUILD)/tests/unit/%: tests/unit/%.c $(LAYER_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -MF $@.d -o $@ $< $(LAYER_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/unit/test_kernels_emul: kernels/test_kernels.cu $(LAYER_LIBS)
+	@mkdir -p $(dir $@)
+	$(CXX) -x c++ -std=c++17 -DVK_TEST_EMULATED $(WARN) $(OPT) -I. $(CFLAGS) -MMD -MP -MF $@.d -o $@ $< -x none \
+	    $(LAYER_LIBS) $(LDLIBS)
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d)
 

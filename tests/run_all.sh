@@ -171,6 +171,7 @@ section "--check: error bounds (tests/check)" python3 "$here/run_check_bound.py"
 section "command line" python3 "$here/run_cli.py" "$interp"
 section "the -m limit under every backend" python3 "$here/run_mem_limits.py" "$interp"
 section "tiers" python3 "$here/run_tiers.py" "$interp"
+section "the GPU checklist's own logic (its compute-sanitizer verdicts)" sh "$here/bench/gpu_checklist.sh" selftest
 
 # Translation stays linear in the program: a chain of 20000 functions,
 # blocks of 8000 vector instructions (tests/gen_long_programs.py).

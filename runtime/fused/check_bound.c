@@ -11,42 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define U 0x1p-53
-#define ETA 0x1p-1074
+#define U CB_U
+#define ETA CB_ETA
+#define fin cb_fin
 
 /* ---- the rules on scalars ------------------------------------------------------ */
-
-double cb_gamma(int64_t k)
-{
-    if (k <= 0)
-        return 0.0;
-    double ku = (double)k * U;
-    return ku >= 0.5 ? INFINITY : ku / (1.0 - ku);
-}
-
-/* A bound as computed, made safe: NaN -> +inf, never negative. */
-static double fin(double e)
-{
-    if (isnan(e))
-        return INFINITY;
-    return e < 0 ? 0.0 : e;
-}
-
-double cb_sum_bound(int64_t n, double sum_abs, double sum_err)
-{
-    if (n <= 2 && sum_err == 0.0)
-        return 0.0;
-    double g = cb_gamma(n - 1);
-    return fin((g * (2.0 * sum_abs + sum_err) + sum_err) * (1.0 + cb_gamma(n + 2)));
-}
-
-double cb_prod_bound(int64_t n, double p, double d)
-{
-    if (n <= 2 && d == 0.0)
-        return 0.0;
-    double g = cb_gamma(n - 1);
-    return fin((g * (2.0 * p + d) + d) * (1.0 + cb_gamma(n + 2)) + 4.0 * (double)n * ETA);
-}
 
 double cb_arith_bound(char op, double a, double b, double r, double ea, double eb)
 {

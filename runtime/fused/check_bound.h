@@ -92,6 +92,7 @@
 #include <stdint.h>
 #include "runtime/interp/interp.h"
 #include "translate/lcu.h"
+#include "runtime/fused/bound_rules.h"
 
 /* The bound of one value: NULL (no CbBound) is exact. */
 typedef struct {
@@ -127,11 +128,7 @@ int64_t cb_first_difference(const Value *a, const Value *r, const CbBound *b, do
 int64_t cb_free_elements(const CbBound *b);
 
 /* ---- the rules on scalars (what cb_run_block applies; for unit tests) ---- */
-double cb_gamma(int64_t k);
-/* Rule 1: the sum of N terms, SUM_ABS = sum|x|, SUM_ERR = sum E_i. */
-double cb_sum_bound(int64_t n, double sum_abs, double sum_err);
-/* Rule 1: the product of N terms, P = prod|x|, D its input part. */
-double cb_prod_bound(int64_t n, double p, double d);
+/* Rule 1 (cb_gamma, cb_sum_bound, cb_prod_bound): runtime/fused/bound_rules.h. */
 /* Rule 2: the result R of A op B (op '+', '-', '*', '/') */
 double cb_arith_bound(char op, double a, double b, double r, double ea, double eb);
 /* Rules 2, 3: the result R of OP (OP_SQRT, OP_EXP, ...) at X with bound E. */

@@ -18,10 +18,14 @@
 #     sh tests/bench/gpu_checklist.sh check   kernels/ unit tests; the corpus
 #         sample with every kernel on the device under --check (floats
 #         against their error bounds: README "--check"); compute-sanitizer
-#         memcheck, racecheck and synccheck on three small programs
+#         memcheck on a planted out-of-bounds write (it must be reported),
+#         then memcheck, racecheck and synccheck on three small programs
 #     sh tests/bench/gpu_checklist.sh bench   copy bandwidth; the timed
 #         regions of dotp_100m and black_scholes_20m; ref and cuda on the
 #         bench programs (medians of 3)
+# Here, and in make test: `sh tests/bench/gpu_checklist.sh selftest` checks
+# what of it runs without a GPU (the compute-sanitizer verdicts, read from
+# the sanitizer's own log file, never from the program's stdout).
 # Each section runs under a time limit. The logs go to $OUT (else
 # .gpu/out); $OUT/SUMMARY.md is the short record: copy it to
 # tests/bench/GPU_SUMMARY.md, which the next session with a GPU reads first.
@@ -35,12 +39,48 @@ SANITIZE="cu_sort_rank ex_primes ts_test_remove_duplicates"
 # every kernel on the device, and the whole program's unit compiled before the run
 DEVICE_ENV="VINTERP_TIER=eager VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
 
+# sanitizer_verdict LOG: compute-sanitizer's verdict from its log file (its
+# summary line: "ERROR SUMMARY: N errors" for memcheck and synccheck,
+# "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)" for
+# racecheck): "clean", "errors N", or "no summary" (it did not finish).
+sanitizer_verdict() {
+    awk '
+        /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") n = $(i + 1); seen = 1 }
+        /RACECHECK SUMMARY: [0-9]+ hazard/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") n = $(i + 1); seen = 1 }
+        END { if (!seen) print "no summary"; else if (n + 0 == 0) print "clean"; else print "errors " n }
+    ' "$1" 2>/dev/null || echo "no summary"
+}
+
 scale() { # scale SRC DST N: the program with its size constant set to N
     awk -v n="$3" 'done == 0 && /^CONST INT [0-9]+$/ && seen { $3 = n; done = 1 } /^FUNC MAIN/ { seen = 1 } { print }' \
         "$1" >"$2"
 }
 
 case "$mode" in
+selftest)
+    # the parts that run without a GPU: the sanitizer verdicts of sample logs
+    t=$(mktemp -d)
+    pass=0; fail=0
+    expect() { # expect WANT LOGTEXT
+        printf '%s\n' "$2" >"$t/log"
+        got=$(sanitizer_verdict "$t/log")
+        if [ "$got" = "$1" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: '$2' -> '$got', not '$1'"; fi
+    }
+    expect clean "========= COMPUTE-SANITIZER
+========= ERROR SUMMARY: 0 errors"
+    expect "errors 1" "========= Invalid __global__ write of size 4 bytes
+=========     at planted_oob_write(int *, int)+0x70
+========= ERROR SUMMARY: 1 error"
+    expect "errors 3" "========= ERROR SUMMARY: 3 errors"
+    expect clean "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+    expect "errors 2" "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)"
+    expect "no summary" "========= COMPUTE-SANITIZER
+========= Program hit cudaErrorLaunchFailure"
+    expect "no summary" ""
+    rm -rf "$t"
+    echo "$pass passed, $fail failed"
+    [ $fail -eq 0 ]
+    exit ;;
 prepare)
     make -j2 all kernels-check || exit 1
     rm -rf .gpu
@@ -61,7 +101,7 @@ prepare)
     exit 0 ;;
 check|bench|all) ;;
 *)
-    echo "usage: sh tests/bench/gpu_checklist.sh prepare|all|check|bench" >&2
+    echo "usage: sh tests/bench/gpu_checklist.sh prepare|all|check|bench|selftest" >&2
     exit 2 ;;
 esac
 
@@ -104,15 +144,32 @@ do_check() {
     say "- corpus sample under --check, every kernel on the device: $pass passed, $fail failed ($(elapsed) s in)"
     say "  cubins: $(cat "$out"/*.err | grep -o 'units compiled [0-9]*, cubin cache hits [0-9]*' | awk '{ c += $3; h += $7 } END { printf "%d compiled there, %d from the prefilled cache", c, h }')"
     if command -v compute-sanitizer >/dev/null 2>&1; then
+        # the check can fail: a planted out-of-bounds write must be reported
+        timeout 60 compute-sanitizer --tool memcheck --log-file "$out/plant-oob.san" --error-exitcode 9 \
+            bin/test_kernels --plant-oob >"$out/plant-oob.out" 2>&1
+        rc=$?
+        v=$(sanitizer_verdict "$out/plant-oob.san")
+        if [ $rc -eq 9 ] && [ "${v%% *}" = errors ]; then
+            say "- compute-sanitizer memcheck: the planted out-of-bounds write reported ($v)"
+        else
+            say "- compute-sanitizer memcheck: FAIL: the planted out-of-bounds write not reported (exit $rc, $v)"
+        fi
         for tool in memcheck racecheck synccheck; do
             res=""
             for p in $SANITIZE; do
-                (cd .gpu/corpus && env $DEVICE_ENV timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
+                # the sanitizer's own lines to its log file, the program's
+                # output alone on stdout (compared with .expected)
+                (cd .gpu/corpus && env $DEVICE_ENV timeout 150 compute-sanitizer --tool $tool \
+                    --log-file "$out/$p.$tool.san" --error-exitcode 9 \
                     "$root/bin/vinterp" --backend=cuda $p.vcode >"$out/$p.$tool.out" 2>"$out/$p.$tool.err")
                 rc=$?
-                errs=$(grep -cE '^========= (Invalid|Race|Barrier|Error|.*hazard)' "$out/$p.$tool.err")
-                if [ $rc -eq 0 ] && cmp -s "$out/$p.$tool.out" .gpu/corpus/$p.expected; then res="$res $p:ok"
-                else res="$res $p:FAIL(exit $rc, $errs reports)"; grep '^=========' "$out/$p.$tool.err" | head -n 30; fi
+                v=$(sanitizer_verdict "$out/$p.$tool.san")
+                if [ $rc -eq 0 ] && [ "$v" = clean ] && cmp -s "$out/$p.$tool.out" .gpu/corpus/$p.expected; then
+                    res="$res $p:ok"
+                else
+                    res="$res $p:FAIL(exit $rc, $v$(cmp -s "$out/$p.$tool.out" .gpu/corpus/$p.expected || echo ', output differs'))"
+                    head -n 40 "$out/$p.$tool.san"
+                fi
             done
             say "- compute-sanitizer $tool:$res ($(elapsed) s in)"
         done
