@@ -8,6 +8,7 @@
 #include "runtime/interp/interp.h"
 #include "runtime/core/print.h"
 #include "runtime/interp/profile.h"
+#include "runtime/fused/tier.h"
 #include "runtime/fused/tier_prep.h"
 #include "runtime/core/value.h"
 #include "translate/inline.h"
@@ -541,6 +542,12 @@ int main(int argc, char **argv)
         backend_report(backend, stderr);
     if (prep && bopt.stats)
         tier_prep_report(prep, stderr);
+    if (tier_workers_stuck()) {
+        /* A worker is still inside a compiler library: freeing what it
+         * reads, or exit()'s teardown, would pull it from under it. */
+        fflush(NULL);
+        _exit(0);
+    }
     interp_free(&it);
     backend_free(backend);
     tier_prep_free(prep);

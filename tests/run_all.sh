@@ -171,6 +171,8 @@ section "--check: error bounds (tests/check)" python3 "$here/run_check_bound.py"
 section "command line" python3 "$here/run_cli.py" "$interp"
 section "the -m limit under every backend" python3 "$here/run_mem_limits.py" "$interp"
 section "tiers" python3 "$here/run_tiers.py" "$interp"
+section "exit while the tier workers compile: 12 runs at once sharing one cache, twice" \
+    sh "$here/run_exit_stress.sh" "$interp" 2
 section "the GPU checklist's own logic (its compute-sanitizer verdicts)" sh "$here/bench/gpu_checklist.sh" selftest
 
 # Translation stays linear in the program: a chain of 20000 functions,

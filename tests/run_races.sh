@@ -20,7 +20,9 @@
 #      block promoted, the run waiting for the worker's events): at a
 #      share of 1% with a compiler that does not end (stopped by the
 #      pacer, then abandoned), at 10% and with no share (every compile
-#      done): the right answer, and no report.
+#      done): the right answer, and no report;
+#   6. tests/run_exit_stress.sh: 12 runs at once sharing one cache, ending
+#      while their workers compile (some held as if inside NVRTC).
 # Ends with "N passed, N failed".
 interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
 build=${2:-build-tsan}
@@ -128,6 +130,15 @@ for share in 1 10 100; do
         grep -v '^ ' "$tmp/err" | head -n 20
     fi
 done
+
+# many processes sharing one cache, ending while their workers compile
+# (tests/run_exit_stress.sh), every thread watched
+if sh "$here/run_exit_stress.sh" "$interp" 1 >"$tmp/stress.log" 2>&1; then
+    ok
+else
+    bad "run_exit_stress.sh under ThreadSanitizer"
+    grep -v '^ ' "$tmp/stress.log" | head -n 30
+fi
 
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -47,6 +47,13 @@ void rt_exit_status(int status) __attribute__((noreturn));
 typedef void (*RtFatalHook)(int status);
 void rt_set_fatal_hook(RtFatalHook hook);
 
+/* Before a normal exit (rt_exit_status(0)): GUARD() returns 1 when exit()
+ * would tear down what another thread may still be using (the tier
+ * worker inside a compiler library it cannot leave); the process then
+ * ends with _Exit(0) after flushing its streams, running no exit
+ * handlers. NULL removes the guard. */
+void rt_set_exit_guard(int (*guard)(void));
+
 /* Exact messages from the fused backends. A backend running a block sets
  * a replay hook for the length of the block: the first fatal error raised
  * while it is set (on any thread) calls HOOK(ARG) once before printing

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "runtime/fused/tier.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/errors.h"
 #include "runtime/jit/jit.h"
 
 #include <errno.h>
@@ -99,6 +100,14 @@ int tier_defaults(TierOptions *o, const char *backend)
             return -1;
         }
         o->idle = idle[0] == '1';
+    }
+    const char *hold = getenv("VINTERP_TEST_TIER_HOLD");
+    if (hold && *hold) {
+        if (strcmp(hold, "0") && strcmp(hold, "1")) {
+            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_HOLD takes 0 or 1, not '%s'\n", hold);
+            return -1;
+        }
+        o->test_hold = hold[0] == '1';
     }
     const char *gs = getenv("VINTERP_TEST_TIER_START");
     if (gs && *gs) {
@@ -449,8 +458,16 @@ static int tell_stop(TierWorker *w)
     return dropped;
 }
 
-static void at_exit(void)
+/* Workers that did not stop in time (tier_worker_stop returned -1). */
+static atomic_int nstuck;
+
+int tier_workers_stuck(void) { return atomic_load(&nstuck) > 0; }
+
+/* Stop the live workers (a bounded wait each); 1 when one of them, or an
+ * earlier one, is still running. */
+static int stop_live(void)
 {
+    int stuck = 0;
     pthread_mutex_lock(&live_mu);
     for (int i = 0; i < 4; i++) {
         TierWorker *w = live[i];
@@ -459,12 +476,24 @@ static void at_exit(void)
         tell_stop(w);
         /* exit() on the worker itself (a fatal error there): nothing to
          * wait for. Else give the job in progress a moment to clean up its
-         * temporary files; the process ends either way. */
-        if (!pthread_equal(pthread_self(), w->th))
-            join_bounded(w, 2.0);
+         * temporary files. */
+        if (!pthread_equal(pthread_self(), w->th) && !join_bounded(w, 2.0))
+            stuck = 1;
         live[i] = NULL;
     }
     pthread_mutex_unlock(&live_mu);
+    return stuck || tier_workers_stuck();
+}
+
+/* At exit(): a worker still running would meet a torn-down process (the
+ * CUDA driver, NVRTC's static state: a crash after the output): end here. */
+static void at_exit(int status, void *arg)
+{
+    (void)arg;
+    if (stop_live()) {
+        fflush(NULL);
+        _exit(status);
+    }
 }
 
 TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cfg)
@@ -514,7 +543,8 @@ TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cf
         }
     if (!hooked) {
         hooked = 1;
-        atexit(at_exit);
+        on_exit(at_exit, NULL);
+        rt_set_exit_guard(stop_live);
     }
     pthread_mutex_unlock(&live_mu);
     return w;
@@ -636,8 +666,10 @@ int tier_worker_stop(TierWorker *w)
     if (w->has_pacer) /* it only waits on pcv: it ends at once */
         pthread_join(w->pacer, NULL);
     if (!join_bounded(w, 2.0)) {
-        /* Still translating: leave it, and what it reads, to the exit. */
+        /* Still translating: leave it, and what it reads, to the exit
+         * (which must then not tear anything down: tier_workers_stuck). */
         pthread_detach(w->th);
+        atomic_fetch_add(&nstuck, 1);
         return -1;
     }
     pthread_mutex_destroy(&w->mu);

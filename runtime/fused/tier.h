@@ -43,6 +43,7 @@ typedef struct {
     int64_t grace_ms;   /* background: at the end, the worker may finish its jobs for this long */
     int64_t budget_ms;  /* background, under a share: a block's compile waits for this much unused share */
     int idle;           /* background: the worker under SCHED_IDLE (1, the default) or at nice 10 (0) */
+    int test_hold;      /* tests: a block's job, after its build, never returns (as if in NVRTC) */
     int start_ready;    /* tests: the run starts once the worker has the inlined program (or gave up) */
     TierGate end_gate;  /* tests: what the end of the run waits for */
     FILE *trace;        /* -d tier: promotions, installs, demotions, the pacer's stops */
@@ -55,8 +56,9 @@ const char *tier_mode_name(TierMode m);
 /* The defaults of a backend ("cpu", "cuda", "lcu"), then $VINTERP_TIER,
  * $VINTERP_TIER_WORK, $VINTERP_TIER_MIN_LEN, $VINTERP_TIER_DELAY_MS,
  * $VINTERP_TIER_SHARE, $VINTERP_TIER_GRACE_MS, $VINTERP_TIER_BUDGET_MS,
- * $VINTERP_TIER_IDLE and the test gates $VINTERP_TEST_TIER_START (ready)
- * and $VINTERP_TEST_TIER_END (compiling, stopped, done). Returns -1 with a
+ * $VINTERP_TIER_IDLE and the test settings $VINTERP_TEST_TIER_START
+ * (ready), $VINTERP_TEST_TIER_END (compiling, stopped, done) and
+ * $VINTERP_TEST_TIER_HOLD (1). Returns -1 with a
  * message on stderr when one of them is malformed. */
 int tier_defaults(TierOptions *o, const char *backend);
 
@@ -142,6 +144,14 @@ int tier_worker_drain(TierWorker *w, double seconds);
  * tier_worker_drain), for at most LIMIT seconds. 1 when it did; 0 when W
  * has no job left and GATE did not happen; -1 when the time ran out. */
 int tier_worker_wait(TierWorker *w, TierGate gate, double limit);
+/* Exit safety. A worker that did not stop in time (tier_worker_stop
+ * returned -1: its job inside a compiler library that cannot be
+ * interrupted, NVRTC) may still use what exit() tears down (the library's
+ * static state, the CUDA driver). 1 when there is such a worker: then the
+ * process must end with _exit after flushing its streams. At exit()
+ * (tier.c's handler) and at rt_exit_status(0) (its exit guard) the live
+ * workers are stopped first, and the process ends so when one does not. */
+int tier_workers_stuck(void);
 /* 1 when called on W's thread. */
 int tier_worker_is_self(const TierWorker *w);
 /* Abandon: set by tier_worker_stop; jobs poll it between phases. */

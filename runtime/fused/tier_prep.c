@@ -152,8 +152,10 @@ void tier_prep_end(TierPrep *tp, double grace)
 
 void tier_prep_report(TierPrep *tp, FILE *f)
 {
-    if (tp->stuck)
+    if (tp->stuck) {
+        fprintf(f, "stats: tiers: the worker did not stop at the end (its job inside a compile): no report\n");
         return;
+    }
     Backend *b = atomic_load(&tp->b);
     if (tp->ist.code_before)
         fprintf(f, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
