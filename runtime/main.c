@@ -488,6 +488,8 @@ int main(int argc, char **argv)
             return 1;
         }
         if (cuda_check_arch) { /* compiled, nothing to run */
+            if (bopt.stats)
+                backend_report(backend, stderr);
             backend_free(backend);
             vc_free(&inl);
             vc_free(&prog);

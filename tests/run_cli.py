@@ -266,15 +266,30 @@ if have_cc:
                           and re.search(r"donor's storage when prepared ahead: [1-9]", p.stderr) is not None
                           and re.search(r"written over an argument: ([1-9]\d*) of \1 offered", p.stderr) is not None,
                           p.stderr[-400:])
+            # a unit compiled in parts (cg_unit_split; the real device
+            # compiles them in parallel): every kernel a part of its own,
+            # each module searched for its kernels' entry points; a fault
+            # names the part's source
+            p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--check", "--cache-dir=" + cache,
+                                "-d", "stats", segsum], capture_output=True, text=True, timeout=600,
+                               env=dict(env, VINTERP_CUDA_PART_BYTES="1"))
+            m = re.search(r"compiled \((\d+) parts of at most 1 bytes of kernels\)", p.stderr)
+            kd = re.search(r"(\d+) distinct", p.stderr)
+            check("cuda: a unit in parts, one per kernel: the same output under --check",
+                  p.returncode == 0 and p.stdout == open(segsum[:-len(".vcode")] + ".expected").read()
+                  and m is not None and kd is not None and int(m.group(1)) == int(kd.group(1)) > 1, p.stderr[-600:])
             # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
             # the Nth launch returns, every later call fails, as on a GPU)
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")
-            for n, lines in (("1", "6-9"), ("2", "11-12")):
+            for n, lines, parts in (("1", "6-9", "1"), ("2", "11-12", "1"), ("2", "11-12", None)):
+                e2 = dict(env, VINTERP_CUDA_EMULATE_FAULT=n)
+                if parts:
+                    e2["VINTERP_CUDA_PART_BYTES"] = parts
                 p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, fault],
-                                   capture_output=True, text=True, timeout=600,
-                                   env=dict(env, VINTERP_CUDA_EMULATE_FAULT=n))
+                                   capture_output=True, text=True, timeout=600, env=e2)
                 first = p.stderr.split("\n")[0]
-                check("cuda: a fault of launch %s names the kernel, its block's lines and its source" % n,
+                check("cuda: a fault of launch %s names the kernel, its block's lines and its source%s"
+                      % (n, ", the unit in parts" if parts else ""),
                       p.returncode == 1 and p.stdout == "" and "illegal memory access" in first
                       and ("the last kernel launched: vk_u%d_s0_" % (int(n) - 1)) in first
                       and ("of the block at lines %s (function MAIN), in " % lines) in first

@@ -23,7 +23,10 @@ struct CgUnit {
     int (*seen)(void *ctx, uint64_t hash);     /* cg_unit_omit_seen */
     void *seen_ctx;
     uint64_t *emitted;      /* hashes of the kernels in text */
+    int *emitted_id;        /* their unique ids */
+    size_t *emitted_end;    /* where each one's text ends in text */
     int nemitted, emitcap;
+    size_t prelude;         /* the prelude's length */
 };
 
 void cg_unit_omit_seen(CgUnit *u, int (*seen)(void *ctx, uint64_t hash), void *ctx)
@@ -69,6 +72,7 @@ CgUnit *cg_unit_new(CgTarget t)
         return NULL;
     }
     cg_emit_prelude(&u->text, t);
+    u->prelude = u->text.n;
     return u;
 }
 
@@ -203,13 +207,22 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     if (u->nemitted == u->emitcap) {
         u->emitcap = u->emitcap ? 2 * u->emitcap : 64;
         uint64_t *e = realloc(u->emitted, (size_t)u->emitcap * sizeof *e);
-        if (!e) {
+        if (e)
+            u->emitted = e;
+        int *id = realloc(u->emitted_id, (size_t)u->emitcap * sizeof *id);
+        if (id)
+            u->emitted_id = id;
+        size_t *end = realloc(u->emitted_end, (size_t)u->emitcap * sizeof *end);
+        if (end)
+            u->emitted_end = end;
+        if (!e || !id || !end) {
             fprintf(stderr, "vinterp: out of host memory\n");
             exit(1);
         }
-        u->emitted = e;
     }
-    u->emitted[u->nemitted++] = h;
+    u->emitted[u->nemitted] = h;
+    u->emitted_id[u->nemitted] = kc->unique;
+    u->emitted_end[u->nemitted++] = u->text.n;
     return 0;
 }
 
@@ -221,6 +234,40 @@ const char *cg_unit_text(const CgUnit *u, size_t *len)
 
 int cg_unit_distinct(const CgUnit *u) { return u->n; }
 
+int cg_unit_split(const CgUnit *u, size_t max_bytes, int *first, int max_parts)
+{
+    int n = 0;
+    size_t start = u->prelude;
+    for (int i = 0; i < u->nemitted; i++) {
+        /* a new part when this kernel would take the current one past
+         * MAX_BYTES (a part has at least one kernel) */
+        if (i == 0 || (u->emitted_end[i] - start > max_bytes && n < max_parts)) {
+            if (n < max_parts)
+                first[n++] = i;
+            start = i ? u->emitted_end[i - 1] : u->prelude;
+        }
+    }
+    return n;
+}
+
+char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len)
+{
+    size_t a = from > 0 ? u->emitted_end[from - 1] : u->prelude;
+    size_t b = to > 0 ? u->emitted_end[to - 1] : u->prelude;
+    if (b < a)
+        b = a;
+    char *t = malloc(u->prelude + (b - a) + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, u->text.s, u->prelude);
+    memcpy(t + u->prelude, u->text.s + a, b - a);
+    t[u->prelude + (b - a)] = '\0';
+    *len = u->prelude + (b - a);
+    return t;
+}
+
+int cg_unit_emitted_unique(const CgUnit *u, int i) { return i >= 0 && i < u->nemitted ? u->emitted_id[i] : -1; }
+
 void cg_unit_free(CgUnit *u)
 {
     if (!u)
@@ -229,6 +276,8 @@ void cg_unit_free(CgUnit *u)
         free(u->tab[i].text);
     free(u->tab);
     free(u->emitted);
+    free(u->emitted_id);
+    free(u->emitted_end);
     cg_buf_free(&u->text);
     free(u);
 }

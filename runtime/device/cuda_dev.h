@@ -62,6 +62,13 @@ struct CudaDev {
     /* Compile (through the cache) and load a unit of generated CUDA;
      * returns a module, or NULL with MSG. */
     void *(*load)(CudaDev *d, const char *src, size_t len, char *msg, size_t msglen);
+    /* A unit in N parts (translate/cg_unit.h cg_unit_split), each compiled
+     * (through the cache) and loaded as a module of its own: MODS[i], and
+     * in PATHS[i] (may be NULL) its cached source or "". The real device
+     * compiles the parts the cache lacks in parallel. NULL: the executor
+     * loads them one by one with load. 0, or -1 with MSG. */
+    int (*load_parts)(CudaDev *d, int n, const char *const *srcs, const size_t *lens, void **mods,
+                      char (*paths)[1200], char *msg, size_t msglen);
     /* Compile a unit into the kernel cache without loading it, so that a
      * later load of the same text finds it (the tier thread: touches no
      * state load or launch use). 0, or -1 with MSG. */

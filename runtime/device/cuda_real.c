@@ -22,6 +22,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,6 +99,10 @@ typedef struct {
     int nmodules;
     int compiled, hits, rejected;
     double compile_seconds, load_seconds;
+    double *unit_secs;      /* NVRTC's seconds per unit compiled (for -d stats) */
+    size_t *unit_bytes;
+    int nunit_secs, unit_secs_cap;
+    int threads_max;        /* the most NVRTC compiles at once */
     char cache[1024];
     char err[512];
 } RealDev;
@@ -347,6 +353,135 @@ static void *keep_module(RealDev *r, void *mod, char *msg, size_t msglen)
 
 static const char *const rtc_opts_fixed[] = { "--std=c++17", "--fmad=false", "-default-device" };
 
+/* SRC's cache key: its text, the architecture, NVRTC's version and
+ * options, vinterp's version and the ABI. */
+static int unit_key(RealDev *r, const char *src, size_t len, char key[33], char *msg, size_t msglen)
+{
+    int maj = 0, min = 0;
+    r->rtc.Version(&maj, &min);
+    size_t klen = len + 512;
+    char *kb = malloc(klen);
+    if (!kb) {
+        snprintf(msg, msglen, "out of host memory");
+        return -1;
+    }
+    memcpy(kb, src, len);
+    int extra = snprintf(kb + len, 512, "|--gpu-architecture=%s|nvrtc %d.%d|%s %s %s|%s|abi%d", r->base.arch, maj, min,
+                         rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], VINTERP_VERSION, VK_ABI_VERSION);
+    jit_hash_hex(kb, len + (size_t)extra, key);
+    free(kb);
+    return 0;
+}
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0.0;
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* NVRTC: SRC (with KEY) to a cubin, *CUB (malloc'd) of *N bytes, the
+ * compile's CPU seconds in *SECS (NVRTC runs on the calling thread: its
+ * CPU time is the compile's cost, whatever else the machine does). Touches nothing of R but its NVRTC
+ * functions and architecture: several threads may run it at once, each
+ * on its own program. 0, or -1 with MSG. */
+static int rtc_compile(const RealDev *r, const char *src, size_t len, const char *key, char **cub, size_t *n,
+                       double *secs, char *msg, size_t msglen)
+{
+    char archopt[48];
+    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", r->base.arch);
+    size_t tlen = len + 128;
+    char *text = malloc(tlen);
+    if (!text) {
+        snprintf(msg, msglen, "out of host memory");
+        return -1;
+    }
+    memcpy(text, src, len);
+    snprintf(text + len, 128, "\nextern \"C\" __device__ const char vk_unit_key[33] = \"%s\";\n", key);
+    nvrtcProgram prog = NULL;
+    double c0 = thread_cpu();
+    nvrtcResult rc = r->rtc.CreateProgram(&prog, text, "vinterp_unit.cu", 0, NULL, NULL);
+    free(text);
+    if (rc != 0) {
+        snprintf(msg, msglen, "nvrtcCreateProgram: %s", r->rtc.GetErrorString(rc));
+        return -1;
+    }
+    const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
+    rc = r->rtc.CompileProgram(prog, 4, opts);
+    *secs = thread_cpu() - c0;
+    if (rc != 0) {
+        size_t ls = 0;
+        r->rtc.GetProgramLogSize(prog, &ls);
+        char *log = malloc(ls + 1);
+        if (log) {
+            r->rtc.GetProgramLog(prog, log);
+            log[ls] = '\0';
+        }
+        snprintf(msg, msglen, "NVRTC could not compile the generated CUDA for %s: %.400s", r->base.arch,
+                 log ? log : "(no log)");
+        free(log);
+        r->rtc.DestroyProgram(&prog);
+        return -1;
+    }
+    *n = 0;
+    r->rtc.GetCUBINSize(prog, n);
+    *cub = malloc(*n ? *n : 1);
+    if (!*cub || r->rtc.GetCUBIN(prog, *cub) != 0) {
+        free(*cub);
+        *cub = NULL;
+        r->rtc.DestroyProgram(&prog);
+        snprintf(msg, msglen, "NVRTC gave no cubin");
+        return -1;
+    }
+    r->rtc.DestroyProgram(&prog);
+    return 0;
+}
+
+/* Keep the seconds of one NVRTC compile for -d stats (the slowest shown). */
+static void note_unit_secs(RealDev *r, double secs, size_t bytes)
+{
+    if (r->nunit_secs == r->unit_secs_cap) {
+        int cap = r->unit_secs_cap ? 2 * r->unit_secs_cap : 64;
+        double *u = realloc(r->unit_secs, (size_t)cap * sizeof *u);
+        size_t *b = realloc(r->unit_bytes, (size_t)cap * sizeof *b);
+        if (u)
+            r->unit_secs = u;
+        if (b)
+            r->unit_bytes = b;
+        if (!u || !b)
+            return;
+        r->unit_secs_cap = cap;
+    }
+    r->unit_secs[r->nunit_secs] = secs;
+    r->unit_bytes[r->nunit_secs++] = bytes;
+}
+
+/* Write CUB into the cache as PATH (by a temporary file and a rename: a
+ * reader never sees half of one). */
+static void cache_store(const char *path, const char *cub, size_t n, const char *tag)
+{
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.%u.%s.tmp", path, (unsigned)getpid(), tag);
+    if (write_all(tmp, cub, n) != 0 || rename(tmp, path) != 0)
+        unlink(tmp); /* the cache is an optimisation: go on without it */
+}
+
+/* The source beside the cubin, for people reading --check reports. */
+static void cache_source(const char *dir, const char *key, const char *src, size_t len, char *path, size_t plen)
+{
+    snprintf(path, plen, "%s/%s.cu", dir, key);
+    if (access(path, R_OK) != 0) {
+        char tmp[1300];
+        snprintf(tmp, sizeof tmp, "%s.%u.tmp", path, (unsigned)getpid());
+        if (write_all(tmp, src, len) != 0 || rename(tmp, path) != 0) {
+            unlink(tmp);
+            path[0] = '\0';
+        }
+    }
+}
+
 /* Find or compile SRC's cubin; LOAD: load it as a module (else only make
  * sure the cache holds it: the tier thread, which then touches nothing
  * but BST and the cache). */
@@ -354,23 +489,9 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
                      size_t msglen)
 {
     RealDev *r = (RealDev *)d;
-    char archopt[48];
-    snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", d->arch);
-    int maj = 0, min = 0;
-    r->rtc.Version(&maj, &min);
-    /* the key */
-    size_t klen = len + 512;
-    char *kb = malloc(klen);
-    if (!kb) {
-        snprintf(msg, msglen, "out of host memory");
-        return NULL;
-    }
-    memcpy(kb, src, len);
-    int extra = snprintf(kb + len, 512, "|%s|nvrtc %d.%d|%s %s %s|%s|abi%d", archopt, maj, min, rtc_opts_fixed[0],
-                         rtc_opts_fixed[1], rtc_opts_fixed[2], VINTERP_VERSION, VK_ABI_VERSION);
     char key[33];
-    jit_hash_hex(kb, len + (size_t)extra, key);
-    free(kb);
+    if (unit_key(r, src, len, key, msg, msglen) < 0)
+        return NULL;
     char dir[1024] = "", path[1200] = "";
     int cache = jit_dir(&r->jo, dir, sizeof dir);
     if (!load && cache != 0) {
@@ -390,16 +511,7 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
     } else if (cache == 0) {
         snprintf(r->cache, sizeof r->cache, "%s", dir);
         snprintf(path, sizeof path, "%s/%s.cubin", dir, key);
-        /* the source beside the cubin, for people reading --check reports */
-        snprintf(d->unit_path, sizeof d->unit_path, "%s/%s.cu", dir, key);
-        if (access(d->unit_path, R_OK) != 0) {
-            char tmp[1300];
-            snprintf(tmp, sizeof tmp, "%s.%u.tmp", d->unit_path, (unsigned)getpid());
-            if (write_all(tmp, src, len) != 0 || rename(tmp, d->unit_path) != 0) {
-                unlink(tmp);
-                d->unit_path[0] = '\0';
-            }
-        }
+        cache_source(dir, key, src, len, d->unit_path, sizeof d->unit_path);
     }
     double t0 = rt_seconds();
     if (cache == 0 && !r->compile_only && access(path, R_OK) == 0) {
@@ -415,68 +527,25 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
         r->rejected++;
         unlink(path);
     }
-    /* compile */
-    size_t tlen = len + 128;
-    char *text = malloc(tlen);
-    if (!text) {
-        snprintf(msg, msglen, "out of host memory");
-        return NULL;
-    }
-    memcpy(text, src, len);
-    snprintf(text + len, 128, "\nextern \"C\" __device__ const char vk_unit_key[33] = \"%s\";\n", key);
-    nvrtcProgram prog = NULL;
-    double c0 = rt_seconds();
-    nvrtcResult rc = r->rtc.CreateProgram(&prog, text, "vinterp_unit.cu", 0, NULL, NULL);
-    free(text);
-    if (rc != 0) {
-        snprintf(msg, msglen, "nvrtcCreateProgram: %s", r->rtc.GetErrorString(rc));
-        return NULL;
-    }
-    const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
-    rc = r->rtc.CompileProgram(prog, 4, opts);
-    if (load)
-        r->compile_seconds += rt_seconds() - c0;
-    else
-        bst->compile_seconds += rt_seconds() - c0;
-    if (rc != 0) {
-        size_t ls = 0;
-        r->rtc.GetProgramLogSize(prog, &ls);
-        char *log = malloc(ls + 1);
-        if (log) {
-            r->rtc.GetProgramLog(prog, log);
-            log[ls] = '\0';
-        }
-        snprintf(msg, msglen, "NVRTC could not compile the generated CUDA for %s: %.400s", d->arch,
-                 log ? log : "(no log)");
-        free(log);
-        r->rtc.DestroyProgram(&prog);
-        return NULL;
-    }
+    char *cub = NULL;
     size_t n = 0;
-    r->rtc.GetCUBINSize(prog, &n);
-    char *cub = malloc(n ? n : 1);
-    if (!cub || r->rtc.GetCUBIN(prog, cub) != 0) {
-        free(cub);
-        r->rtc.DestroyProgram(&prog);
-        snprintf(msg, msglen, "NVRTC gave no cubin");
-        return NULL;
+    double secs = 0.0;
+    int rc = rtc_compile(r, src, len, key, &cub, &n, &secs, msg, msglen);
+    if (load) {
+        r->compile_seconds += secs;
+        note_unit_secs(r, secs, len);
+    } else {
+        bst->compile_seconds += secs;
     }
-    r->rtc.DestroyProgram(&prog);
+    if (rc != 0)
+        return NULL;
     if (load)
         r->compiled++;
     else
         bst->compiled++;
-    if (cache == 0) {
-        char tmp[1300];
-        snprintf(tmp, sizeof tmp, "%s.%u.%s.tmp", path, (unsigned)getpid(), load ? "l" : "b");
-        if (write_all(tmp, cub, n) != 0 || rename(tmp, path) != 0)
-            unlink(tmp); /* the cache is an optimisation: go on without it */
-    }
-    if (!load) {
-        free(cub);
-        return r;
-    }
-    if (r->compile_only) {
+    if (cache == 0)
+        cache_store(path, cub, n, load ? "l" : "b");
+    if (!load || r->compile_only) {
         free(cub);
         return r; /* a non-NULL dummy: nothing is loaded */
     }
@@ -503,16 +572,193 @@ static int rd_build(CudaDev *d, const char *src, size_t len, JitBuildStats *st, 
     return st->probe && !strcmp(msg, "probe") ? 1 : -1;
 }
 
+/* ---- the parts of a unit, compiled in parallel ---- */
+
+typedef struct {
+    const char *src;
+    size_t len;
+    char key[33];
+    char path[1200];    /* the cubin's place in the cache ("" when none) */
+    char *cub;
+    size_t n;
+    double secs;
+    int rc;
+    char msg[600];
+} RtcJob;
+
+typedef struct {
+    const RealDev *r;
+    RtcJob **jobs;
+    int njobs;
+    atomic_int next;
+} RtcPool;
+
+static void *rtc_worker(void *p)
+{
+    RtcPool *pool = p;
+    for (int i; (i = atomic_fetch_add(&pool->next, 1)) < pool->njobs;) {
+        RtcJob *j = pool->jobs[i];
+        j->rc = rtc_compile(pool->r, j->src, j->len, j->key, &j->cub, &j->n, &j->secs, j->msg, sizeof j->msg);
+    }
+    return NULL;
+}
+
+/* How many NVRTC compiles run at once: $VINTERP_NVRTC_THREADS, else the
+ * online CPUs (at most 32). */
+static int rtc_threads(void)
+{
+    const char *e = getenv("VINTERP_NVRTC_THREADS");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end || v < 1 || v > 1024) {
+            fprintf(stderr, "vinterp: VINTERP_NVRTC_THREADS takes a count from 1 to 1024, not '%s'\n", e);
+            exit(1);
+        }
+        return (int)v;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 32 ? 32 : (int)n;
+}
+
+static int rd_load_parts(CudaDev *d, int n, const char *const *srcs, const size_t *lens, void **mods,
+                         char (*paths)[1200], char *msg, size_t msglen)
+{
+    RealDev *r = (RealDev *)d;
+    char dir[1024] = "";
+    int cache = jit_dir(&r->jo, dir, sizeof dir);
+    if (cache == 0)
+        snprintf(r->cache, sizeof r->cache, "%s", dir);
+    RtcJob *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
+    RtcJob **todo = calloc((size_t)(n ? n : 1), sizeof *todo);
+    if (!jobs || !todo) {
+        free(jobs);
+        free(todo);
+        snprintf(msg, msglen, "out of host memory");
+        return -1;
+    }
+    int ntodo = 0, rc = 0;
+    /* the cache first: its hits load at once, the misses are compiled */
+    for (int i = 0; i < n && rc == 0; i++) {
+        RtcJob *j = &jobs[i];
+        j->src = srcs[i];
+        j->len = lens[i];
+        mods[i] = NULL;
+        if (paths)
+            paths[i][0] = '\0';
+        if (unit_key(r, srcs[i], lens[i], j->key, msg, msglen) < 0) {
+            rc = -1;
+            break;
+        }
+        if (cache == 0) {
+            snprintf(j->path, sizeof j->path, "%s/%s.cubin", dir, j->key);
+            if (paths)
+                cache_source(dir, j->key, srcs[i], lens[i], paths[i], sizeof paths[i]);
+        }
+        if (cache == 0 && !r->compile_only && access(j->path, R_OK) == 0) {
+            double t0 = rt_seconds();
+            size_t nb = 0;
+            char *cub = read_all(j->path, &nb);
+            void *mod = cub ? load_checked(r, cub, j->key) : NULL;
+            free(cub);
+            if (mod) {
+                r->hits++;
+                r->load_seconds += rt_seconds() - t0;
+                if (!(mods[i] = keep_module(r, mod, msg, msglen)))
+                    rc = -1;
+                continue;
+            }
+            r->rejected++;
+            unlink(j->path);
+        }
+        todo[ntodo++] = j;
+    }
+    if (rc == 0 && ntodo > 0) {
+        int nth = rtc_threads();
+        if (nth > ntodo)
+            nth = ntodo;
+        RtcPool pool = { r, todo, ntodo, 0 };
+        pthread_t th[32];
+        int started = 0;
+        for (int t = 1; t < nth && t < 32; t++)
+            if (pthread_create(&th[started], NULL, rtc_worker, &pool) == 0)
+                started++;
+        rtc_worker(&pool); /* this thread too */
+        for (int t = 0; t < started; t++)
+            pthread_join(th[t], NULL);
+        if (nth > r->threads_max)
+            r->threads_max = nth;
+    }
+    /* in order: store, load, report the first failure */
+    for (int t = 0; t < ntodo; t++) {
+        RtcJob *j = todo[t];
+        r->compile_seconds += j->secs;
+        note_unit_secs(r, j->secs, j->len);
+        if (rc == 0 && j->rc != 0) {
+            snprintf(msg, msglen, "%s", j->msg);
+            rc = -1;
+        }
+        if (j->rc == 0) {
+            r->compiled++;
+            if (cache == 0)
+                cache_store(j->path, j->cub, j->n, "l");
+        }
+        if (rc == 0) {
+            int i = (int)(j - jobs);
+            if (r->compile_only) {
+                mods[i] = r; /* a non-NULL dummy: nothing is loaded */
+            } else {
+                double l0 = rt_seconds();
+                void *mod = load_checked(r, j->cub, j->key);
+                r->load_seconds += rt_seconds() - l0;
+                if (!mod) {
+                    snprintf(msg, msglen, "the compiled cubin does not load: %s", r->err[0] ? r->err : "bad key");
+                    rc = -1;
+                } else if (!(mods[i] = keep_module(r, mod, msg, msglen))) {
+                    rc = -1;
+                }
+            }
+        }
+        free(j->cub);
+    }
+    free(todo);
+    free(jobs);
+    return rc;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
 static void rd_report(CudaDev *d, FILE *f)
 {
     RealDev *r = (RealDev *)d;
     size_t used = 0, cached = 0;
     if (r->vk.pool_stats && !r->compile_only)
         r->vk.pool_stats(&used, &cached);
-    fprintf(f, "stats: cuda: NVRTC units compiled %d, cubin cache hits %d, entries rejected %d; compile %.6f s, "
+    fprintf(f, "stats: cuda: NVRTC units compiled %d, cubin cache hits %d, entries rejected %d; compile %.6f CPU s, "
                "load %.6f s; cache %s; device pool %zu bytes in use, %zu cached\n",
             r->compiled, r->hits, r->rejected, r->compile_seconds, r->load_seconds, r->cache[0] ? r->cache : "off",
             used, cached);
+    if (r->nunit_secs > 0) {
+        /* NVRTC's seconds per unit compiled, the slowest first */
+        double *s = malloc((size_t)r->nunit_secs * sizeof *s);
+        size_t most = 0;
+        for (int i = 0; i < r->nunit_secs; i++)
+            most = r->unit_bytes[i] > most ? r->unit_bytes[i] : most;
+        if (s) {
+            memcpy(s, r->unit_secs, (size_t)r->nunit_secs * sizeof *s);
+            qsort(s, (size_t)r->nunit_secs, sizeof *s, cmp_desc);
+            fprintf(f, "stats: cuda: NVRTC per unit (%d units, up to %d at once, the largest %zu bytes): CPU "
+                       "seconds, slowest first:", r->nunit_secs, r->threads_max > 0 ? r->threads_max : 1, most);
+            for (int i = 0; i < r->nunit_secs && i < 24; i++)
+                fprintf(f, " %.3f", s[i]);
+            fprintf(f, "%s\n", r->nunit_secs > 24 ? " ..." : "");
+            free(s);
+        }
+    }
 }
 
 static void rd_close(CudaDev *d)
@@ -521,6 +767,8 @@ static void rd_close(CudaDev *d)
     for (int i = 0; i < r->nmodules; i++)
         r->cu.ModuleUnload(r->modules[i]);
     free(r->modules);
+    free(r->unit_secs);
+    free(r->unit_bytes);
     /* the libraries stay loaded: the CUDA runtime inside libvkernels.so
      * tears itself down at exit */
     free(r);
@@ -683,6 +931,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->d2d = rd_d2d;
     d->memset0 = rd_memset0;
     d->load = rd_load;
+    d->load_parts = rd_load_parts;
     d->build = rd_build;
     d->func = rd_func;
     d->launch = rd_launch;

@@ -106,9 +106,10 @@ typedef struct {
     Entry **ent;                /* per distinct kernel: per SOAC, NEP entry points (EP_*) */
     int ndistinct;              /* over all units */
     int *ubase;                 /* per block: its unit's first index in ent */
-    char **upath;               /* per block: its unit's cached source (in paths_owned) */
-    char **paths_owned;         /* per unit */
-    int units, npaths;
+    char **kpath;               /* per distinct kernel: its part's cached source (in paths_owned) */
+    char **paths_owned;         /* per part of a unit */
+    size_t part_bytes;          /* a unit's parts: at most this much kernel text each (cg_unit_split) */
+    int units, parts, npaths;
     int kernels_generated, kernels_not_generated;
     size_t unit_bytes;
     double generate_seconds, load_seconds;
@@ -186,7 +187,9 @@ static void last_launch(const CudaExec *c, char *buf, size_t len)
         return;
     const Program *p = c->prog;
     const BlockPlan *bp = c->last_bp;
-    const char *path = c->upath && c->last_block < c->nblocks ? c->upath[c->last_block] : NULL;
+    const char *path = c->kpath && c->last_block < c->nblocks && c->last_unique >= 0
+                           ? c->kpath[c->ubase[c->last_block] + c->last_unique]
+                           : NULL;
     snprintf(buf, len, "; the last kernel launched: vk_u%d_s%d_* of the block at lines %d-%d (function %s), in %s",
              c->last_unique, c->last_soac, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line,
              p->funcs[bp->blk.func].name, path && path[0] ? path : "a unit not cached");
@@ -1524,6 +1527,66 @@ static int host_path_compiled(const CudaExec *c)
 }
 
 /* The tier thread: the host path's unit and the CUDA unit into the cache. */
+/* A unit's text in parts (cg_unit_split): NVRTC's time grows with a unit's
+ * size and one compile runs on one thread, so a program's unit (bh.5000's:
+ * 48028 instructions) is compiled as parts of at most part_bytes of
+ * kernels each, in parallel (the real device's load_parts), each a cache
+ * entry of its own. PART_OF[unique] is the part holding that kernel. */
+typedef struct {
+    int n;
+    char **text;
+    size_t *len;
+    int *part_of;
+} UnitParts;
+
+static void unit_parts_free(UnitParts *up)
+{
+    for (int p = 0; p < up->n; p++)
+        free(up->text[p]);
+    free(up->text);
+    free(up->len);
+    free(up->part_of);
+    memset(up, 0, sizeof *up);
+}
+
+static int unit_parts(const CudaExec *c, const CgUnit *u, UnitParts *up)
+{
+    memset(up, 0, sizeof *up);
+    const uint64_t *h;
+    int ne = cg_unit_emitted(u, &h), nd = cg_unit_distinct(u);
+    int *first = malloc((size_t)(ne + 1) * sizeof *first);
+    up->part_of = malloc((size_t)(nd + 1) * sizeof *up->part_of);
+    if (!first || !up->part_of) {
+        free(first);
+        return -1;
+    }
+    for (int q = 0; q < nd; q++)
+        up->part_of[q] = -1;
+    int n = cg_unit_split(u, c->part_bytes, first, ne > 0 ? ne : 1);
+    up->text = calloc((size_t)(n ? n : 1), sizeof *up->text);
+    up->len = calloc((size_t)(n ? n : 1), sizeof *up->len);
+    if (!up->text || !up->len) {
+        free(first);
+        return -1;
+    }
+    for (int p = 0; p < n; p++) {
+        int from = first[p], to = p + 1 < n ? first[p + 1] : ne;
+        if (!(up->text[p] = cg_unit_part_text(u, from, to, &up->len[p]))) {
+            up->n = p;
+            free(first);
+            return -1;
+        }
+        for (int i = from; i < to; i++) {
+            int q = cg_unit_emitted_unique(u, i);
+            if (q >= 0 && q < nd)
+                up->part_of[q] = p;
+        }
+    }
+    up->n = n;
+    free(first);
+    return 0;
+}
+
 static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuildStats *st, char *msg, size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
@@ -1533,15 +1596,22 @@ static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuil
         return inner;
     int gen = 0, notgen = 0;
     CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen, NULL);
-    size_t len = 0;
-    const char *text = cg_unit_text(u, &len);
-    int rc = gen > 0 ? c->dev->build(c->dev, text, len, st, msg, msglen) : 0;
+    UnitParts up;
+    int rc = 0;
+    if (gen > 0 && unit_parts(c, u, &up) < 0)
+        rt_fatal("out of host memory");
+    /* each part into the cache (a probe: 1 as soon as one misses) */
+    for (int p = 0; gen > 0 && p < up.n && rc == 0; p++)
+        rc = c->dev->build(c->dev, up.text[p], up.len[p], st, msg, msglen);
+    if (gen > 0)
+        unit_parts_free(&up);
     cg_unit_free(u);
     return rc;
 }
 
 /* One unit for the blocks of PLANS: the host path's, then the CUDA text
- * compiled and loaded, and the entry points of its distinct kernels. */
+ * compiled and loaded (in parts), and the entry points of its distinct
+ * kernels. */
 static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
                         size_t msglen)
 {
@@ -1556,8 +1626,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         c->code = calloc((size_t)nblocks + 1, sizeof *c->code);
         c->nsteps = calloc((size_t)nblocks + 1, sizeof *c->nsteps);
         c->ubase = calloc((size_t)nblocks + 1, sizeof *c->ubase);
-        c->upath = calloc((size_t)nblocks + 1, sizeof *c->upath);
-        if (!c->code || !c->nsteps || !c->ubase || !c->upath)
+        if (!c->code || !c->nsteps || !c->ubase)
             rt_fatal("out of host memory");
     }
     int coded = cg_plans_code(nblocks, plans, c->code, c->nsteps);
@@ -1572,33 +1641,56 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     const uint64_t *emitted;
     int nemitted = cg_unit_emitted(u, &emitted);
     size_t len = 0;
-    const char *text = cg_unit_text(u, &len);
+    cg_unit_text(u, &len);
     c->unit_bytes += len;
     int nd = cg_unit_distinct(u), base = c->ndistinct;
     c->units++;
     c->generate_seconds += rt_seconds() - t0;
     int rc = 0;
-    void *mod = NULL;
+    UnitParts up;
+    memset(&up, 0, sizeof up);
+    void **mods = NULL;
+    char (*paths)[1200] = NULL;
     if (nd > 0 && (!done || nemitted > 0)) {
+        if (unit_parts(c, u, &up) < 0 || !(mods = calloc((size_t)up.n + 1, sizeof *mods)) ||
+            !(paths = calloc((size_t)up.n + 1, sizeof *paths)))
+            rt_fatal("out of host memory");
         double l0 = rt_seconds();
-        mod = c->dev->load(c->dev, text, len, msg, msglen);
+        if (c->dev->load_parts) {
+            rc = c->dev->load_parts(c->dev, up.n, (const char *const *)up.text, up.len, mods, paths, msg, msglen);
+        } else {
+            for (int p = 0; p < up.n && rc == 0; p++) {
+                if (!(mods[p] = c->dev->load(c->dev, up.text[p], up.len[p], msg, msglen)))
+                    rc = -1;
+                else
+                    snprintf(paths[p], sizeof paths[p], "%s", c->dev->unit_path);
+            }
+        }
         c->load_seconds += rt_seconds() - l0;
-        if (!mod)
-            rc = -1;
-        else if (done)
+        c->parts += up.n;
+        if (rc == 0 && done)
             done_record(done, u);
     }
     cg_unit_free(u);
-    if (c->compile_only || rc != 0)
+    if (c->compile_only || rc != 0) {
+        unit_parts_free(&up);
+        free(mods);
+        free(paths);
         return rc;
-    char *path = strdup(c->dev->unit_path);
-    if (!path)
-        rt_fatal("out of host memory");
-    char **po = realloc(c->paths_owned, (size_t)(c->npaths + 1) * sizeof *po);
-    if (!po)
+    }
+    /* the parts' sources, for messages and the -d stats unit keys */
+    char **po = realloc(c->paths_owned, (size_t)(c->npaths + up.n + 1) * sizeof *po);
+    char **kp = realloc(c->kpath, (size_t)(base + nd + 1) * sizeof *kp);
+    if (!po || !kp)
         rt_fatal("out of host memory");
     c->paths_owned = po;
-    po[c->npaths++] = path;
+    c->kpath = kp;
+    int pbase = c->npaths;
+    for (int p = 0; p < up.n; p++)
+        if (!(po[c->npaths++] = strdup(paths[p])))
+            rt_fatal("out of host memory");
+    for (int q = 0; q < nd; q++)
+        kp[base + q] = up.part_of && up.part_of[q] >= 0 ? po[pbase + up.part_of[q]] : NULL;
     /* Entry points per distinct kernel of this unit (numbered from BASE in
      * c->ent), from any kernel that uses it. */
     Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
@@ -1616,7 +1708,6 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         if (!plans[k])
             continue;
         c->ubase[k] = base;
-        c->upath[k] = path;
         for (int s = 0; s < c->nsteps[k]; s++) {
             const CgKernelCode *kc = &c->code[k][s];
             if (kc->unique >= 0 && kc->canon->nsoacs > width[kc->unique])
@@ -1644,7 +1735,8 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
                     if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
                         continue;
                     snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
-                    if (!(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
+                    void *mod = up.part_of[kc->unique] >= 0 ? mods[up.part_of[kc->unique]] : NULL;
+                    if (!mod || !(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
                         snprintf(msg, msglen, "the generated unit lacks %s", ep);
                         rc = -1;
                     }
@@ -1652,6 +1744,9 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         }
     }
     free(width);
+    unit_parts_free(&up);
+    free(mods);
+    free(paths);
     return rc;
 }
 
@@ -1659,7 +1754,9 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
 {
     CudaExec *c = (CudaExec *)x;
     if (block < c->nblocks && c->code[block] && c->code[block][step].unique >= 0) {
-        const char *path = c->upath[block] ? c->upath[block] : "";
+        const char *path = c->kpath ? c->kpath[c->ubase[block] + c->code[block][step].unique] : NULL;
+        if (!path)
+            path = "";
         snprintf(buf, len, "generated CUDA vk_u%d_* in %s (device %s)%s", c->code[block][step].unique,
                  path[0] ? path : "(no cache)", c->dev->name,
                  c->inner->where ? "; on the host path: " : "");
@@ -1680,9 +1777,10 @@ static void cuda_report(Executor *x, FILE *f)
 {
     CudaExec *c = (CudaExec *)x;
     fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), %d units of "
-               "%zu bytes in all generated in %.6f s, compiled and loaded in %.6f s\n",
+               "%zu bytes in all generated in %.6f s, compiled (%d parts of at most %zu bytes of kernels) and loaded "
+               "in %.6f s\n",
             c->dev->name, c->dev->kind, c->dev->arch, c->kernels_generated, c->ndistinct, c->kernels_not_generated,
-            c->units, c->unit_bytes, c->generate_seconds, c->load_seconds);
+            c->units, c->unit_bytes, c->generate_seconds, c->parts, c->part_bytes, c->load_seconds);
     if (c->dev->report)
         c->dev->report(c->dev, f);
     for (int i = 0; i < NFAM; i++)
@@ -1725,7 +1823,7 @@ static void cuda_free(Executor *x)
         free(c->paths_owned[u]);
     free(c->paths_owned);
     free(c->ubase);
-    free(c->upath);
+    free(c->kpath);
     free(c->code);
     free(c->nsteps);
     free(c->img);
@@ -1755,6 +1853,10 @@ static void cuda_free(Executor *x)
         c->dev->close(c->dev);
     free(c);
 }
+
+/* A unit's parts: at most this many bytes of kernel text each (see
+ * unit_parts). */
+#define CUDA_PART_BYTES 65536
 
 static int64_t env_threshold(const char *name, int64_t dflt)
 {
@@ -1819,6 +1921,12 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", tiered ? 0 : 16384);
     c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", tiered ? 0 : 65536);
     c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", tiered ? 0 : 65536);
+    /* NVRTC on a GPU machine; the emulated device's C++ compiler pays for
+     * the prelude again in every part and runs one at a time: one part */
+    c->part_bytes = (size_t)env_threshold("VINTERP_CUDA_PART_BYTES",
+                                          strcmp(dev->kind, "cuda") == 0 ? CUDA_PART_BYTES : (int64_t)1 << 40);
+    if (c->part_bytes < 1)
+        c->part_bytes = 1;
     const char *st = getenv("VINTERP_CUDA_STRATEGY");
     for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
         if (strcmp(st, st_name[i]) == 0)
