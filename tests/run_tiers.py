@@ -349,6 +349,44 @@ try:
         shutil.rmtree(fresh, ignore_errors=True)
     shutil.rmtree(hotdir, ignore_errors=True)
 
+    # ---- a block whose unit is in the cache: installed at once ---------------
+    # once.vcode's last block runs once, with less work than the threshold.
+    # A run that compiles it (--tier=sync) keeps it in PROGRAM.CONFIG.warm;
+    # the next run promotes it at its first run, finds its unit in the
+    # cache on the main thread and runs it fused in that very run.
+    for be, extra, env in (("cpu", [], {}),
+                           ("cuda", ["--tier-min-len=0"], {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0",
+                                                            "VINTERP_CUDA_HOST_MAX_SCAN": "0"})):
+        if be == "cuda" and not shutil.which("c++"):
+            continue
+        wdir = tempfile.mkdtemp(prefix="vinterp-warm-")
+        wc = "--cache-dir=" + wdir
+        rc, out, err, _ = run("--backend=" + be, "--tier=sync", "--tier-work=0", wc, *extra, once_prog, env=env)
+        warm = [f for f in os.listdir(wdir) if f.endswith(".warm")]
+        m = re.match(r"vinterp-hot 2 ([1-9]\d*)\n", open(os.path.join(wdir, warm[0])).read()) if len(warm) == 1 else None
+        nwarm = int(m.group(1)) if m else 0
+        check("%s: a run that compiled a block's unit keeps the block as warm (PROGRAM.CONFIG.warm)" % be,
+              rc == 0 and out == "( 900000 )\n" and m is not None, str(os.listdir(wdir)) + err)
+        rc, out, err, _ = run("--backend=" + be, wc, *extra, "-d", "stats", "-d", "tier", once_prog,
+                              env=dict(GATED, **env))
+        check("%s: ... the next run installs it at its first run, from the cache, and runs it fused" % be,
+              rc == 0 and out == "( 900000 )\n"
+              and re.search(r"block \d+ \(lines 21-30, MAIN\): promoted, its code in the cache after 1 entries", err)
+              is not None and re.search(r"lines 21-30, MAIN\): fused; \d+ entries \(0 short\), \d+ elements, 1 fused runs",
+                                        err) is not None and "0 compiled, 1 cache hits" in err, err)
+        # a warm block whose unit has gone from the cache: probed once,
+        # compiled again in the background, and no longer warm
+        for f in os.listdir(wdir):
+            if f.endswith((".so", ".cpp", ".c")):
+                os.unlink(os.path.join(wdir, f))
+        rc, out, err, _ = run("--backend=" + be, wc, *extra, "-d", "stats", once_prog, env=dict(GATED, **env))
+        warm_text = open(os.path.join(wdir, warm[0])).read() if warm else ""
+        check("%s: ... a warm block whose unit has gone: probed, interpreted, no longer warm" % be,
+              rc == 0 and out == "( 900000 )\n"
+              and re.search(r"lines 21-30, MAIN\): [a-z ]+; .*promoted at entry 1 ", err) is not None
+              and warm_text.startswith("vinterp-hot 2 %d\n" % (nwarm - 1)), warm_text + err)
+        shutil.rmtree(wdir, ignore_errors=True)
+
     # ---- --no-cache: the tiers' builds go to a directory of the run's own -----
     tmp = tempfile.mkdtemp(prefix="vinterp-tmpdir-")
     rc, out, err, _ = run("--backend=cpu", "--tier=sync", "--tier-work=0", "--no-cache", "-d", "stats", loop,

@@ -42,6 +42,7 @@ typedef struct {
     int nin;            /* stack inputs; -1 not known yet */
     int demoted;
     int remembered;     /* hot in its only run so far: kept for the next run (tier_first_run) */
+    int warm;           /* its unit in the cache by earlier runs (tier_warm): -1 not looked up yet */
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     int64_t lazy_runs;          /* runs interpreted for a lazy fill among the inputs */
@@ -105,6 +106,8 @@ struct Backend {
     char *hot_path;     /* NULL: no cache to keep them in */
     HotSet slow_prior, slow_new; /* blocks found slower fused in earlier runs, in this one */
     char *slow_path;    /* NULL: no cache to keep them in */
+    HotSet warm_prior, warm_new, warm_gone; /* blocks with units in the cache: earlier runs, this one, found not */
+    char *warm_path;    /* NULL: no cache to keep them in */
     int64_t slow_skipped;   /* promotions left interpreted untranslated: slow_prior */
     int worker_stuck;   /* the worker did not stop in time */
     int shared_worker;  /* the worker is tier_prep's: it stops it */
@@ -168,6 +171,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     for (int k = 0; k < b->nblocks; k++) {
         b->entries[k].nin = -1;
         b->entries[k].promoted_t = b->entries[k].ready_t = b->entries[k].installed_t = -1.0;
+        b->entries[k].warm = -1;
         if (b->blocks[k].nvector > 0)
             b->block_at[b->blocks[k].start] = k;
         else
@@ -185,12 +189,18 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
                 rt_fatal("out of host memory");
             tier_hot_read(hp, &b->hot_prior);
         }
-        if (o->cache_dir && tier_slow_path(o->cache_dir, b->program_id, tier_config_id(x->name, o->float_reassoc), hp,
-                                           sizeof hp) == 0) {
+        uint64_t config = tier_config_id(x->name, o->float_reassoc);
+        if (o->cache_dir && tier_slow_path(o->cache_dir, b->program_id, config, hp, sizeof hp) == 0) {
             b->slow_path = strdup(hp);
             if (!b->slow_path)
                 rt_fatal("out of host memory");
             tier_hot_read(hp, &b->slow_prior);
+        }
+        if (o->cache_dir && tier_warm_path(o->cache_dir, b->program_id, config, hp, sizeof hp) == 0) {
+            b->warm_path = strdup(hp);
+            if (!b->warm_path)
+                rt_fatal("out of host memory");
+            tier_hot_read(hp, &b->warm_prior);
         }
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
         b->fg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->fg_plans);
@@ -697,7 +707,7 @@ static int tier_cached(Backend *b, int k)
  * runs once over long vectors gets its fused code whenever the cache has
  * it. 1: a hit (installed, or demoted by earlier runs' verdicts); 0: a
  * miss or not probed; -1: not plannable (it stays interpreted). */
-static int tier_probe(Backend *b, int k, int64_t w)
+static int tier_probe(Backend *b, int k, int64_t w, int force)
 {
     BlockEntry *e = &b->entries[k];
     double interp_rate = b->interp_work > 0 ? b->interp_secs / (double)b->interp_work : 1e-9;
@@ -709,7 +719,7 @@ static int tier_probe(Backend *b, int k, int64_t w)
         interp_rate = 2e-10;
     double tr_rate = b->tr_instrs > 0 ? b->tr_secs / (double)b->tr_instrs : 5e-5;
     int cold = b->probe_misses >= 3 && b->probe_hits == 0;
-    if (cold || (double)b->blocks[k].nvector * tr_rate > 0.02 * (double)w * interp_rate)
+    if (!force && (cold || (double)b->blocks[k].nvector * tr_rate > 0.02 * (double)w * interp_rate))
         return 0;
     if (!e->planned && plan_block(b, k) < 0) {
         b->failures++;
@@ -721,8 +731,11 @@ static int tier_probe(Backend *b, int k, int64_t w)
     int hit = tier_cached(b, k);
     b->probe_hits += hit;
     b->probe_misses += !hit;
-    if (!hit)
+    if (!hit) {
+        if (force && tier_hot_add(&b->warm_gone, tier_block_hash(b->prog, &b->blocks[k])) < 0)
+            rt_fatal("out of host memory");
         return 0;
+    }
     e->hits = 1;
     e->ready_t = rt_seconds() - b->t_start;
     if (b->opt.tier.trace)
@@ -737,6 +750,16 @@ static void tier_mark_promoted(Backend *b, int k)
     e->promoted_entry = e->entries;
     e->promoted_t = rt_seconds() - b->t_start;
     b->promotions++;
+}
+
+/* Did an earlier run find block K's unit in the cache, or put it there?
+ * (Looked up once per block.) */
+static int tier_warm(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    if (e->warm < 0)
+        e->warm = b->warm_prior.n && tier_hot_has(&b->warm_prior, tier_block_hash(b->prog, &b->blocks[k]));
+    return e->warm;
 }
 
 /* Block K's code was hot in its only run so far: the program's next run
@@ -787,7 +810,7 @@ static void tier_promote(Backend *b, int k, int64_t w)
     tier_mark_promoted(b, k);
     if (e->big_runs == 1)
         tier_remember_hot(b, k); /* a later run probes the cache for it at its first run */
-    if (b->opt.tier.mode == TIER_BACKGROUND && tier_probe(b, k, w) != 0)
+    if (b->opt.tier.mode == TIER_BACKGROUND && tier_probe(b, k, w, tier_warm(b, k)) != 0)
         return;
     if (b->opt.tier.mode == TIER_SYNC) {
         atomic_store(&e->state, BS_QUEUED);
@@ -893,9 +916,12 @@ static int tier_entry(Backend *b, Interp *it, int k, int st)
     int64_t w = len * b->blocks[k].nvector;
     e->big_runs++;
     e->work += w;
-    if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && e->work >= b->opt.tier.work) {
+    /* a block whose unit earlier runs put in the cache: promoted at its
+     * first long run, whatever its work (it was hot then) */
+    if (st == BS_PROFILE && b->opt.tier.mode != TIER_OFF && (e->work >= b->opt.tier.work || tier_warm(b, k))) {
         if (e->big_runs >= 2 || b->opt.tier.mode == TIER_SYNC || b->opt.tier.work == 0 ||
-            (b->hot_prior.n && tier_hot_has(&b->hot_prior, tier_block_hash(b->prog, &b->blocks[k]))))
+            (b->hot_prior.n && tier_hot_has(&b->hot_prior, tier_block_hash(b->prog, &b->blocks[k]))) ||
+            tier_warm(b, k))
             tier_promote(b, k, w);
         else if (!e->remembered)
             tier_first_run(b, k, w);
@@ -1443,6 +1469,20 @@ void backend_free(Backend *b)
         tier_hot_write(b->hot_path, &b->hot_prior, &b->hot_new);
     if (b->slow_path)
         tier_hot_write(b->slow_path, &b->slow_prior, &b->slow_new);
+    if (b->warm_path) {
+        /* the blocks whose units are in the cache now: compiled or found */
+        for (int k = 0; k < b->nblocks; k++) {
+            int st = atomic_load(&b->entries[k].state);
+            if ((st == BS_READY || st == BS_FUSED) &&
+                tier_hot_add(&b->warm_new, tier_block_hash(b->prog, &b->blocks[k])) < 0)
+                break;
+        }
+        tier_warm_write(b->warm_path, &b->warm_prior, &b->warm_new, &b->warm_gone);
+    }
+    tier_hot_free(&b->warm_prior);
+    tier_hot_free(&b->warm_new);
+    tier_hot_free(&b->warm_gone);
+    free(b->warm_path);
     tier_hot_free(&b->hot_prior);
     tier_hot_free(&b->hot_new);
     tier_hot_free(&b->slow_prior);

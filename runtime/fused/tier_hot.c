@@ -24,6 +24,13 @@ int tier_slow_path(const char *dir, uint64_t program, uint64_t config, char *out
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int tier_warm_path(const char *dir, uint64_t program, uint64_t config, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s/%016llx.%016llx.warm", dir, (unsigned long long)program,
+                     (unsigned long long)config);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 uint64_t tier_config_id(const char *executor, int float_reassoc)
 {
     uint64_t h = TIER_FNV_SEED;
@@ -143,6 +150,30 @@ int tier_hot_write(const char *path, const HotSet *prior, const HotSet *fresh)
         return 0;
     HotPair p = { prior, fresh };
     return tier_file_replace(path, write_hot, &p) == 0 ? 1 : -1;
+}
+
+int tier_warm_write(const char *path, const HotSet *prior, const HotSet *fresh, const HotSet *gone)
+{
+    HotSet keep = { NULL, 0, 0 };
+    int changed = 0;
+    for (int i = 0; i < prior->n; i++) {
+        if (tier_hot_has(gone, prior->h[i]))
+            changed = 1;
+        else if (tier_hot_add(&keep, prior->h[i]) < 0) {
+            tier_hot_free(&keep);
+            return -1;
+        }
+    }
+    for (int i = 0; i < fresh->n && !changed; i++)
+        changed = !tier_hot_has(prior, fresh->h[i]);
+    if (!changed) {
+        tier_hot_free(&keep);
+        return 0;
+    }
+    HotPair p = { &keep, fresh };
+    int rc = tier_file_replace(path, write_hot, &p) == 0 ? 1 : -1;
+    tier_hot_free(&keep);
+    return rc;
 }
 
 void tier_hot_free(HotSet *s)

@@ -40,6 +40,12 @@ int tier_hot_path(const char *dir, uint64_t program, char *out, size_t len);
  * code, which the key names; this set names blocks, so it is kept per
  * CONFIG (tier_config_id): whatever else shapes the code starts a new set. */
 int tier_slow_path(const char *dir, uint64_t program, uint64_t config, char *out, size_t len);
+/* The same set, of the blocks whose units earlier runs found in the kernel
+ * cache or compiled into it, in DIR/PROGRAM.CONFIG.warm: a later run
+ * promotes such a block at its first long run and probes the cache for it
+ * on the main thread at once (a probe and a load take milliseconds), so
+ * that a block that runs once gets its fused code in that very run. */
+int tier_warm_path(const char *dir, uint64_t program, uint64_t config, char *out, size_t len);
 /* CONFIG for tier_slow_path: the executor's name, --float-reassoc, the
  * compiler and its flags from the environment, the version, and this
  * binary's size and modification time (a rebuilt translator). */
@@ -54,6 +60,9 @@ int tier_hot_add(HotSet *s, uint64_t h);
 /* Write PRIOR and FRESH together to PATH when FRESH has a hash PRIOR
  * lacks: 1 written, 0 nothing new, -1 an error. */
 int tier_hot_write(const char *path, const HotSet *prior, const HotSet *fresh);
+/* Write FRESH and what of PRIOR is not in GONE to PATH, when that differs
+ * from PRIOR: 1 written, 0 nothing to change, -1 an error. */
+int tier_warm_write(const char *path, const HotSet *prior, const HotSet *fresh, const HotSet *gone);
 void tier_hot_free(HotSet *s);
 
 #endif
