@@ -267,7 +267,7 @@ if have_cc:
                           and re.search(r"written over an argument: ([1-9]\d*) of \1 offered", p.stderr) is not None,
                           p.stderr[-400:])
             # a unit compiled in parts (cg_unit_split; the real device
-            # compiles them in parallel): every kernel a part of its own,
+            # compiles them in parallel): every SOAC a part of its own,
             # each module searched for its kernels' entry points; a fault
             # names the part's source
             p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--check", "--cache-dir=" + cache,
@@ -275,9 +275,9 @@ if have_cc:
                                env=dict(env, VINTERP_CUDA_PART_BYTES="1"))
             m = re.search(r"compiled \((\d+) parts of at most 1 bytes of kernels\)", p.stderr)
             kd = re.search(r"(\d+) distinct", p.stderr)
-            check("cuda: a unit in parts, one per kernel: the same output under --check",
+            check("cuda: a unit in parts, one per SOAC: the same output under --check",
                   p.returncode == 0 and p.stdout == open(segsum[:-len(".vcode")] + ".expected").read()
-                  and m is not None and kd is not None and int(m.group(1)) == int(kd.group(1)) > 1, p.stderr[-600:])
+                  and m is not None and kd is not None and int(m.group(1)) >= int(kd.group(1)) > 1, p.stderr[-600:])
             # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
             # the Nth launch returns, every later call fails, as on a GPU)
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")

@@ -636,10 +636,12 @@ int cg_cuda_has_entry(const LcuSoac *s, const char *p)
 }
 
 int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars,
-                        char *msg, size_t msglen)
+                        char *msg, size_t msglen, size_t *soac_end)
 {
     (void)nvars;
     for (int j = 0; j < k->nsoacs; j++) {
+        if (soac_end && j > 0)
+            soac_end[j - 1] = b->n;
         const LcuSoac *s = k->soacs[j];
         if (s->kind == LS_LIB)
             continue; /* the runtime runs it */
@@ -696,5 +698,7 @@ int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const Lc
             return -1;
         }
     }
+    if (soac_end && k->nsoacs > 0)
+        soac_end[k->nsoacs - 1] = b->n;
     return 0;
 }

@@ -23,9 +23,13 @@ struct CgUnit {
     int (*seen)(void *ctx, uint64_t hash);     /* cg_unit_omit_seen */
     void *seen_ctx;
     uint64_t *emitted;      /* hashes of the kernels in text */
-    int *emitted_id;        /* their unique ids */
-    size_t *emitted_end;    /* where each one's text ends in text */
     int nemitted, emitcap;
+    /* the emitted text in pieces, a kernel's SOACs each (CUDA; C: the
+     * whole kernel in its first SOAC's piece): where each ends in text, of
+     * which unique kernel and SOAC it is */
+    size_t *piece_end;
+    int *piece_unique, *piece_soac;
+    int npieces, piececap;
     size_t prelude;         /* the prelude's length */
 };
 
@@ -196,33 +200,53 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     char name[32];
     cg_unique_name(name, sizeof name, kc->unique);
     CgBuf named = { NULL, 0, 0 };
-    if (cg_emit_kernel(&named, u->target, name, kc->canon, kc->ltypes, n, msg, msglen) != 0) {
+    int ns = kc->canon->nsoacs;
+    size_t *ends = xmalloc((size_t)(ns + 1) * sizeof *ends);
+    if (cg_emit_kernel_ends(&named, u->target, name, kc->canon, kc->ltypes, n, msg, msglen, ends) != 0) {
         cg_buf_free(&named);
+        free(ends);
         kc->unique = -1;
         return -1;
     }
+    size_t start = u->text.n;
     if (named.s)
         cg_puts(&u->text, named.s);
+    else
+        for (int j = 0; j < ns; j++)
+            ends[j] = 0;
     cg_buf_free(&named);
     if (u->nemitted == u->emitcap) {
         u->emitcap = u->emitcap ? 2 * u->emitcap : 64;
         uint64_t *e = realloc(u->emitted, (size_t)u->emitcap * sizeof *e);
-        if (e)
-            u->emitted = e;
-        int *id = realloc(u->emitted_id, (size_t)u->emitcap * sizeof *id);
-        if (id)
-            u->emitted_id = id;
-        size_t *end = realloc(u->emitted_end, (size_t)u->emitcap * sizeof *end);
-        if (end)
-            u->emitted_end = end;
-        if (!e || !id || !end) {
+        if (!e) {
             fprintf(stderr, "vinterp: out of host memory\n");
             exit(1);
         }
+        u->emitted = e;
     }
-    u->emitted[u->nemitted] = h;
-    u->emitted_id[u->nemitted] = kc->unique;
-    u->emitted_end[u->nemitted++] = u->text.n;
+    u->emitted[u->nemitted++] = h;
+    for (int j = 0; j < ns; j++) {
+        if (u->npieces == u->piececap) {
+            u->piececap = u->piececap ? 2 * u->piececap : 256;
+            size_t *pe = realloc(u->piece_end, (size_t)u->piececap * sizeof *pe);
+            if (pe)
+                u->piece_end = pe;
+            int *pu = realloc(u->piece_unique, (size_t)u->piececap * sizeof *pu);
+            if (pu)
+                u->piece_unique = pu;
+            int *ps = realloc(u->piece_soac, (size_t)u->piececap * sizeof *ps);
+            if (ps)
+                u->piece_soac = ps;
+            if (!pe || !pu || !ps) {
+                fprintf(stderr, "vinterp: out of host memory\n");
+                exit(1);
+            }
+        }
+        u->piece_end[u->npieces] = start + ends[j];
+        u->piece_unique[u->npieces] = kc->unique;
+        u->piece_soac[u->npieces++] = j;
+    }
+    free(ends);
     return 0;
 }
 
@@ -234,17 +258,19 @@ const char *cg_unit_text(const CgUnit *u, size_t *len)
 
 int cg_unit_distinct(const CgUnit *u) { return u->n; }
 
+int cg_unit_pieces(const CgUnit *u) { return u->npieces; }
+
 int cg_unit_split(const CgUnit *u, size_t max_bytes, int *first, int max_parts)
 {
     int n = 0;
     size_t start = u->prelude;
-    for (int i = 0; i < u->nemitted; i++) {
-        /* a new part when this kernel would take the current one past
-         * MAX_BYTES (a part has at least one kernel) */
-        if (i == 0 || (u->emitted_end[i] - start > max_bytes && n < max_parts)) {
+    for (int i = 0; i < u->npieces; i++) {
+        /* a new part when this piece would take the current one past
+         * MAX_BYTES (a part has at least one piece) */
+        if (i == 0 || (u->piece_end[i] - start > max_bytes && n < max_parts)) {
             if (n < max_parts)
                 first[n++] = i;
-            start = i ? u->emitted_end[i - 1] : u->prelude;
+            start = i ? u->piece_end[i - 1] : u->prelude;
         }
     }
     return n;
@@ -252,8 +278,8 @@ int cg_unit_split(const CgUnit *u, size_t max_bytes, int *first, int max_parts)
 
 char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len)
 {
-    size_t a = from > 0 ? u->emitted_end[from - 1] : u->prelude;
-    size_t b = to > 0 ? u->emitted_end[to - 1] : u->prelude;
+    size_t a = from > 0 ? u->piece_end[from - 1] : u->prelude;
+    size_t b = to > 0 ? u->piece_end[to - 1] : u->prelude;
     if (b < a)
         b = a;
     char *t = malloc(u->prelude + (b - a) + 1);
@@ -266,7 +292,14 @@ char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len)
     return t;
 }
 
-int cg_unit_emitted_unique(const CgUnit *u, int i) { return i >= 0 && i < u->nemitted ? u->emitted_id[i] : -1; }
+int cg_unit_piece(const CgUnit *u, int i, int *soac)
+{
+    if (i < 0 || i >= u->npieces)
+        return -1;
+    if (soac)
+        *soac = u->piece_soac[i];
+    return u->piece_unique[i];
+}
 
 void cg_unit_free(CgUnit *u)
 {
@@ -276,8 +309,9 @@ void cg_unit_free(CgUnit *u)
         free(u->tab[i].text);
     free(u->tab);
     free(u->emitted);
-    free(u->emitted_id);
-    free(u->emitted_end);
+    free(u->piece_end);
+    free(u->piece_unique);
+    free(u->piece_soac);
     cg_buf_free(&u->text);
     free(u);
 }

@@ -42,19 +42,23 @@ int cg_unit_emitted(const CgUnit *u, const uint64_t **hashes);
 /* The text so far (prelude and every distinct kernel). */
 const char *cg_unit_text(const CgUnit *u, size_t *len);
 int cg_unit_distinct(const CgUnit *u);
-/* The unit in parts, each the prelude and consecutive emitted kernels of
- * at most MAX_BYTES of text together (a larger kernel is a part alone):
- * the number of parts (0 when nothing was emitted; at most MAX_PARTS, the
- * last one then taking the rest); part p holds the emitted kernels from
- * FIRST[p] to FIRST[p + 1] (the last: to the end). Each part compiles on
- * its own (NVRTC's time grows with a unit's size: parts compile in
+/* The emitted text is a sequence of pieces: each SOAC of each emitted
+ * kernel (CUDA: its thunks and entry points need only the prelude; C: a
+ * kernel is one piece, its first SOAC's, the others empty), in order. The
+ * number of pieces; piece I's unique kernel (and in *SOAC its SOAC). */
+int cg_unit_pieces(const CgUnit *u);
+int cg_unit_piece(const CgUnit *u, int i, int *soac);
+/* The unit in parts, each the prelude and consecutive pieces of at most
+ * MAX_BYTES of text together (a larger piece is a part alone): the number
+ * of parts (0 when nothing was emitted; at most MAX_PARTS, the last one
+ * then taking the rest); part p holds the pieces from FIRST[p] to
+ * FIRST[p + 1] (the last: to the end). Each part compiles on its own
+ * (NVRTC's time grows faster than a unit's size: parts compile in
  * parallel, and a long one holds up no other). */
 int cg_unit_split(const CgUnit *u, size_t max_bytes, int *first, int max_parts);
-/* The text of the emitted kernels FROM .. TO-1 with the prelude
- * (malloc'd, NUL-terminated; *LEN its length), or NULL. */
+/* The text of pieces FROM .. TO-1 with the prelude (malloc'd,
+ * NUL-terminated; *LEN its length), or NULL. */
 char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len);
-/* The unique id of emitted kernel I. */
-int cg_unit_emitted_unique(const CgUnit *u, int i);
 void cg_unit_free(CgUnit *u);
 
 /* What an executor builds from block plans. cg_plans_code: for each block

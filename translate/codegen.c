@@ -837,6 +837,12 @@ int cg_emit_soac_thunks(CgBuf *b, CgTarget t, const char *name, int j, const Lcu
 int cg_emit_kernel(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars,
                    char *msg, size_t msglen)
 {
+    return cg_emit_kernel_ends(b, t, name, k, types, nvars, msg, msglen, NULL);
+}
+
+int cg_emit_kernel_ends(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, const LcuVarType *types,
+                        int nvars, char *msg, size_t msglen, size_t *soac_end)
+{
     for (int j = 0; j < k->nsoacs; j++) {
         const LcuSoac *s = k->soacs[j];
         if (s->nres < 1 || s->nres > LCU_MAXRES) {
@@ -850,8 +856,11 @@ int cg_emit_kernel(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, c
             }
     }
     size_t mark = b->n;
-    int rc = t == CG_CUDA ? cg_emit_kernel_cuda(b, name, k, types, nvars, msg, msglen)
+    int rc = t == CG_CUDA ? cg_emit_kernel_cuda(b, name, k, types, nvars, msg, msglen, soac_end)
                           : cg_emit_kernel_c(b, name, k, types, nvars, msg, msglen);
+    if (rc == 0 && t != CG_CUDA && soac_end)
+        for (int j = 0; j < k->nsoacs; j++)
+            soac_end[j] = b->n;
     if (rc < 0) {
         b->n = mark; /* drop the partial text */
         if (b->s)

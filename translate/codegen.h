@@ -119,6 +119,13 @@ void cg_emit_prelude(CgBuf *b, CgTarget t);
  * express (the runtime then evaluates it with the λcu evaluator). */
 int cg_emit_kernel(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, const LcuVarType *types,
                    int nvars, char *msg, size_t msglen);
+/* The same; for CUDA, SOAC_END[j] (K->nsoacs entries, may be NULL) gets
+ * the buffer's length after SOAC j's text. Each SOAC's text (its thunks
+ * and entry points, all named NAME_s<j>_...) needs only the prelude: a
+ * unit can be compiled in parts that cut a kernel between SOACs. For C,
+ * every entry gets the length after the whole kernel. */
+int cg_emit_kernel_ends(CgBuf *b, CgTarget t, const char *name, const LcuKernel *k, const LcuVarType *types,
+                        int nvars, char *msg, size_t msglen, size_t *soac_end);
 
 /* ---- shared by the skeleton emitters ------------------------------------ */
 
@@ -207,6 +214,6 @@ void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n
 int cg_emit_kernel_c(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars, char *msg,
                      size_t msglen);
 int cg_emit_kernel_cuda(CgBuf *b, const char *name, const LcuKernel *k, const LcuVarType *types, int nvars,
-                        char *msg, size_t msglen);
+                        char *msg, size_t msglen, size_t *soac_end);
 
 #endif

@@ -1531,13 +1531,21 @@ static int host_path_compiled(const CudaExec *c)
  * size and one compile runs on one thread, so a program's unit (bh.5000's:
  * 48028 instructions) is compiled as parts of at most part_bytes of
  * kernels each, in parallel (the real device's load_parts), each a cache
- * entry of its own. PART_OF[unique] is the part holding that kernel. */
+ * entry of its own; a part may cut a kernel between its SOACs. The entry
+ * points of SOAC j of unique kernel q are in part PART_OF[FIRST[q] + j]. */
 typedef struct {
     int n;
     char **text;
     size_t *len;
-    int *part_of;
+    int *part_of;   /* per piece (cg_unit_piece) */
+    int *first;     /* per unique kernel: its first piece, or -1 */
 } UnitParts;
+
+/* The part holding SOAC J of unique kernel Q, or -1. */
+static int part_of(const UnitParts *up, int q, int j)
+{
+    return up->first && up->first[q] >= 0 ? up->part_of[up->first[q] + j] : -1;
+}
 
 static void unit_parts_free(UnitParts *up)
 {
@@ -1546,23 +1554,24 @@ static void unit_parts_free(UnitParts *up)
     free(up->text);
     free(up->len);
     free(up->part_of);
+    free(up->first);
     memset(up, 0, sizeof *up);
 }
 
 static int unit_parts(const CudaExec *c, const CgUnit *u, UnitParts *up)
 {
     memset(up, 0, sizeof *up);
-    const uint64_t *h;
-    int ne = cg_unit_emitted(u, &h), nd = cg_unit_distinct(u);
-    int *first = malloc((size_t)(ne + 1) * sizeof *first);
-    up->part_of = malloc((size_t)(nd + 1) * sizeof *up->part_of);
-    if (!first || !up->part_of) {
+    int np = cg_unit_pieces(u), nd = cg_unit_distinct(u);
+    int *first = malloc((size_t)(np + 1) * sizeof *first);
+    up->part_of = malloc((size_t)(np + 1) * sizeof *up->part_of);
+    up->first = malloc((size_t)(nd + 1) * sizeof *up->first);
+    if (!first || !up->part_of || !up->first) {
         free(first);
         return -1;
     }
     for (int q = 0; q < nd; q++)
-        up->part_of[q] = -1;
-    int n = cg_unit_split(u, c->part_bytes, first, ne > 0 ? ne : 1);
+        up->first[q] = -1;
+    int n = cg_unit_split(u, c->part_bytes, first, np > 0 ? np : 1);
     up->text = calloc((size_t)(n ? n : 1), sizeof *up->text);
     up->len = calloc((size_t)(n ? n : 1), sizeof *up->len);
     if (!up->text || !up->len) {
@@ -1570,16 +1579,17 @@ static int unit_parts(const CudaExec *c, const CgUnit *u, UnitParts *up)
         return -1;
     }
     for (int p = 0; p < n; p++) {
-        int from = first[p], to = p + 1 < n ? first[p + 1] : ne;
+        int from = first[p], to = p + 1 < n ? first[p + 1] : np;
         if (!(up->text[p] = cg_unit_part_text(u, from, to, &up->len[p]))) {
             up->n = p;
             free(first);
             return -1;
         }
         for (int i = from; i < to; i++) {
-            int q = cg_unit_emitted_unique(u, i);
-            if (q >= 0 && q < nd)
-                up->part_of[q] = p;
+            int soac = 0, q = cg_unit_piece(u, i, &soac);
+            up->part_of[i] = p;
+            if (q >= 0 && q < nd && soac == 0)
+                up->first[q] = i;
         }
     }
     up->n = n;
@@ -1689,8 +1699,8 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     for (int p = 0; p < up.n; p++)
         if (!(po[c->npaths++] = strdup(paths[p])))
             rt_fatal("out of host memory");
-    for (int q = 0; q < nd; q++)
-        kp[base + q] = up.part_of && up.part_of[q] >= 0 ? po[pbase + up.part_of[q]] : NULL;
+    for (int q = 0; q < nd; q++) /* a kernel cut between parts: its first SOAC's */
+        kp[base + q] = part_of(&up, q, 0) >= 0 ? po[pbase + part_of(&up, q, 0)] : NULL;
     /* Entry points per distinct kernel of this unit (numbered from BASE in
      * c->ent), from any kernel that uses it. */
     Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
@@ -1735,7 +1745,8 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
                     if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
                         continue;
                     snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
-                    void *mod = up.part_of[kc->unique] >= 0 ? mods[up.part_of[kc->unique]] : NULL;
+                    int pt = part_of(&up, kc->unique, j);
+                    void *mod = pt >= 0 ? mods[pt] : NULL;
                     if (!mod || !(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
                         snprintf(msg, msglen, "the generated unit lacks %s", ep);
                         rc = -1;

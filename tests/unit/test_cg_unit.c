@@ -246,6 +246,59 @@ static void test_omit_seen(LcuVarType *types)
     lcu_kernel_free(kb);
 }
 
+/* A CUDA unit in parts (cg_unit_split): the pieces are the SOACs of each
+ * kernel in order; every part is the prelude and whole pieces; a part of
+ * one piece holds exactly that SOAC's entry points; the parts together
+ * are the unit's text. */
+static void test_parts(LcuVarType *types)
+{
+    char msg[300];
+    LcuKernel *ka = map_reduce(1, 7, 3, 12, 20), *kb = map_reduce(2, 4, 9, 5, 6);
+    kb->soacs[1]->rops[0] = LR_IMAX; /* another kernel */
+    CgUnit *u = cg_unit_new(CG_CUDA);
+    CgKernelCode c1, c2;
+    CHECK(cg_unit_add(u, ka, types, NV, &c1, msg, sizeof msg) == 0);
+    CHECK(cg_unit_add(u, kb, types, NV, &c2, msg, sizeof msg) == 0);
+    CHECK(cg_unit_pieces(u) == 4);
+    int soac = -1;
+    CHECK(cg_unit_piece(u, 0, &soac) == 0 && soac == 0 && cg_unit_piece(u, 1, &soac) == 0 && soac == 1);
+    CHECK(cg_unit_piece(u, 2, &soac) == 1 && soac == 0 && cg_unit_piece(u, 3, &soac) == 1 && soac == 1);
+    CHECK(cg_unit_piece(u, 4, &soac) == -1);
+    size_t ulen = 0, plen = 0;
+    const char *text = cg_unit_text(u, &ulen);
+    /* one piece a part */
+    int first[8];
+    CHECK(cg_unit_split(u, 1, first, 8) == 4 && first[0] == 0 && first[1] == 1 && first[2] == 2 && first[3] == 3);
+    char *p0 = cg_unit_part_text(u, 0, 0, &plen); /* the prelude alone */
+    size_t prelude = plen;
+    CHECK(p0 && strncmp(p0, text, prelude) == 0 && text_count(p0, "vk_u0_s") == 0);
+    size_t sum = prelude;
+    for (int p = 0; p < 4; p++) {
+        char *t = cg_unit_part_text(u, p, p + 1, &plen);
+        char want[16];
+        snprintf(want, sizeof want, "vk_u%d_s%d_", p / 2, p % 2);
+        char other[16];
+        snprintf(other, sizeof other, "vk_u%d_s%d_", p / 2, 1 - p % 2);
+        CHECK(t && strncmp(t, text, prelude) == 0 && text_count(t, want) > 0 && text_count(t, other) == 0 &&
+              text_count(t, p < 2 ? "vk_u1" : "vk_u0") == 0);
+        sum += plen - prelude;
+        free(t);
+    }
+    CHECK(sum == ulen);
+    /* everything in one part, and a cap of parts that gives the rest to the last */
+    CHECK(cg_unit_split(u, ulen, first, 8) == 1 && first[0] == 0);
+    CHECK(cg_unit_split(u, 1, first, 2) == 2 && first[0] == 0 && first[1] == 1);
+    char *all = cg_unit_part_text(u, 0, 4, &plen);
+    CHECK(all && plen == ulen && memcmp(all, text, ulen) == 0);
+    free(all);
+    free(p0);
+    cg_kernel_code_free(&c1);
+    cg_kernel_code_free(&c2);
+    cg_unit_free(u);
+    lcu_kernel_free(ka);
+    lcu_kernel_free(kb);
+}
+
 /* let x2 = SEG_REDUCE { i => x1[i] } (ROP) x0, x0 a descriptor and x1, x2
  * of BASE; CHUNKED as --float-reassoc marks it. */
 static LcuKernel *seg_reduce(LcuRop rop, VsElem base, int chunked)
@@ -362,6 +415,7 @@ int main(void)
     char msg[300];
     test_reduce_skeletons(types);
     test_checked_sum_scalar_pull(types);
+    test_parts(types);
 
     /* lcu_kernel_renumber: every variable renamed, using lists recomputed. */
     LcuKernel *k1 = map_reduce(1, 7, 3, 12, 20);
