@@ -220,11 +220,12 @@ static void abandon(TierWorker *w)
 
 static int compiling(TierWorker *w) { return w->hooks.compiling ? w->hooks.compiling(w->hooks.ctx) : jit_compiling(); }
 
-/* Tell the test (mu held). */
-static void emit(TierWorker *w, TierEvent ev, int k)
+/* Tell the test (mu held) what happened at T: the clock's reading the
+ * decision was made on. */
+static void emit(TierWorker *w, TierEvent ev, int k, double t)
 {
     if (w->hooks.event)
-        w->hooks.event(w->hooks.ctx, ev, k, now_of(w));
+        w->hooks.event(w->hooks.ctx, ev, k, t);
 }
 
 /* Wait on CV (W's mu held) until the clock reads T_END, or W is told to
@@ -334,15 +335,15 @@ static void *pacer_main(void *p)
             w->pause_t0 = t;
             w->nstops++;
             trace_pace(w, t, w->busy_s + running, allowed, 1);
-            emit(w, TIER_EV_COMPILE_STOPPED, w->job_k);
+            emit(w, TIER_EV_COMPILE_STOPPED, w->job_k, t);
         } else if (!stop && w->paused) {
             w->paused = 0;
             w->job_paused += t - w->pause_t0;
             trace_pace(w, t, w->busy_s + running, allowed, 0);
-            emit(w, TIER_EV_COMPILE_RESUMED, w->job_k);
+            emit(w, TIER_EV_COMPILE_RESUMED, w->job_k, t);
         }
         w->pace_prev = running_cc ? t : 0.0;
-        emit(w, TIER_EV_LOOK, w->job_k);
+        emit(w, TIER_EV_LOOK, w->job_k, t);
         wait_until(w, &w->pcv, now_of(w) + 0.005, 1);
     }
     pthread_mutex_unlock(&w->mu);
@@ -374,8 +375,8 @@ static void *worker_main(void *p)
         w->cpu_clock = CLOCK_THREAD_CPUTIME_ID; /* read on this thread: right here, 0 on the pacer's */
     if (w->delay > 0) { /* a run that ends first costs no more than this thread */
         double t_end = w->t0 + w->delay;
-        while (!atomic_load(&w->stop) && now_of(w) < t_end) {
-            emit(w, TIER_EV_WAIT_DELAY, -1);
+        for (double t; !atomic_load(&w->stop) && (t = now_of(w)) < t_end;) {
+            emit(w, TIER_EV_WAIT_DELAY, -1, t);
             wait_until(w, &w->cv, t_end, w->hooks.stepped);
         }
     }
@@ -391,7 +392,7 @@ static void *worker_main(void *p)
         double t_ok = w->t0 + (w->busy_s + need) / w->share;
         double t = now_of(w);
         if (!w->draining && t_ok > t) {
-            emit(w, TIER_EV_WAIT_SHARE, w->q[w->qhead]);
+            emit(w, TIER_EV_WAIT_SHARE, w->q[w->qhead], t);
             wait_until(w, &w->cv, t_ok, 1);
             w->throttled += now_of(w) - t;
             continue; /* stopped, drained or the share reached: look again */
@@ -407,7 +408,7 @@ static void *worker_main(void *p)
         w->paused = 0;
         w->compile_run = 0.0;
         w->pace_prev = 0.0;
-        emit(w, TIER_EV_JOB_START, k);
+        emit(w, TIER_EV_JOB_START, k, t);
         pthread_cond_signal(&w->pcv);
         pthread_mutex_unlock(&w->mu);
         w->job(w->arg, k);
@@ -422,7 +423,7 @@ static void *worker_main(void *p)
         w->busy_s += busy;
         w->throttled += stopped;
         w->stopped += stopped;
-        emit(w, TIER_EV_JOB_END, k);
+        emit(w, TIER_EV_JOB_END, k, now);
         if (!w->qlen)
             pthread_cond_broadcast(&w->idle);
     }
@@ -449,7 +450,7 @@ static int tell_stop(TierWorker *w)
     int dropped = w->qlen;
     w->qlen = 0;
     atomic_store(&w->stop, 1);
-    emit(w, TIER_EV_STOP, dropped);
+    emit(w, TIER_EV_STOP, dropped, now_of(w));
     pthread_cond_broadcast(&w->cv);
     pthread_cond_broadcast(&w->pcv);
     pthread_cond_broadcast(&w->idle);
@@ -622,8 +623,8 @@ int tier_worker_drain(TierWorker *w, double seconds)
     w->draining = 1; /* the interpreter is done: the worker may use the time */
     pthread_cond_broadcast(&w->cv);
     pthread_cond_broadcast(&w->pcv); /* a stopped compile goes on */
-    while ((w->qlen || w->busy) && !atomic_load(&w->stop) && now_of(w) < t_end) {
-        emit(w, TIER_EV_DRAIN, w->qlen + w->busy);
+    for (double t; (w->qlen || w->busy) && !atomic_load(&w->stop) && (t = now_of(w)) < t_end;) {
+        emit(w, TIER_EV_DRAIN, w->qlen + w->busy, t);
         wait_until(w, &w->idle, t_end, 1);
     }
     int drained = !w->qlen && !w->busy;

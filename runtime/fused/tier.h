@@ -93,7 +93,8 @@ typedef enum {
 /* The worker's view of the world: its clock, the compiler it paces, and
  * whom it tells what happens. A NULL member is the real one: the monotonic
  * clock, the worker thread's CPU clock, runtime/jit's pacing of the
- * compiler in progress (jit_pace, jit_abandon, jit_compiling). A test
+ * compiler in progress (jit_pace, jit_abandon, jit_compiling). EVENT's T
+ * is the clock's reading the worker decided on. A test
  * (tests/unit/test_tier_worker.c) gives its own: a clock it steps (STEPPED:
  * then every timed wait waits for tier_worker_tick instead of the time),
  * a compiler it stops and resumes by hand, events it waits for. EVENT is

@@ -120,6 +120,31 @@ static void job(void *arg, int k)
 
 static const TierHooks hooks = { w_now, w_cpu, w_pace, w_abandon, w_compiling, w_event, 1, &W };
 
+/* CHECK with W's lock held: every read of W by the test is synchronised
+ * with the worker's threads (ThreadSanitizer runs this test). COND must
+ * not call the worker (its lock is taken before W's) nor started(). */
+#define CHECK_W(cond)                                                               \
+    do {                                                                            \
+        pthread_mutex_lock(&W.mu);                                                  \
+        int ok_ = !!(cond);                                                         \
+        pthread_mutex_unlock(&W.mu);                                                \
+        if (ok_) {                                                                  \
+            check_passed++;                                                         \
+        } else {                                                                    \
+            check_failed++;                                                         \
+            fprintf(stderr, "FAIL: %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
+        }                                                                           \
+    } while (0)
+
+/* One int of W, read under its lock. */
+static int wget(const int *p)
+{
+    pthread_mutex_lock(&W.mu);
+    int v = *p;
+    pthread_mutex_unlock(&W.mu);
+    return v;
+}
+
 /* Wait (a minute at most: a hang guard, not a measurement) until PRED
  * holds, with W's lock held. */
 #define WAIT_UNTIL(pred)                                                                \
@@ -173,14 +198,16 @@ static void step(TierWorker *w, double t, double cpu)
 }
 
 /* Step to T and wait for the pacer's next look (or the worker's next
- * event of kind EV): what the worker decides at T is then known. */
+ * event of kind EV) made at T: what the worker decides at T is then known
+ * (a look still under way at the old time, or one before the step, does
+ * not count: events carry the clock's reading they were decided on). */
 static void step_seen(TierWorker *w, double t, double cpu, TierEvent ev)
 {
     pthread_mutex_lock(&W.mu);
     int n = W.counts[ev];
     pthread_mutex_unlock(&W.mu);
     step(w, t, cpu);
-    WAIT_UNTIL(W.counts[ev] > n);
+    WAIT_UNTIL(W.counts[ev] > n && W.last_t[ev] >= t);
 }
 
 static void release(int k)
@@ -214,7 +241,7 @@ static void test_delay(void)
     CHECK(started(-1) == 0);
     step(w, 1.0, -1);
     WAIT_UNTIL(W.started[15] == 1);
-    CHECK(started(-1) == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0) && W.last_k[TIER_EV_JOB_START] == -1);
+    CHECK_W(W.started[15] == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0) && W.last_k[TIER_EV_JOB_START] == -1);
     release(-1);
     WAIT_UNTIL(W.counts[TIER_EV_JOB_END] == 1);
     CHECK(tier_worker_stop(w) == 0);
@@ -229,7 +256,7 @@ static void test_stop_in_delay(void)
     tier_worker_push(w, 3);
     WAIT_UNTIL(W.counts[TIER_EV_WAIT_DELAY] >= 1);
     CHECK(tier_worker_stop(w) == 2);
-    CHECK(W.started[15] == 0 && W.started[3] == 0 && W.counts[TIER_EV_STOP] == 1 && W.last_k[TIER_EV_STOP] == 2);
+    CHECK_W(W.started[15] == 0 && W.started[3] == 0 && W.counts[TIER_EV_STOP] == 1 && W.last_k[TIER_EV_STOP] == 2);
 }
 
 /* Jobs run in order; under a share of 50% the next job starts once the
@@ -243,22 +270,22 @@ static void test_share_and_budget(void)
     tier_worker_push(w, -1);
     tier_worker_push(w, 1);
     WAIT_UNTIL(W.started[15] == 1);
-    CHECK(near(W.last_t[TIER_EV_JOB_START], 0.0));
+    CHECK_W(near(W.last_t[TIER_EV_JOB_START], 0.0));
     step(w, 0.3, 0.3); /* the preparation took 0.3 s of CPU */
     release(-1);
     /* job 1 may start at (0.3 + 0.2) / 0.5 = 1.0 */
     WAIT_UNTIL(W.counts[TIER_EV_WAIT_SHARE] >= 1);
-    CHECK(W.last_k[TIER_EV_WAIT_SHARE] == 1 && started(1) == 0);
+    CHECK_W(W.last_k[TIER_EV_WAIT_SHARE] == 1 && W.started[1] == 0);
     step_seen(w, 0.99, -1, TIER_EV_WAIT_SHARE);
     CHECK(started(1) == 0);
     step(w, 1.0, -1);
     WAIT_UNTIL(W.started[1] == 1);
-    CHECK(started(1) == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0));
+    CHECK_W(W.started[1] == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0));
     CHECK(near(tier_worker_busy(w), 0.3));
     CHECK(near(tier_worker_throttled(w), 0.7) && near(tier_worker_stopped(w), 0.0));
     release(1);
     WAIT_UNTIL(W.counts[TIER_EV_JOB_END] == 2);
-    CHECK(W.norder == 2 && W.order[0] == -1 && W.order[1] == 1);
+    CHECK_W(W.norder == 2 && W.order[0] == -1 && W.order[1] == 1);
     CHECK(tier_worker_stop(w) == 0);
 }
 
@@ -269,30 +296,33 @@ static void test_share_and_budget(void)
 static void test_pacer(void)
 {
     reset();
+    pthread_mutex_lock(&W.mu);
     W.compile_in[0] = 1;
+    pthread_mutex_unlock(&W.mu);
     TierWorker *w = start(0.0, 0.1, 0.0);
     step(w, 1.0, -1);
     tier_worker_push(w, 0);
     WAIT_UNTIL(W.started[0] == 1);
     /* the pacer's first look may come before the job's compile started:
      * look again, at the same time, until one finds it running */
-    for (int i = 0; i < 1000 && !W.looks_compiling; i++)
+    for (int i = 0; i < 1000 && !wget(&W.looks_compiling); i++)
         step_seen(w, 1.0, -1, TIER_EV_LOOK);
-    CHECK(W.compiling == 1 && W.stopped == 0 && W.looks_compiling >= 1);
+    CHECK_W(W.compiling == 1 && W.stopped == 0 && W.looks_compiling >= 1);
     CHECK(tier_worker_wait(w, TIER_GATE_COMPILING, 60) == 1);
     step_seen(w, 1.1, -1, TIER_EV_LOOK);
-    CHECK(W.stopped == 0 && W.counts[TIER_EV_COMPILE_STOPPED] == 0);
+    CHECK_W(W.stopped == 0 && W.counts[TIER_EV_COMPILE_STOPPED] == 0);
     step_seen(w, 1.13, -1, TIER_EV_LOOK); /* 0.13 > 0.113, but not by 20 ms */
-    CHECK(W.stopped == 0 && W.counts[TIER_EV_COMPILE_STOPPED] == 0);
+    CHECK_W(W.stopped == 0 && W.counts[TIER_EV_COMPILE_STOPPED] == 0);
     step_seen(w, 1.2, -1, TIER_EV_LOOK);
-    CHECK(W.stopped == 1 && W.counts[TIER_EV_COMPILE_STOPPED] == 1 && near(W.last_t[TIER_EV_COMPILE_STOPPED], 1.2));
+    CHECK_W(W.stopped == 1 && W.counts[TIER_EV_COMPILE_STOPPED] == 1 && near(W.last_t[TIER_EV_COMPILE_STOPPED], 1.2));
     CHECK(tier_worker_wait(w, TIER_GATE_STOPPED, 60) == 1);
     step_seen(w, 2.0, -1, TIER_EV_LOOK);
-    CHECK(W.stopped == 1 && near(tier_worker_stopped(w), 0.8));
+    CHECK_W(W.stopped == 1);
+    CHECK(near(tier_worker_stopped(w), 0.8));
     step_seen(w, 2.19, -1, TIER_EV_LOOK);
-    CHECK(W.stopped == 1 && W.counts[TIER_EV_COMPILE_RESUMED] == 0);
+    CHECK_W(W.stopped == 1 && W.counts[TIER_EV_COMPILE_RESUMED] == 0);
     step_seen(w, 2.3, -1, TIER_EV_LOOK);
-    CHECK(W.stopped == 0 && W.counts[TIER_EV_COMPILE_RESUMED] == 1);
+    CHECK_W(W.stopped == 0 && W.counts[TIER_EV_COMPILE_RESUMED] == 1);
     /* running again from 2.3: at 2.4 its busy time is 0.3 */
     step_seen(w, 2.4, -1, TIER_EV_LOOK);
     CHECK(near(tier_worker_busy(w), 0.3) && near(tier_worker_stopped(w), 1.1));
@@ -327,7 +357,9 @@ static void *drainer(void *p)
 static void test_drain(void)
 {
     reset();
+    pthread_mutex_lock(&W.mu);
     W.compile_in[2] = 1;
+    pthread_mutex_unlock(&W.mu);
     TierWorker *w = start(0.0, 0.01, 10.0);
     step(w, 1.0, -1);
     tier_worker_push(w, 2);
@@ -337,7 +369,7 @@ static void test_drain(void)
     pthread_t th;
     pthread_create(&th, NULL, drainer, &d);
     WAIT_UNTIL(W.started[2] == 1);
-    CHECK(started(2) == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0));
+    CHECK_W(W.started[2] == 1 && near(W.last_t[TIER_EV_JOB_START], 1.0));
     pthread_mutex_lock(&W.mu);
     CHECK(!d.done);
     pthread_mutex_unlock(&W.mu);
@@ -362,7 +394,8 @@ static void test_drain(void)
     step(w, 6.0, -1);
     WAIT_UNTIL(e.done);
     pthread_join(th, NULL);
-    CHECK(e.result == 0 && started(3) == 1 && W.ended[3] == 0);
+    CHECK(e.result == 0 && started(3) == 1);
+    CHECK_W(W.ended[3] == 0);
     release(3);
     WAIT_UNTIL(W.ended[3] == 1);
     CHECK(tier_worker_stop(w) == 0);
@@ -373,7 +406,9 @@ static void test_drain(void)
 static void test_stop_abandons(void)
 {
     reset();
+    pthread_mutex_lock(&W.mu);
     W.compile_in[4] = 1;
+    pthread_mutex_unlock(&W.mu);
     TierWorker *w = start(0.0, 1.0, 0.0);
     tier_worker_push(w, 4);
     WAIT_UNTIL(W.started[4] == 1);
@@ -381,7 +416,7 @@ static void test_stop_abandons(void)
     tier_worker_push(w, 6);
     CHECK(tier_worker_wait(w, TIER_GATE_COMPILING, 60) == 1);
     CHECK(tier_worker_stop(w) == 2);
-    CHECK(W.abandoned == 1 && W.ended[4] == 1 && W.started[5] == 0 && W.started[6] == 0);
+    CHECK_W(W.abandoned == 1 && W.ended[4] == 1 && W.started[5] == 0 && W.started[6] == 0);
 }
 
 /* The gates: a worker that runs out of jobs without the event says so (0). */
@@ -389,7 +424,7 @@ static void test_gates(void)
 {
     reset();
     TierWorker *w = start(0.0, 1.0, 0.0);
-    W.release[7] = 1; /* job 7 ends at once, no compile */
+    release(7); /* job 7 ends at once, no compile */
     tier_worker_push(w, 7);
     WAIT_UNTIL(W.counts[TIER_EV_JOB_END] == 1);
     CHECK(tier_worker_wait(w, TIER_GATE_COMPILING, 60) == 0);
