@@ -278,6 +278,44 @@ if have_cc:
             check("cuda: a unit in parts, one per SOAC: the same output under --check",
                   p.returncode == 0 and p.stdout == open(segsum[:-len(".vcode")] + ".expected").read()
                   and m is not None and kd is not None and int(m.group(1)) >= int(kd.group(1)) > 1, p.stderr[-600:])
+            # the pointer check (VINTERP_CUDA_CHECK_PTRS=1): every pointer a
+            # launch or a primitive receives is a device allocation of this
+            # run; a host pointer planted in a launch's table is refused
+            # (the emulated device's memory is host memory: without the
+            # check it would be taken silently, as a GPU with the driver's
+            # heterogeneous memory management reads it over the bus)
+            p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, segsum],
+                               capture_output=True, text=True, timeout=600, env=dict(env, VINTERP_CUDA_CHECK_PTRS="1"))
+            check("cuda: the pointer check passes a clean run",
+                  p.returncode == 0 and p.stdout == open(segsum[:-len(".vcode")] + ".expected").read(), p.stderr)
+            p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, segsum],
+                               capture_output=True, text=True, timeout=600,
+                               env=dict(env, VINTERP_CUDA_CHECK_PTRS="1", VINTERP_TEST_CUDA_PLANT_HOST_PTR="1"))
+            check("cuda: a host pointer planted in a launch's table is refused, naming the kernel and its block",
+                  p.returncode == 1 and p.stdout == "" and len(p.stderr.strip().split("\n")) == 1
+                  and "receives a pointer that is no device allocation of this run (V[" in p.stderr
+                  and "of the block at lines" in p.stderr, p.stderr)
+            p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, segsum],
+                               capture_output=True, text=True, timeout=600, env=dict(env, VINTERP_CUDA_CHECK_PTRS="yes"))
+            check("cuda: VINTERP_CUDA_CHECK_PTRS=yes is refused", p.returncode == 1
+                  and "VINTERP_CUDA_CHECK_PTRS takes 0 or 1, not 'yes'" in p.stderr, p.stderr)
+            # the instruments: the two lines scripts read, kernel time apart
+            # from loads, allocations, copies and waits
+            timed = os.path.join(HERE, "cli", "timed_work.vcode")
+            p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, "-d", "stats", timed],
+                               capture_output=True, text=True, timeout=600, env=env)
+            tr = re.search(r"^stats: timed region: (\d+) launches, (\d+) syncs, (\d+) bytes host to device, (\d+) bytes "
+                           r"device to host, ([0-9.]+) s in kernels$", p.stderr, re.M)
+            wr = re.search(r"^stats: whole run: (\d+) launches, (\d+) syncs, (\d+) bytes host to device, (\d+) bytes "
+                           r"device to host, ([0-9.]+) s in kernels$", p.stderr, re.M)
+            # (the region sums a vector made before it: a launch or more,
+            # and no vector of 4000 bytes crosses to the device in it)
+            check("cuda: -d stats: the timed region's and the whole run's launches, syncs, bytes and kernel seconds",
+                  p.returncode == 0 and p.stdout == "( 500500 )\n" and tr is not None and wr is not None
+                  and int(tr.group(1)) >= 1 and int(tr.group(3)) < 4000
+                  and all(int(tr.group(i)) <= int(wr.group(i)) for i in (1, 2, 3, 4))
+                  and float(tr.group(5)) <= float(wr.group(5))
+                  and "stats: cuda: where the time went: kernels" in p.stderr, p.stderr[-1500:])
             # a sticky device fault (the emulated device's VINTERP_CUDA_EMULATE_FAULT=N:
             # the Nth launch returns, every later call fails, as on a GPU)
             fault = os.path.join(HERE, "cli", "fault_replay.vcode")

@@ -81,6 +81,14 @@ struct CudaDev {
      * kernel uses __syncthreads (the emulated device then runs each block's
      * threads as fibers that meet at the barriers). */
     int (*launch)(CudaDev *d, void *fn, unsigned grid, int sync, int nargs, void **args);
+    /* The kernels' time (-d stats): MARK(d, 1, KIND) just before a launch
+     * (KIND 0) or a primitive call (1), MARK(d, 0, KIND) just after it,
+     * without a wait (events on the stream); KERNEL_SECONDS the sum of the
+     * marked spans of KIND so far (it waits for them). NULL: the executor
+     * times the calls on the host (the emulated device runs a launch
+     * within its call). */
+    void (*mark)(CudaDev *d, int begin, int kind);
+    double (*kernel_seconds)(CudaDev *d, int kind);
     /* The last failure's message. */
     const char *(*error)(CudaDev *d);
     /* -d stats lines of its own (compilation, cache). */

@@ -55,6 +55,12 @@ typedef struct {
     CUresult (*LaunchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
                              void **, void **);
     CUresult (*GetErrorString)(CUresult, const char **);
+    /* events, for the kernels' time (rd_mark); optional */
+    CUresult (*EventCreate)(void **, unsigned);
+    CUresult (*EventRecord)(void *, void *);
+    CUresult (*EventSynchronize)(void *);
+    CUresult (*EventElapsedTime)(float *, void *, void *);
+    CUresult (*EventDestroy)(void *);
 } Driver;
 
 typedef struct {
@@ -103,6 +109,12 @@ typedef struct {
     size_t *unit_bytes;
     int nunit_secs, unit_secs_cap;
     int threads_max;        /* the most NVRTC compiles at once */
+    /* the kernels' time: event pairs around launches and primitive calls
+     * on the default stream (rd_mark), summed per kind when the pool
+     * fills or is read */
+    struct { void *a, *b; int kind; } *ev;
+    int nev, evcap, ev_open;
+    double ev_secs[2];
     char cache[1024];
     char err[512];
 } RealDev;
@@ -150,6 +162,15 @@ static int load_driver(Driver *d, char *why, size_t len)
     SYM(d, ModuleGetGlobal, "cuModuleGetGlobal_v2");
     SYM(d, LaunchKernel, "cuLaunchKernel");
     SYM(d, GetErrorString, "cuGetErrorString");
+    /* events: without them the kernels' time is not measured */
+    static const char *const ev[5] = { "cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime",
+                                       "cuEventDestroy_v2" };
+    void **slots[5] = { (void **)&d->EventCreate, (void **)&d->EventRecord, (void **)&d->EventSynchronize,
+                        (void **)&d->EventElapsedTime, (void **)&d->EventDestroy };
+    for (int i = 0; i < 5; i++) {
+        void *f = dlsym(d->h, ev[i]);
+        memcpy(slots[i], &f, sizeof f);
+    }
     return 0;
 }
 
@@ -233,6 +254,57 @@ static int rd_h2d_staged(CudaDev *d, void *dst, const void *src, size_t n)
 }
 static int rd_d2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2d(dst, src, n); }
 static int rd_memset0(CudaDev *d, void *dst, size_t n) { return ((RealDev *)d)->vk.memset0(dst, n); }
+
+/* The pool's spans summed (waits for the last one). */
+static void ev_flush(RealDev *r)
+{
+    if (r->nev == 0)
+        return;
+    r->cu.EventSynchronize(r->ev[r->nev - 1].b);
+    for (int i = 0; i < r->nev; i++) {
+        float ms = 0;
+        if (r->cu.EventElapsedTime(&ms, r->ev[i].a, r->ev[i].b) == 0)
+            r->ev_secs[r->ev[i].kind] += 1e-3 * (double)ms;
+    }
+    r->nev = 0;
+}
+
+static void rd_mark(CudaDev *d, int begin, int kind)
+{
+    RealDev *r = (RealDev *)d;
+    if (begin) {
+        if (r->nev == r->evcap)
+            ev_flush(r);
+        r->ev_open = r->cu.EventRecord(r->ev[r->nev].a, NULL) == 0;
+        r->ev[r->nev].kind = kind;
+    } else if (r->ev_open) {
+        r->ev_open = 0;
+        if (r->cu.EventRecord(r->ev[r->nev].b, NULL) == 0)
+            r->nev++;
+    }
+}
+
+static double rd_kernel_seconds(CudaDev *d, int kind)
+{
+    RealDev *r = (RealDev *)d;
+    ev_flush(r);
+    return r->ev_secs[kind & 1];
+}
+
+/* The event pool (256 pairs); 0, or -1 when events are not there. */
+static int ev_open(RealDev *r)
+{
+    if (!r->cu.EventCreate || !r->cu.EventRecord || !r->cu.EventSynchronize || !r->cu.EventElapsedTime)
+        return -1;
+    r->evcap = 256;
+    r->ev = calloc((size_t)r->evcap, sizeof *r->ev);
+    if (!r->ev)
+        return -1;
+    for (int i = 0; i < r->evcap; i++)
+        if (r->cu.EventCreate(&r->ev[i].a, 0) != 0 || r->cu.EventCreate(&r->ev[i].b, 0) != 0)
+            return -1;
+    return 0;
+}
 
 static const char *rd_error(CudaDev *d)
 {
@@ -769,6 +841,13 @@ static void rd_close(CudaDev *d)
     free(r->modules);
     free(r->unit_secs);
     free(r->unit_bytes);
+    for (int i = 0; r->ev && i < r->evcap && r->cu.EventDestroy; i++) {
+        if (r->ev[i].a)
+            r->cu.EventDestroy(r->ev[i].a);
+        if (r->ev[i].b)
+            r->cu.EventDestroy(r->ev[i].b);
+    }
+    free(r->ev);
     /* the libraries stay loaded: the CUDA runtime inside libvkernels.so
      * tears itself down at exit */
     free(r);
@@ -935,6 +1014,10 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->build = rd_build;
     d->func = rd_func;
     d->launch = rd_launch;
+    if (!r->compile_only && ev_open(r) == 0) {
+        d->mark = rd_mark;
+        d->kernel_seconds = rd_kernel_seconds;
+    }
     d->error = rd_error;
     d->report = rd_report;
     d->close = rd_close;

@@ -38,6 +38,7 @@
 #include "translate/codegen.h"
 #include "translate/codegen_abi.h"
 #include "runtime/fused/lcu_eval.h"
+#include "runtime/interp/interp.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@
 typedef struct {
     void *d;            /* elements (a descriptor: its m lengths) */
     int64_t *off;       /* descriptor: m offsets (device), or NULL */
+    int planted;        /* tests: D is the host's copy (plant_host_ptr): never freed or read back */
 } DevCopy;
 
 typedef void *Entry; /* a loaded entry point */
@@ -124,6 +126,23 @@ typedef struct {
     int64_t dev_runs, sync_points;          /* block runs with a step on the device; sync points in them */
     int64_t lazy_fills;         /* lazy fills filled on the device (on_device) */
     double transfer_seconds;
+    /* where the time went (-d stats): allocations, copies up, reads back
+     * (each waits for the device), and the kernels' own time (events
+     * around launches [0] and primitive calls [1]; on the host around the
+     * call when the device has no events) */
+    double alloc_seconds, h2d_seconds, d2h_seconds, khost[2];
+    int64_t alloc_count;
+    double kt0;                 /* the host's clock at the open mark */
+    int check_ptrs;             /* $VINTERP_CUDA_CHECK_PTRS */
+    VkLib lib;                  /* the device's primitives, timed and checked (the w_* wrappers) */
+    int plant_host_ptr;         /* tests: one upload left on the host (check_ptrs must refuse it) */
+    /* what the program's timed region did (START_TIMER to STOP_TIMER, the
+     * last one): counters at its start and its end */
+    struct Tally { int64_t launches, syncs, h2d, d2h; double ksecs; } t_start, t_region;
+    int regions;
+    /* the largest uploads of vectors (-d stats): bytes, block and variable */
+    struct Upload { int64_t bytes; int line0, line1, var; } top_up[4];
+    int64_t vec_up_bytes, vec_up_count;
     unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
     int er_pending;             /* kernels ran since the record was last read */
     int32_t *pair_d;            /* two Ints read back together (scan_count) */
@@ -160,7 +179,7 @@ typedef struct {
      * kernel launched (a fault of a real GPU surfaces at a later call) */
     const Program *prog;
     const BlockPlan *cur_bp;
-    int cur_block, cur_unique, cur_soac;
+    int cur_block, cur_unique, cur_soac, cur_var;
     const BlockPlan *last_bp;
     int last_block, last_unique, last_soac;
     Value **env;                /* the plan's variables */
@@ -170,7 +189,7 @@ typedef struct {
     int nvars;                  /* locals */
     /* the live device allocations and their sizes (the -m device ledger):
      * open addressing, linear probing, NULL = empty */
-    struct DevAlloc { void *p; size_t bytes; } *allocs;
+    struct DevAlloc { void *p; size_t bytes; int fixed; } *allocs;
     size_t acap, alive;
 } CudaExec;
 
@@ -206,7 +225,7 @@ static void lib_fail(CudaExec *c, const char *what)
 {
     char ctx[1600];
     last_launch(c, ctx, sizeof ctx);
-    rt_fatal_device("cuda: %s failed: %s%s", what, c->dev->lib.last_error(), ctx);
+    rt_fatal_device("cuda: %s failed: %s%s", what, c->lib.last_error(), ctx);
 }
 
 /* ---- device memory, charged against -m (value.h's device ledger) ------------ */
@@ -217,7 +236,7 @@ static size_t alloc_slot(const CudaExec *c, const void *p)
     return (size_t)(h >> 20) & (c->acap - 1);
 }
 
-static void alloc_put(CudaExec *c, void *p, size_t bytes)
+static void alloc_put(CudaExec *c, void *p, size_t bytes, int fixed)
 {
     if (2 * (c->alive + 1) > c->acap) {
         size_t ocap = c->acap, ncap = ocap ? 2 * ocap : 256;
@@ -240,10 +259,12 @@ static void alloc_put(CudaExec *c, void *p, size_t bytes)
         j = (j + 1) & (c->acap - 1);
     c->allocs[j].p = p;
     c->allocs[j].bytes = bytes;
+    c->allocs[j].fixed = fixed;
     c->alive++;
 }
 
-/* Forget P; returns its size (0 when it was not recorded). */
+/* Forget P; returns the size charged for it (0 when it was not recorded,
+ * or is one of the executor's fixed records). */
 static size_t alloc_take(CudaExec *c, const void *p)
 {
     if (!c->acap)
@@ -253,7 +274,7 @@ static size_t alloc_take(CudaExec *c, const void *p)
         j = (j + 1) & mask;
     if (!c->allocs[j].p)
         return 0;
-    size_t bytes = c->allocs[j].bytes;
+    size_t bytes = c->allocs[j].fixed ? 0 : c->allocs[j].bytes;
     c->allocs[j].p = NULL;
     c->alive--;
     /* backward shift: move later entries of the run into the hole */
@@ -273,24 +294,201 @@ static void *dalloc(CudaExec *c, size_t bytes)
     if (!bytes)
         bytes = 8;
     mem_dev_charge_bytes((int64_t)bytes, NULL);
+    double t0 = rt_seconds();
     void *p = c->dev->alloc(c->dev, bytes);
+    c->alloc_seconds += rt_seconds() - t0;
+    c->alloc_count++;
     if (!p) {
         mem_dev_uncharge_bytes((int64_t)bytes);
         /* the device's own words: out of memory, or an earlier fault */
         dev_fail(c, "allocating device memory");
     }
-    alloc_put(c, p, bytes);
+    alloc_put(c, p, bytes, 0);
     return p;
 }
 
 /* The executor's own fixed records (the error record, the variable
- * table): not vector memory, not charged. */
+ * table): not vector memory, not charged (but in the ledger: they are
+ * device allocations of this run). */
 static void *dalloc_fixed(CudaExec *c, size_t bytes)
 {
-    void *p = c->dev->alloc(c->dev, bytes ? bytes : 8);
+    if (!bytes)
+        bytes = 8;
+    double t0 = rt_seconds();
+    void *p = c->dev->alloc(c->dev, bytes);
+    c->alloc_seconds += rt_seconds() - t0;
+    c->alloc_count++;
     if (!p)
         dev_fail(c, "allocating device memory");
+    alloc_put(c, p, bytes, 1);
     return p;
+}
+
+/* ---- the pointer check ($VINTERP_CUDA_CHECK_PTRS=1) -------------------------
+ * Every pointer a launch's variable table holds, and every pointer a
+ * primitive receives, must lie in a device allocation of this run (the
+ * ledger above: vectors and the executor's records). A host pointer would
+ * be refused by a GPU without the driver's heterogeneous memory
+ * management, and read over the bus by one with it; the emulated device,
+ * whose memory is host memory, would take it silently. A debug mode: it
+ * scans the ledger for each pointer. */
+static int in_ledger(const CudaExec *c, const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (size_t j = 0; j < c->acap; j++)
+        if (c->allocs[j].p && a >= (uintptr_t)c->allocs[j].p && a <= (uintptr_t)c->allocs[j].p + c->allocs[j].bytes)
+            return 1;
+    return 0;
+}
+
+static void ptr_refused(CudaExec *c, const char *who, const char *what, const void *p)
+{
+    char ctx[1600];
+    last_launch(c, ctx, sizeof ctx);
+    rt_fatal_device("cuda: %s receives a pointer that is no device allocation of this run (%s = %p)%s", who, what, p,
+                    ctx);
+}
+
+/* The pointers P[0..N) given to primitive WHO (NULL ones skipped). */
+static void check_prim_ptrs(CudaExec *c, const char *who, int n, const void *const *p)
+{
+    if (!c->check_ptrs)
+        return;
+    for (int i = 0; i < n; i++)
+        if (p[i] && !in_ledger(c, p[i])) {
+            char what[32];
+            snprintf(what, sizeof what, "argument %d", i + 1);
+            ptr_refused(c, who, what, p[i]);
+        }
+}
+
+/* ---- the kernels' time ----------------------------------------------------- */
+
+static void kmark(CudaExec *c, int begin, int kind)
+{
+    if (c->dev->mark) {
+        c->dev->mark(c->dev, begin, kind);
+        return;
+    }
+    if (begin)
+        c->kt0 = rt_seconds();
+    else
+        c->khost[kind] += rt_seconds() - c->kt0;
+}
+
+/* Seconds in generated kernels (KIND 0) or primitives (1) so far. */
+static double kernel_seconds(CudaExec *c, int kind)
+{
+    return c->dev->kernel_seconds ? c->dev->kernel_seconds(c->dev, kind) : c->khost[kind];
+}
+
+/* The primitives as the executor calls them (c->lib): their pointers
+ * checked (check_prim_ptrs), their time marked. */
+#define PRIM(name, np, ptrs, call)                                                                          \
+    do {                                                                                                  \
+        CudaExec *c_ = current;                                                                           \
+        const void *p_[] = ptrs;                                                                          \
+        check_prim_ptrs(c_, "the primitive " name, np, p_);                                               \
+        kmark(c_, 1, 1);                                                                                  \
+        int rc_ = c_->dev->lib.call;                                                                      \
+        kmark(c_, 0, 1);                                                                                  \
+        return rc_;                                                                                       \
+    } while (0)
+#define PTRS(...) { __VA_ARGS__ }
+
+static int w_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host)
+{
+    PRIM("seg_offsets", 2, PTRS(len_d, off_d), seg_offsets(len_d, m, off_d, n_host));
+}
+static int w_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+{
+    PRIM("reduce", 2, PTRS(in_d, out_d), reduce(op, type, in_d, n, out_d));
+}
+static int w_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+{
+    PRIM("scan", 2, PTRS(in_d, out_d), scan(op, type, in_d, n, out_d));
+}
+static int w_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
+                        int64_t n, int64_t longest, void *out_d)
+{
+    PRIM("seg_reduce", 4, PTRS(in_d, len_d, off_d, out_d), seg_reduce(op, type, in_d, len_d, off_d, m, n, longest, out_d));
+}
+static int w_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
+                      int64_t n, int64_t longest, void *out_d)
+{
+    PRIM("seg_scan", 4, PTRS(in_d, len_d, off_d, out_d), seg_scan(op, type, in_d, len_d, off_d, m, n, longest, out_d));
+}
+static int w_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
+                      int64_t n, int32_t *rank_d)
+{
+    PRIM("seg_rank", 4, PTRS(keys_d, len_d, off_d, rank_d), seg_rank(down, type, keys_d, len_d, off_d, m, n, rank_d));
+}
+static int w_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d)
+{
+    PRIM("rand", 1, PTRS(out_d), rand(ring, k, n, out_d));
+}
+static int w_elems_get(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d)
+{
+    PRIM("elems_get", 3, PTRS(src_d, pos_d, dst_d), elems_get(esize, src_d, pos_d, m, dst_d));
+}
+static int w_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d)
+{
+    PRIM("elems_put", 3, PTRS(dst_d, pos_d, src_d), elems_put(esize, dst_d, pos_d, m, src_d));
+}
+static const char *w_last_error(void) { return current->dev->lib.last_error(); }
+
+/* ---- the timed region --------------------------------------------------------- */
+
+static struct Tally tally(CudaExec *c)
+{
+    struct Tally t;
+    t.launches = c->launches + c->lib_calls;
+    t.syncs = c->d2h_count;
+    t.h2d = c->h2d_bytes;
+    t.d2h = c->d2h_bytes;
+    t.ksecs = kernel_seconds(c, 0) + kernel_seconds(c, 1);
+    return t;
+}
+
+static void timer_hook(int start)
+{
+    CudaExec *c = current;
+    if (!c)
+        return;
+    struct Tally t = tally(c);
+    if (start) {
+        c->t_start = t;
+        return;
+    }
+    c->t_region.launches = t.launches - c->t_start.launches;
+    c->t_region.syncs = t.syncs - c->t_start.syncs;
+    c->t_region.h2d = t.h2d - c->t_start.h2d;
+    c->t_region.d2h = t.d2h - c->t_start.d2h;
+    c->t_region.ksecs = t.ksecs - c->t_start.ksecs;
+    c->regions++;
+}
+
+static void print_tally(FILE *f, const char *what, const struct Tally *t)
+{
+    fprintf(f, "stats: %s: %lld launches, %lld syncs, %lld bytes host to device, %lld bytes device to host, %.6f s in "
+               "kernels\n",
+            what, (long long)t->launches, (long long)t->syncs, (long long)t->h2d, (long long)t->d2h, t->ksecs);
+}
+
+static void wrap_lib(CudaExec *c)
+{
+    VkLib *l = &c->lib;
+    const VkLib *d = &c->dev->lib;
+    l->seg_offsets = d->seg_offsets ? w_seg_offsets : NULL;
+    l->reduce = d->reduce ? w_reduce : NULL;
+    l->scan = d->scan ? w_scan : NULL;
+    l->seg_reduce = d->seg_reduce ? w_seg_reduce : NULL;
+    l->seg_scan = d->seg_scan ? w_seg_scan : NULL;
+    l->seg_rank = d->seg_rank ? w_seg_rank : NULL;
+    l->rand = d->rand ? w_rand : NULL;
+    l->elems_get = d->elems_get ? w_elems_get : NULL;
+    l->elems_put = d->elems_put ? w_elems_put : NULL;
+    l->last_error = d->last_error ? w_last_error : NULL;
 }
 
 static void dfree(CudaExec *c, void *p)
@@ -308,7 +506,9 @@ static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
     double t0 = rt_seconds();
     if (c->dev->h2d(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy to the device");
-    c->transfer_seconds += rt_seconds() - t0;
+    double dt = rt_seconds() - t0;
+    c->transfer_seconds += dt;
+    c->h2d_seconds += dt;
     c->h2d_bytes += (int64_t)bytes;
     c->h2d_count++;
 }
@@ -337,8 +537,10 @@ static void check_errors(CudaExec *c)
     c->er_pending = 0;
     note_sync(c);
     unsigned long long er[4];
+    double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, er, c->er_d, sizeof er) != 0)
         dev_fail(c, "reading the kernels' error record");
+    c->d2h_seconds += rt_seconds() - t0;
     c->er_reads++;
     c->d2h_count++;
     c->d2h_bytes += (int64_t)sizeof er;
@@ -355,7 +557,9 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
     double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
         dev_fail(c, "copy from the device");
-    c->transfer_seconds += rt_seconds() - t0;
+    double dt = rt_seconds() - t0;
+    c->transfer_seconds += dt;
+    c->d2h_seconds += dt;
     c->d2h_bytes += (int64_t)bytes;
     c->d2h_count++;
 }
@@ -366,7 +570,7 @@ static void hook_to_host(Value *v)
 {
     CudaExec *c = current;
     DevCopy *dc = v->dev;
-    if (c && dc && v->len)
+    if (c && dc && v->len && !dc->planted)
         d2h(c, v->data, dc->d, (size_t)v->len * esize_of(v));
     v->hstale = 0;
 }
@@ -376,7 +580,8 @@ static void hook_release(Value *v)
     CudaExec *c = current;
     DevCopy *dc = v->dev;
     if (c && dc) {
-        dfree(c, dc->d);
+        if (!dc->planted)
+            dfree(c, dc->d);
         if (dc->off)
             dfree(c, dc->off);
     }
@@ -408,11 +613,11 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
     if (write) {
         h2d(c, vd, buf, (size_t)m * es);
         check_errors(c);
-        if (c->dev->lib.elems_put(es, dc->d, pd, m, vd) != 0)
+        if (c->lib.elems_put(es, dc->d, pd, m, vd) != 0)
             lib_fail(c, "writing elements in place");
     } else {
         check_errors(c);
-        if (c->dev->lib.elems_get(es, dc->d, pd, m, vd) != 0)
+        if (c->lib.elems_get(es, dc->d, pd, m, vd) != 0)
             lib_fail(c, "reading elements");
         d2h(c, buf, vd, (size_t)m * es);
     }
@@ -430,6 +635,27 @@ static DevCopy *new_copy(Value *v)
         rt_fatal("out of host memory");
     v->dev = dc;
     return dc;
+}
+
+/* A vector of BYTES uploaded for the step in progress: the largest kept
+ * for -d stats, with their block and variable. */
+static void note_upload(CudaExec *c, int64_t bytes)
+{
+    c->vec_up_bytes += bytes;
+    c->vec_up_count++;
+    int n = (int)(sizeof c->top_up / sizeof c->top_up[0]);
+    int i = n - 1;
+    if (bytes <= c->top_up[i].bytes)
+        return;
+    for (; i > 0 && c->top_up[i - 1].bytes < bytes; i--)
+        c->top_up[i] = c->top_up[i - 1];
+    c->top_up[i].bytes = bytes;
+    c->top_up[i].line0 = c->top_up[i].line1 = 0;
+    if (c->cur_bp && c->prog) {
+        c->top_up[i].line0 = c->prog->code[c->cur_bp->blk.start].line;
+        c->top_up[i].line1 = c->prog->code[c->cur_bp->blk.end - 1].line;
+    }
+    c->top_up[i].var = c->cur_var;
 }
 
 /* V's device copy, uploaded when it has none. A lazy fill (value.h) is
@@ -454,7 +680,18 @@ static DevCopy *on_device(CudaExec *c, Value *v)
         c->lazy_fills++;
         return dc;
     }
+    if (c->plant_host_ptr && bytes > 0 && !v->lazy) {
+        /* tests: this vector is not uploaded; its table entry gets the host
+         * pointer (what a device with heterogeneous memory management
+         * would read over the bus). The pointer check must refuse it. */
+        c->plant_host_ptr = 0;
+        dfree(c, dc->d);
+        dc->d = v->data;
+        dc->planted = 1;
+        return dc;
+    }
     h2d(c, dc->d, v->data, bytes);
+    note_upload(c, (int64_t)bytes);
     if (v->type == VT_SEGDES && v->len) {
         const int64_t *off = seg_offsets(v);
         /* one segment's offsets are not charged, as on the host (seg_offsets) */
@@ -643,6 +880,7 @@ static void prebind_from(CudaExec *c, int j0)
 
 static void bind_param(CudaExec *c, int var, Value *v)
 {
+    c->cur_var = var;
     DevCopy *dc = on_device(c, v);
     vk_arr *a = &c->hv[var];
     a->d = dc->d;
@@ -730,6 +968,33 @@ static unsigned grid_for(CudaExec *c, int64_t n, unsigned group)
     return g < 1 ? 1u : (unsigned)g;
 }
 
+/* The pointers a launch receives (check_ptrs): its variable table's (the
+ * step's locals: data, offsets, segment ids), the table itself, the error
+ * record and the extra arguments. */
+static void check_launch_ptrs(CudaExec *c, int nargs, void *p3, void *p4)
+{
+    char what[64];
+    for (int v = 0; v < c->nvars; v++) {
+        const vk_arr *a = &c->hv[v];
+        const void *q[3] = { a->d, a->off, a->segid };
+        static const char *const part[3] = { "d", "off", "segid" };
+        for (int i = 0; i < 3; i++)
+            if (q[i] && !in_ledger(c, q[i])) {
+                snprintf(what, sizeof what, "V[%d].%s, %lld elements", v, part[i], (long long)a->len);
+                c->last_bp = c->cur_bp;
+                c->last_block = c->cur_block;
+                c->last_unique = c->cur_unique;
+                c->last_soac = c->cur_soac;
+                ptr_refused(c, "a kernel launch", what, q[i]);
+            }
+    }
+    const void *x[4] = { c->dv, c->er_d, nargs > 3 ? p3 : NULL, nargs > 4 ? p4 : NULL };
+    static const char *const xn[4] = { "its variable table", "the error record", "argument 4", "argument 5" };
+    for (int i = 0; i < 4; i++)
+        if (x[i] && !in_ledger(c, x[i]))
+            ptr_refused(c, "a kernel launch", xn[i], x[i]);
+}
+
 static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t n, int nargs, void *p3, void *p4)
 {
     void *V = c->dv, *er = c->er_d;
@@ -738,7 +1003,12 @@ static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t 
     c->last_block = c->cur_block;
     c->last_unique = c->cur_unique;
     c->last_soac = c->cur_soac;
-    if (c->dev->launch(c->dev, fn, grid, sync, nargs, args) != 0)
+    if (c->check_ptrs)
+        check_launch_ptrs(c, nargs, p3, p4);
+    kmark(c, 1, 0);
+    int rc = c->dev->launch(c->dev, fn, grid, sync, nargs, args);
+    kmark(c, 0, 0);
+    if (rc != 0)
         dev_fail(c, "a kernel launch");
     c->launches++;
 }
@@ -928,8 +1198,8 @@ static void run_fused_red(CudaExec *c, Entry *e, int j, const LcuSoac *s, int ho
         VkOp op = vk_op(s->rops[r]);
         VsElem ty = c->types[s->res[r]].base;
         int64_t parts = n > 0 ? grid : 0;
-        int rc = how == RUN_RED ? c->dev->lib.reduce(op, ty, t->p[r], parts, c->hv[s->res[r]].d)
-                                : c->dev->lib.scan(op, ty, t->p[r], parts, t->p[r]);
+        int rc = how == RUN_RED ? c->lib.reduce(op, ty, t->p[r], parts, c->hv[s->res[r]].d)
+                                : c->lib.scan(op, ty, t->p[r], parts, t->p[r]);
         c->lib_calls++;
         if (rc != 0) {
             temps_drop(c, t);
@@ -959,7 +1229,7 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
  * their total. */
 static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *out, const char *what)
 {
-    if (c->dev->lib.scan(VK_ADD, VS_INT, in, n, out) != 0)
+    if (c->lib.scan(VK_ADD, VS_INT, in, n, out) != 0)
         lib_fail(c, what);
     c->lib_calls++;
     /* the last scanned and the last count side by side, read in one copy */
@@ -1062,12 +1332,12 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             void *out = c->hv[s->res[r]].d;
             int rc;
             if (!seg)
-                rc = red ? c->dev->lib.reduce(op, ty, t->p[r], n, out) : c->dev->lib.scan(op, ty, t->p[r], n, out);
+                rc = red ? c->lib.reduce(op, ty, t->p[r], n, out) : c->lib.scan(op, ty, t->p[r], n, out);
             else if (red)
-                rc = c->dev->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                rc = c->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
                                             out);
             else
-                rc = c->dev->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                rc = c->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
                                           out);
             c->lib_calls++;
             if (rc != 0) {
@@ -1105,13 +1375,13 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             Value *ns = new_result(c, nv, m);
             DevCopy *dc = ns->dev;
             if (m > 0) {
-                if (c->dev->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
+                if (c->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
                                                    dc->d) != 0)
                     lib_fail(c, "counting a filter's segments");
                 dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
                 int64_t total = 0;
                 check_errors(c);
-                if (c->dev->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
+                if (c->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
                     lib_fail(c, "the offsets of a filter's segments");
                 c->lib_calls += 2;
                 note_sync(c); /* the total came back */
@@ -1161,7 +1431,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             RandState *st = rnd_global();
             if (n > 0) {
                 check_errors(c);
-                if (c->dev->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
+                if (c->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
                     lib_fail(c, "RAND");
                 c->lib_calls++;
                 vkr_jump(st->ring, &st->k, (uint64_t)n);
@@ -1178,7 +1448,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
                      (long long)c->hv[sd].n, (long long)d->len);
         result(c, res, d->len);
         if (d->len > 0) {
-            if (c->dev->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off,
+            if (c->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off,
                                      c->hv[sd].len, d->len, c->hv[res].d) != 0)
                 lib_fail(c, "RANK");
             c->lib_calls++;
@@ -1429,6 +1699,8 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
     set_step(c, block, step, env);
     /* bound again: a value may have changed since the step was prepared
      * (the slice then changes, and goes up again) */
+    c->cur_bp = bp;
+    c->cur_block = block;
     for (int p = 0; p < kc->canon->nparams; p++) {
         int l = kc->canon->params[p];
         bind_param(c, l, env[kc->map[l]]);
@@ -1787,6 +2059,32 @@ static void cuda_check_errors(Executor *x)
 static void cuda_report(Executor *x, FILE *f)
 {
     CudaExec *c = (CudaExec *)x;
+    if (!c->compile_only) {
+        /* for scripts: exactly these two lines (launches count the
+         * generated kernels' launches and the primitive calls; syncs the
+         * host's waits for the device, every read back) */
+        if (c->regions)
+            print_tally(f, "timed region", &c->t_region);
+        struct Tally all = tally(c);
+        print_tally(f, "whole run", &all);
+        fprintf(f, "stats: cuda: where the time went: kernels %.6f s (%s: generated %.6f s in %lld launches, primitives "
+                   "%.6f s in %lld calls); module loads and compiles %.6f s; allocations %.6f s (%lld); copies to the "
+                   "device %.6f s; reads back, each a wait for the device, %.6f s\n",
+                all.ksecs, c->dev->kernel_seconds ? "events around each" : "host-timed calls", kernel_seconds(c, 0),
+                (long long)c->launches, kernel_seconds(c, 1), (long long)c->lib_calls, c->load_seconds,
+                c->alloc_seconds, (long long)c->alloc_count, c->h2d_seconds, c->d2h_seconds);
+        fprintf(f, "stats: cuda: vectors uploaded: %lld, %lld bytes; the largest:", (long long)c->vec_up_count,
+                (long long)c->vec_up_bytes);
+        for (size_t i = 0; i < sizeof c->top_up / sizeof c->top_up[0] && c->top_up[i].bytes > 0; i++) {
+            const struct Upload *u = &c->top_up[i];
+            if (u->line0)
+                fprintf(f, " %lld bytes (block at lines %d-%d, variable %d);", (long long)u->bytes, u->line0, u->line1,
+                        u->var);
+            else
+                fprintf(f, " %lld bytes;", (long long)u->bytes);
+        }
+        fprintf(f, "\n");
+    }
     fprintf(f, "stats: cuda: device %s (%s, %s); %d kernels generated, %d distinct (%d host only), %d units of "
                "%zu bytes in all generated in %.6f s, compiled (%d parts of at most %zu bytes of kernels) and loaded "
                "in %.6f s\n",
@@ -1860,6 +2158,7 @@ static void cuda_free(Executor *x)
     /* Values freed after this (there should be none: the interpreter goes
      * first) drop only their DevCopy records: the device goes here. */
     current = NULL;
+    interp_set_timer_hook(NULL);
     if (c->dev)
         c->dev->close(c->dev);
     free(c);
@@ -1942,6 +2241,19 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
         if (strcmp(st, st_name[i]) == 0)
             c->strategy = i;
+    wrap_lib(c);
+    /* debug: every pointer a launch or a primitive receives checked against
+     * the ledger of this run's device allocations */
+    const char *cp = getenv("VINTERP_CUDA_CHECK_PTRS");
+    if (cp && *cp && strcmp(cp, "0") && strcmp(cp, "1")) {
+        snprintf(why, len, "VINTERP_CUDA_CHECK_PTRS takes 0 or 1, not '%s'", cp);
+        dev->close(dev);
+        free(c);
+        return NULL;
+    }
+    c->check_ptrs = cp && !strcmp(cp, "1");
+    const char *pl = getenv("VINTERP_TEST_CUDA_PLANT_HOST_PTR");
+    c->plant_host_ptr = c->check_ptrs && pl && !strcmp(pl, "1"); /* (only where the check must refuse it) */
     if (!compile_only_arch) {
         c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
         c->pair_d = dalloc_fixed(c, 2 * sizeof *c->pair_d);
@@ -1949,6 +2261,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
             dev_fail(c, "clearing the error record");
         current = c;
         val_set_device(&hooks);
+        interp_set_timer_hook(timer_hook);
     }
     return &c->base;
 }

@@ -356,6 +356,10 @@ static int take_switch(Interp *it, int *pc, int32_t *rstack, int64_t rsp)
     return 1;
 }
 
+static void (*timer_hook)(int start);
+
+void interp_set_timer_hook(void (*hook)(int start)) { timer_hook = hook; }
+
 int interp_run(Interp *it)
 {
     const Program *p = it->prog;
@@ -510,12 +514,16 @@ int interp_run(Interp *it)
             fflush(stderr);
             rt_exit_status(0);
         case OP_START_TIMER:
+            if (timer_hook)
+                timer_hook(1);
             clock_gettime(CLOCK_REALTIME, &timer_start);
             pc++;
             break;
         case OP_STOP_TIMER: {
             Value *v = val_new(VT_FLOAT, 1);
             VF(v)[0] = seconds_since(&timer_start);
+            if (timer_hook)
+                timer_hook(0);
             vs_push(it, v);
             pc++;
             break;

@@ -81,5 +81,10 @@ extern int64_t interp_fsum_parallel, interp_fsum_fellback;
 /* Bring the host copies of INS's stack operands up to date (device layer). */
 void interp_host_operands(Interp *it, const Instr *ins);
 void interp_exec_range(Interp *it, int start, int end);
+/* A hook called at START_TIMER (START 1: before the clock is read) and at
+ * STOP_TIMER (0: after it is read), so that an executor can count what
+ * the program's timed region did (-d stats); what the hook costs is
+ * outside the region. NULL: none. */
+void interp_set_timer_hook(void (*hook)(int start));
 
 #endif
