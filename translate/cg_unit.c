@@ -282,13 +282,25 @@ char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len)
     size_t b = to > 0 ? u->piece_end[to - 1] : u->prelude;
     if (b < a)
         b = a;
-    char *t = malloc(u->prelude + (b - a) + 1);
+    /* a part with a large piece: its segment helpers called, not inlined
+     * (codegen.c VK_SEG_FN) */
+    static const char big[] = "#define VK_BIG_PART 1\n";
+    size_t hb = 0;
+    for (int i = from; i < to && u->target == CG_CUDA; i++) {
+        size_t s0 = i > 0 ? u->piece_end[i - 1] : u->prelude;
+        if (u->piece_end[i] - s0 > CG_BIG_PIECE) {
+            hb = sizeof big - 1;
+            break;
+        }
+    }
+    char *t = malloc(hb + u->prelude + (b - a) + 1);
     if (!t)
         return NULL;
-    memcpy(t, u->text.s, u->prelude);
-    memcpy(t + u->prelude, u->text.s + a, b - a);
-    t[u->prelude + (b - a)] = '\0';
-    *len = u->prelude + (b - a);
+    memcpy(t, big, hb);
+    memcpy(t + hb, u->text.s, u->prelude);
+    memcpy(t + hb + u->prelude, u->text.s + a, b - a);
+    *len = hb + u->prelude + (b - a);
+    t[*len] = '\0';
     return t;
 }
 

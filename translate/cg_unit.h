@@ -57,7 +57,11 @@ int cg_unit_piece(const CgUnit *u, int i, int *soac);
  * parallel, and a long one holds up no other). */
 int cg_unit_split(const CgUnit *u, size_t max_bytes, int *first, int max_parts);
 /* The text of pieces FROM .. TO-1 with the prelude (malloc'd,
- * NUL-terminated; *LEN its length), or NULL. */
+ * NUL-terminated; *LEN its length), or NULL. A CUDA part with a piece of
+ * more than CG_BIG_PIECE bytes starts with "#define VK_BIG_PART 1": its
+ * segment helpers are then called rather than inlined (NVRTC's time on a
+ * large MAP of bh.5000: 40 s inlined, 11 s called). */
+#define CG_BIG_PIECE 8192
 char *cg_unit_part_text(const CgUnit *u, int from, int to, size_t *len);
 void cg_unit_free(CgUnit *u);
 
