@@ -82,10 +82,13 @@ BACKENDS = {
     "cuda": (True, True),
     "auto-cold": (True, False),
     "cpu-reassoc": (True, False),
+    "cuda-eager": (True, True),
 }
 REF_INTERP = "classic"             # the pseudo-backend of --classic (alias --ref-interp)
 COLD = "auto-cold"                 # the default backend with a fresh kernel cache per run
 REASSOC = "cpu-reassoc"            # cpu with --float-reassoc (float sums by chunks)
+EAGER_CUDA = "cuda-eager"          # cuda with the whole program's unit before the run (--tier=eager): with
+                                   # --cache-dir holding its cubins (gpu_checklist.sh prepare), no compile at all
 # The programs with a bandwidth floor: name prefix -> floor.c's KIND.
 FLOOR_KINDS = (("dotp", "dotp"), ("muladd", "muladd"))
 FLOOR_SRC = os.path.join(HERE, "floor.c")
@@ -316,6 +319,8 @@ def backend_cmd(interp, backend, classic):
         return [interp]            # no --backend: the default (auto)
     if backend == REASSOC:
         return [interp, "--backend=cpu", "--float-reassoc"]
+    if backend == EAGER_CUDA:
+        return [interp, "--backend=cuda", "--tier=eager"]
     return [interp, "--backend=" + backend]
 
 
@@ -326,6 +331,8 @@ def warm_env(args):
     """The environment of the warm fused backends: one kernel cache for the
     whole benchmark run (a new temporary directory, removed at exit)."""
     global _warm_dir
+    if _warm_dir is None and getattr(args, "cache_dir", None):
+        _warm_dir = os.path.abspath(args.cache_dir)   # the caller's, kept
     if _warm_dir is None:
         _warm_dir = tempfile.mkdtemp(prefix="vinterp-warm-cache-")
         import atexit
@@ -856,6 +863,9 @@ def parse_args():
                     help="skip the memory-bandwidth floor (floor.c) of dotp_* and muladd_*")
     ap.add_argument("--floor-threads", type=int, default=2, metavar="T",
                     help="OpenMP threads of the floor loop (default %(default)s)")
+    ap.add_argument("--cache-dir", metavar="DIR",
+                    help="the warm fused backends' kernel cache (default: a new temporary one); "
+                         "gpu_checklist.sh gives the one its prepare step filled")
     ap.add_argument("--settle", type=int, default=6, metavar="K",
                     help="warm-up runs of the tiered warm columns (cpu, cuda, cpu-reassoc) that settle the "
                          "tiers' verdicts, after their --tier=sync run (default 6; none without warm-up)")

@@ -1,43 +1,68 @@
 #!/bin/sh
 # tests/bench/gpu_checklist.sh — the GPU checklist, sized for the device
-# tool: one call of at most ~8 minutes from a cold start (the tool allows
-# 10 a call and about 15 of device time a session, starts included).
+# tool: one call of at most 8 minutes from a cold start (the tool allows 10
+# a call and about 15 of device time a session, starts included). Every
+# section runs under its own time limit, so a slow one is cut, not the
+# call; the summary is written (and printed) line by line as it goes.
 #
 # Here, on a machine without a GPU (nvcc needed, no device):
-#     sh tests/bench/gpu_checklist.sh prepare
+#     sh tests/bench/gpu_checklist.sh prepare [--classic PATH]
 #   builds bin/vinterp, bin/libvkernels.so and bin/test_kernels (sm_90);
 #   fills .gpu/ (ignored by git, well under the 64 MiB a call carries): a
 #   sample of the corpus, the bench programs of ../shared, dotp at 100M and
-#   black_scholes at 20M elements, the shared libraries bin/vinterp links
-#   (lp_solve's: nothing can be installed there), and the kernel cache with
-#   the sample's cubins for sm_90, compiled here by NVRTC (vinterp
-#   --cuda-check, CUDA 13.0 as there), so that the call spends no device
-#   time compiling them.
+#   black_scholes at 20M elements, a sample of NESL/GPU's suite
+#   (../shared/neslgpu-bench), the shared libraries bin/vinterp links
+#   (lp_solve's: nothing can be installed there), the classic interpreter
+#   when --classic names it (built from the NESL sources, CVL -O2: see
+#   tests/bench/NOTES.md), and the kernel cache with every cubin the call
+#   needs for sm_90, compiled here by NVRTC (vinterp --cuda-check, the
+#   whole program's unit as --tier=eager runs it), so that the call spends
+#   no device time compiling.
 # There, with the device tool, carrying bin, build and .gpu:
-#     sh tests/bench/gpu_checklist.sh all     check, then bench (one call)
-#     sh tests/bench/gpu_checklist.sh check   kernels/ unit tests; the corpus
-#         sample with every kernel on the device under --check (floats
-#         against their error bounds: README "--check"); compute-sanitizer
-#         memcheck on a planted out-of-bounds write (it must be reported),
-#         then memcheck, racecheck and synccheck on three small programs
-#     sh tests/bench/gpu_checklist.sh bench   copy bandwidth; the timed
-#         regions of dotp_100m and black_scholes_20m; ref and cuda on the
-#         bench programs (medians of 3)
-# Here, and in make test: `sh tests/bench/gpu_checklist.sh selftest` checks
-# what of it runs without a GPU (the compute-sanitizer verdicts, read from
-# the sanitizer's own log file, never from the program's stdout).
-# Each section runs under a time limit. The logs go to $OUT (else
-# .gpu/out); $OUT/SUMMARY.md is the short record: copy it to
-# tests/bench/GPU_SUMMARY.md, which the next session with a GPU reads first.
+#     sh tests/bench/gpu_checklist.sh all      every section (one call)
+#   or one of: check, sanitize, heldout, big, bench. The sections, with
+#   their limits (seconds):
+#     check     90  kernels/ unit tests; the corpus sample with every kernel
+#                   on the device under --check (floats against their
+#                   error bounds: README "--check")
+#     sanitize  75  compute-sanitizer: a planted out-of-bounds write must be
+#                   reported; memcheck on two programs, racecheck and
+#                   synccheck on one (the verdict from the sanitizer's own
+#                   log, the program's output compared without it)
+#     heldout   60  NESL/GPU's programs the tests have never seen: 20 runs,
+#                   8 at a time, sharing one kernel cache (the default tiers:
+#                   compiles in the background, ends while compiling):
+#                   the classic's lines, exit 0, no crash
+#     big       60  dotp_100m and black_scholes_20m: ref, cuda (eager,
+#                   prefilled) and the classic; the timed regions against
+#                   the device's copy bandwidth; -d stats' timed-region line
+#     bench    170  ref, cuda (eager, prefilled) and the classic on the nine
+#                   bench programs, one warm-up and one timed run each
+# The logs go to $OUT (else .gpu/out); $OUT/SUMMARY.md is the short record:
+# copy what it says to tests/bench/GPU_SUMMARY.md.
+#
+# Here, and in make test:
+#     sh tests/bench/gpu_checklist.sh selftest
+#   checks what of it runs without a GPU (the compute-sanitizer verdicts).
+#     sh tests/bench/gpu_checklist.sh dry
+#   runs every section on the emulated device (VINTERP_CUDA_EMULATE=1) with
+#   small sizes, no sanitizer, no prefilled cache: the script's own logic,
+#   before a GPU session depends on it.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 out=${OUT:-$root/.gpu/out}
 mode=${1:-}
 SAMPLE="bn_qs bn_radix bn_batcher bn_delaunay cu_nested_deep ex_primes cu_sort_rank ts_test_remove_duplicates er_div0"
-SANITIZE="cu_sort_rank ex_primes ts_test_remove_duplicates"
+HELDOUT="bh.1000 bh.5000 black-scholes.100000 dotp.1000000 delaunay.10000 batcher quickhull.100000 qs.100000"
 # every kernel on the device, and the whole program's unit compiled before the run
 DEVICE_ENV="VINTERP_TIER=eager VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
+ARCH=sm_90
+
+scale() { # scale SRC DST N: the program with its size constant set to N
+    awk -v n="$3" 'done == 0 && /^CONST INT [0-9]+$/ && seen { $3 = n; done = 1 } /^FUNC MAIN/ { seen = 1 } { print }' \
+        "$1" >"$2"
+}
 
 # sanitizer_verdict LOG: compute-sanitizer's verdict from its log file (its
 # summary line: "ERROR SUMMARY: N errors" for memcheck and synccheck,
@@ -51,9 +76,11 @@ sanitizer_verdict() {
     ' "$1" 2>/dev/null || echo "no summary"
 }
 
-scale() { # scale SRC DST N: the program with its size constant set to N
-    awk -v n="$3" 'done == 0 && /^CONST INT [0-9]+$/ && seen { $3 = n; done = 1 } /^FUNC MAIN/ { seen = 1 } { print }' \
-        "$1" >"$2"
+# same_but_timer A B: A's lines equal B's but for B's last one (the
+# program's own timer)
+same_but_timer() {
+    sbt_n=$(wc -l <"$2")
+    [ "$(head -n $((sbt_n - 1)) "$1")" = "$(head -n $((sbt_n - 1)) "$2")" ] && [ "$(wc -l <"$1")" -eq "$sbt_n" ]
 }
 
 case "$mode" in
@@ -77,144 +104,271 @@ selftest)
     expect "no summary" "========= COMPUTE-SANITIZER
 ========= Program hit cudaErrorLaunchFailure"
     expect "no summary" ""
+    printf 'a\nb\n( 1.5 )\n' >"$t/x"; printf 'a\nb\n( 2.5 )\n' >"$t/y"; printf 'a\nc\n( 2.5 )\n' >"$t/z"
+    if same_but_timer "$t/x" "$t/y" && ! same_but_timer "$t/z" "$t/y"; then pass=$((pass + 1))
+    else fail=$((fail + 1)); echo "FAIL: same_but_timer"; fi
     rm -rf "$t"
     echo "$pass passed, $fail failed"
     [ $fail -eq 0 ]
     exit ;;
 prepare)
+    shift
+    classic=
+    [ "${1:-}" = --classic ] && classic=${2:-}
     make -j2 all kernels-check || exit 1
     rm -rf .gpu
-    mkdir -p .gpu/lib .gpu/big .gpu/corpus .gpu/cache
+    mkdir -p .gpu/lib .gpu/big .gpu/corpus .gpu/cache .gpu/heldout
     for p in $SAMPLE; do cp ../shared/corpus/$p.vcode ../shared/corpus/$p.expected .gpu/corpus/; done
+    for p in $HELDOUT; do
+        cp ../shared/neslgpu-bench/$p.vcode ../shared/neslgpu-bench/$p.expected .gpu/heldout/ 2>/dev/null ||
+            echo "prepare: $p not in ../shared/neslgpu-bench"
+    done
     cp -r ../shared/bench .gpu/bench
     ldd bin/vinterp | awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libdl|libpthread|librt)\.so/ { print $3 }' |
         while read -r p; do cp -L "$p" .gpu/lib/; done
+    if [ -n "$classic" ]; then
+        mkdir -p .gpu/classic && cp "$classic" .gpu/classic/vinterp || exit 1
+    fi
     scale ../shared/bench/dotp_50m.vcode .gpu/big/dotp_100m.vcode 100000000
     scale ../shared/bench/black_scholes_8m.vcode .gpu/big/black_scholes_20m.vcode 20000000
+    # every cubin the call needs: the eager unit of each program it runs
+    # with the cuda backend under --tier=eager (the host paths as the
+    # device runs them: DEVICE_ENV for the sample, the defaults elsewhere)
+    t0=$(date +%s)
     for p in $SAMPLE; do
-        (cd .gpu/corpus && env $DEVICE_ENV "$root/bin/vinterp" --cuda-check=sm_90 --cache-dir="$root/.gpu/cache" \
+        (cd .gpu/corpus && env $DEVICE_ENV "$root/bin/vinterp" --cuda-check=$ARCH --cache-dir="$root/.gpu/cache" \
             $p.vcode >/dev/null) || { echo "prepare: NVRTC failed on $p"; exit 1; }
     done
+    for f in .gpu/bench/*.vcode .gpu/big/*.vcode; do
+        "$root/bin/vinterp" --cuda-check=$ARCH --cache-dir="$root/.gpu/cache" -m 2000000000 "$f" >/dev/null ||
+            { echo "prepare: NVRTC failed on $f"; exit 1; }
+    done
+    echo "prepare: cubins compiled in $(($(date +%s) - t0)) s"
     git rev-parse --short HEAD >.gpu/commit
     du -sh .gpu bin
     echo "prepared: carry bin, build and .gpu; then run: sh tests/bench/gpu_checklist.sh all"
     exit 0 ;;
-check|bench|all) ;;
+dry)
+    # every section on the emulated device, small sizes, a fresh cache
+    export VINTERP_CUDA_EMULATE=1
+    DRY=1
+    out=${OUT:-$root/build/gpu-dry}
+    rm -rf "$out" "$root/build/gpu-dry-data"
+    d=$root/build/gpu-dry-data
+    mkdir -p "$d/corpus" "$d/heldout" "$d/big" "$d/bench" "$d/cache"
+    for p in bn_qs er_div0 cu_sort_rank; do cp ../shared/corpus/$p.vcode ../shared/corpus/$p.expected "$d/corpus/"; done
+    for p in dotp.1000 black-scholes.1000 bh.100; do
+        cp ../shared/neslgpu-bench/$p.vcode ../shared/neslgpu-bench/$p.expected "$d/heldout/"
+    done
+    scale ../shared/bench/dotp_50m.vcode "$d/big/dotp_100m.vcode" 100000
+    scale ../shared/bench/black_scholes_8m.vcode "$d/big/black_scholes_20m.vcode" 10000
+    scale ../shared/bench/dotp_50m.vcode "$d/bench/dotp_small.vcode" 20000
+    bin/vinterp --backend=ref "$d/bench/dotp_small.vcode" >"$d/bench/dotp_small.expected"
+    SAMPLE="bn_qs er_div0 cu_sort_rank"
+    HELDOUT="dotp.1000 black-scholes.1000 bh.100"
+    data=$d
+    # no prefilled cache here: the units compiled before the timed
+    # sections (as prepare does with NVRTC for a GPU)
+    for f in "$d"/big/*.vcode "$d"/bench/*.vcode; do
+        VINTERP_CACHE_DIR="$d/cache" bin/vinterp --backend=cuda --tier=eager -m 2000000000 "$f" >/dev/null 2>&1
+    done
+    mode=all ;;
+all|check|sanitize|heldout|big|bench) DRY=0; data=$root/.gpu ;;
 *)
-    echo "usage: sh tests/bench/gpu_checklist.sh prepare|all|check|bench|selftest" >&2
+    echo "usage: sh tests/bench/gpu_checklist.sh prepare [--classic PATH]|all|check|sanitize|heldout|big|bench|selftest|dry" >&2
     exit 2 ;;
 esac
 
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export VINTERP_CACHE_DIR="$root/.gpu/cache"
+export VINTERP_CACHE_DIR="$data/cache"
+classic=
+[ -x "$data/classic/vinterp" ] && classic=$data/classic/vinterp
 summary="$out/SUMMARY.md"
 log="$out/$mode.log"
-exec 3>&1 >"$log" 2>&1 # the log; the summary goes to the caller's stdout (3) at the end
-say() { echo "$*"; echo "$*" >>"$summary"; }
+exec 3>&1 >"$log" 2>&1 # the log; the summary lines also go to the caller's stdout (3) as they come
+say() { echo "$*"; echo "$*" >>"$summary"; echo "$*" >&3; }
 t_start=$(date +%s)
 elapsed() { echo $(($(date +%s) - t_start)); }
-{
-    echo "# GPU checklist, $(date -u +%F) (commit $(cat .gpu/commit 2>/dev/null || echo unknown))"
-    echo
-    echo "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -n 1)"
-    echo "vinterp: $(bin/vinterp --version 2>&1 | head -n 1)"
-    echo
-} >"$summary"
-cat "$summary"
+# run_limited S CMD...: CMD under a limit of S seconds (the section's own)
+run_limited() { s=$1; shift; timeout "$s" "$@"; }
+: >"$summary"
+say "# GPU checklist, $(date -u +%F) (commit $(cat .gpu/commit 2>/dev/null || git rev-parse --short HEAD))"
+say ""
+if [ "$DRY" = 1 ]; then
+    say "device: the emulated device (dry run: the script's logic, not a GPU's figures)"
+else
+    say "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -n 1)"
+fi
+say "vinterp: $(bin/vinterp --version 2>&1 | head -n 1); the classic: ${classic:-not carried}"
+say ""
 
+# ---- check (90 s) ----------------------------------------------------------------
 do_check() {
-    echo "== kernels/ unit tests (bin/test_kernels)"
-    timeout 120 bin/test_kernels >"$out/test_kernels.log" 2>&1
+    s0=$(date +%s)
+    left() { echo $((90 - ($(date +%s) - s0))); }
+    echo "== kernels/ unit tests"
+    if [ "$DRY" = 1 ]; then
+        run_limited 40 build/tests/unit/test_kernels_emul >"$out/test_kernels.log" 2>&1
+    else
+        run_limited 40 bin/test_kernels >"$out/test_kernels.log" 2>&1
+    fi
     rc=$?
     say "- kernels/ unit tests: $(grep -E 'passed, [0-9]+ failed' "$out/test_kernels.log" | tail -n 1) (exit $rc)"
-    echo "== corpus sample: --backend=cuda --check, every kernel on the device (prefilled cubins)"
+    grep '^FAIL' "$out/test_kernels.log" | head -n 20 | while read -r l; do say "  $l"; done
+    echo "== corpus sample: --backend=cuda --check, every kernel on the device"
     pass=0; fail=0
     for p in $SAMPLE; do
-        (cd .gpu/corpus && env $DEVICE_ENV timeout 120 "$root/bin/vinterp" --backend=cuda --check -d stats $p.vcode \
-            >"$out/$p.out" 2>"$out/$p.err")
+        [ "$(left)" -gt 5 ] || { say "  (check: out of time before $p)"; break; }
+        (cd "$data/corpus" && env $DEVICE_ENV timeout "$(left)" "$root/bin/vinterp" --backend=cuda --check -d stats \
+            $p.vcode >"$out/$p.out" 2>"$out/$p.err")
         rc=$?
         # er_div0 ends in the reference's error, as the classic does
-        if [ $rc -eq 0 ] && cmp -s "$out/$p.out" .gpu/corpus/$p.expected; then pass=$((pass + 1))
+        if [ $rc -eq 0 ] && cmp -s "$out/$p.out" "$data/corpus/$p.expected"; then pass=$((pass + 1))
         elif [ $p = er_div0 ] && [ $rc -eq 1 ] && grep -q "vinterp:" "$out/$p.err" && ! grep -q "cuda:" "$out/$p.err"; then
             pass=$((pass + 1))
-        else fail=$((fail + 1)); echo "FAIL $p (exit $rc)"; grep -v '^stats' "$out/$p.err" | head -c 1500; fi
-            grep -E "stats: cuda: NVRTC" "$out/$p.err" | head -n 1
+        else fail=$((fail + 1)); say "  FAIL $p (exit $rc): $(grep -v '^stats' "$out/$p.err" | head -c 300)"; fi
     done
     say "- corpus sample under --check, every kernel on the device: $pass passed, $fail failed ($(elapsed) s in)"
-    say "  cubins: $(cat "$out"/*.err | grep -o 'units compiled [0-9]*, cubin cache hits [0-9]*' | awk '{ c += $3; h += $7 } END { printf "%d compiled there, %d from the prefilled cache", c, h }')"
-    if command -v compute-sanitizer >/dev/null 2>&1; then
-        # the check can fail: a planted out-of-bounds write must be reported
-        timeout 60 compute-sanitizer --tool memcheck --log-file "$out/plant-oob.san" --error-exitcode 9 \
-            bin/test_kernels --plant-oob >"$out/plant-oob.out" 2>&1
-        rc=$?
-        v=$(sanitizer_verdict "$out/plant-oob.san")
-        if [ $rc -eq 9 ] && [ "${v%% *}" = errors ]; then
-            say "- compute-sanitizer memcheck: the planted out-of-bounds write reported ($v)"
-        else
-            say "- compute-sanitizer memcheck: FAIL: the planted out-of-bounds write not reported (exit $rc, $v)"
-        fi
-        for tool in memcheck racecheck synccheck; do
-            res=""
-            for p in $SANITIZE; do
-                # the sanitizer's own lines to its log file, the program's
-                # output alone on stdout (compared with .expected)
-                (cd .gpu/corpus && env $DEVICE_ENV timeout 150 compute-sanitizer --tool $tool \
-                    --log-file "$out/$p.$tool.san" --error-exitcode 9 \
-                    "$root/bin/vinterp" --backend=cuda $p.vcode >"$out/$p.$tool.out" 2>"$out/$p.$tool.err")
-                rc=$?
-                v=$(sanitizer_verdict "$out/$p.$tool.san")
-                if [ $rc -eq 0 ] && [ "$v" = clean ] && cmp -s "$out/$p.$tool.out" .gpu/corpus/$p.expected; then
-                    res="$res $p:ok"
-                else
-                    res="$res $p:FAIL(exit $rc, $v$(cmp -s "$out/$p.$tool.out" .gpu/corpus/$p.expected || echo ', output differs'))"
-                    head -n 40 "$out/$p.$tool.san"
-                fi
-            done
-            say "- compute-sanitizer $tool:$res ($(elapsed) s in)"
-        done
-    else
-        say "- compute-sanitizer: not on this machine"
-    fi
+    say "  cubins: $(cat "$out"/*.err 2>/dev/null | grep -o 'units compiled [0-9]*, cubin cache hits [0-9]*' |
+        awk '{ c += $3; h += $7 } END { printf "%d compiled there, %d from the prefilled cache", c, h }')"
 }
 
-do_bench() {
-    echo "== device copy bandwidth"
-    timeout 60 bin/test_kernels --bandwidth
-    bw=$(timeout 60 bin/test_kernels --bandwidth | awk '/copy bandwidth/ { print $3 }')
-    say "- device copy bandwidth: ${bw:-?} GB/s"
+# ---- sanitize (75 s) -------------------------------------------------------------
+do_sanitize() {
+    if [ "$DRY" = 1 ] || ! command -v compute-sanitizer >/dev/null 2>&1; then
+        say "- compute-sanitizer: not run (a dry run, or not on this machine)"
+        return
+    fi
+    s0=$(date +%s)
+    left() { echo $((75 - ($(date +%s) - s0))); }
+    # the check can fail: a planted out-of-bounds write must be reported
+    timeout 20 compute-sanitizer --tool memcheck --log-file "$out/plant-oob.san" --error-exitcode 9 \
+        bin/test_kernels --plant-oob >"$out/plant-oob.out" 2>&1
+    rc=$?
+    v=$(sanitizer_verdict "$out/plant-oob.san")
+    if [ $rc -eq 9 ] && [ "${v%% *}" = errors ]; then
+        say "- compute-sanitizer memcheck: the planted out-of-bounds write reported ($v)"
+    else
+        say "- compute-sanitizer memcheck: FAIL: the planted out-of-bounds write not reported (exit $rc, $v)"
+    fi
+    for tp in memcheck:cu_sort_rank memcheck:ex_primes racecheck:cu_sort_rank synccheck:cu_sort_rank; do
+        tool=${tp%%:*}
+        p=${tp##*:}
+        [ "$(left)" -gt 5 ] || { say "  (sanitize: out of time before $tool $p)"; break; }
+        [ -f "$data/corpus/$p.vcode" ] || continue
+        # the sanitizer's own lines to its log file, the program's output
+        # alone on stdout (compared with .expected)
+        (cd "$data/corpus" && env $DEVICE_ENV timeout "$(left)" compute-sanitizer --tool $tool \
+            --log-file "$out/$p.$tool.san" --error-exitcode 9 \
+            "$root/bin/vinterp" --backend=cuda $p.vcode >"$out/$p.$tool.out" 2>"$out/$p.$tool.err")
+        rc=$?
+        v=$(sanitizer_verdict "$out/$p.$tool.san")
+        if [ $rc -eq 0 ] && [ "$v" = clean ] && cmp -s "$out/$p.$tool.out" "$data/corpus/$p.expected"; then
+            say "- compute-sanitizer $tool $p: ok"
+        else
+            say "- compute-sanitizer $tool $p: FAIL (exit $rc, $v$(cmp -s "$out/$p.$tool.out" "$data/corpus/$p.expected" ||
+                echo ', output differs'))"
+            head -n 40 "$out/$p.$tool.san"
+        fi
+    done
+}
+
+# ---- heldout (60 s) --------------------------------------------------------------
+do_heldout() {
+    s0=$(date +%s)
+    # 20 runs over the held-out programs, 8 at a time, one shared cache, the
+    # default tiers (background compiles that the runs' ends abandon)
+    hc="$out/heldout-cache"
+    rm -rf "$hc"
+    mkdir -p "$hc" "$out/heldout"
+    set -- $HELDOUT
+    n=$#
+    ok=0; bad=0; i=0
+    while [ $i -lt 20 ] && [ $(($(date +%s) - s0)) -lt 50 ]; do
+        j=0
+        pids=
+        while [ $j -lt 8 ] && [ $i -lt 20 ]; do
+            k=$((i % n + 1))
+            p=$(echo $HELDOUT | cut -d' ' -f$k)
+            (cd "$data/heldout" && VINTERP_CACHE_DIR="$hc" timeout 50 "$root/bin/vinterp" --backend=cuda \
+                -m 1000000000 $p.vcode >"$out/heldout/$i.out" 2>"$out/heldout/$i.err"; echo $? >"$out/heldout/$i.rc") &
+            pids="$pids $!"
+            echo "$p" >"$out/heldout/$i.name"
+            i=$((i + 1)); j=$((j + 1))
+        done
+        wait $pids
+    done
+    for f in "$out"/heldout/*.rc; do
+        r=${f%.rc}
+        p=$(cat "$r.name")
+        rc=$(cat "$f")
+        if [ "$rc" = 0 ] && same_but_timer "$r.out" "$data/heldout/$p.expected"; then ok=$((ok + 1))
+        else bad=$((bad + 1)); say "  FAIL held-out $p (exit $rc): $(head -c 300 "$r.err")"; fi
+    done
+    say "- held-out (NESL/GPU's programs), $i runs 8 at a time, one cache, default tiers: $ok passed, $bad failed" \
+        "($(elapsed) s in)"
+}
+
+# ---- big (60 s) ------------------------------------------------------------------
+do_big() {
+    s0=$(date +%s)
+    if [ "$DRY" = 1 ]; then
+        bw=2958.0
+        say "- device copy bandwidth: (dry run: the H100's $bw GB/s assumed)"
+    else
+        bw=$(timeout 20 bin/test_kernels --bandwidth | awk '/copy bandwidth/ { print $3 }')
+        say "- device copy bandwidth: ${bw:-?} GB/s"
+    fi
     for p in dotp_100m:16 black_scholes_20m:48; do
+        [ $(($(date +%s) - s0)) -lt 50 ] || { say "  (big: out of time before ${p%%:*})"; break; }
         name=${p%%:*}
         perel=${p##*:} # bytes the timed region must move per element (inputs read + results written)
-        f=.gpu/big/$name.vcode
+        f=$data/big/$name.vcode
         n=$(awk '/^FUNC MAIN/ { s = 1 } s && /^CONST INT/ { print $3; exit }' "$f")
-        echo "== $name ($n elements, $perel bytes each in the timed region)"
-        timeout 120 bin/vinterp --backend=ref -m 2000000000 "$f" >"$out/$name.ref"
-        times=""
-        for r in 1 2 3 4 5 6; do
-            timeout 60 bin/vinterp --backend=cuda -m 2000000000 "$f" >"$out/$name.cuda" || echo "run $r failed"
-            [ $r -gt 1 ] && times="$times $(tail -n 1 "$out/$name.cuda" | tr -d '()' | awk '{ print $1 }')"
-        done
-        timeout 120 bin/vinterp --backend=cuda --check -m 2000000000 "$f" >/dev/null 2>"$out/$name.check"
-        chk=$?
-        med=$(echo "$times" | tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+        timeout 30 bin/vinterp --backend=ref -m 2000000000 "$f" >"$out/$name.ref"
         reft=$(tail -n 1 "$out/$name.ref" | tr -d '()' | awk '{ print $1 }')
+        clt=-
+        if [ -n "$classic" ]; then
+            timeout 30 "$classic" -m 2000000000 "$f" >"$out/$name.classic" 2>/dev/null
+            clt=$(tail -n 1 "$out/$name.classic" | tr -d '()' | awk '{ print $1 }')
+        fi
+        times=""
+        for r in 1 2 3; do
+            timeout 20 bin/vinterp --backend=cuda --tier=eager -m 2000000000 -d stats "$f" >"$out/$name.cuda" \
+                2>"$out/$name.cuda.err" || echo "run $r failed"
+            times="$times $(tail -n 1 "$out/$name.cuda" | tr -d '()' | awk '{ print $1 }')"
+        done
+        med=$(echo "$times" | tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
         gbs=$(awk -v n="$n" -v b="$perel" -v t="$med" 'BEGIN { if (t > 0) printf "%.1f", n * b / t / 1e9; else print "?" }')
-        say "- $name: timed region median of 5 ${med:-?} s (ref ${reft:-?} s), $gbs GB/s of ${bw:-?}; --check exit $chk"
-        [ $chk -eq 0 ] || head -c 1500 "$out/$name.check"
-        timeout 60 bin/vinterp --backend=cuda -d stats -m 2000000000 "$f" 2>&1 >/dev/null | grep "stats: cuda"
+        same=same
+        same_but_timer "$out/$name.cuda" "$out/$name.ref" || same="OUTPUT DIFFERS"
+        say "- $name ($n elements): timed region, median of 3, cuda ${med:-?} s ($gbs GB/s of ${bw:-?}), ref ${reft:-?} s," \
+            "classic $clt s; output $same as ref"
+        say "  $(grep '^stats: timed region' "$out/$name.cuda.err" || echo "(no timed-region line: the run failed?)")"
     done
-    echo "== bench table (ref, cuda; medians of 3)"
-    timeout 300 sh tests/bench/run_bench.sh --interp bin/vinterp --backends ref,cuda -n 3 --no-stats --no-floor \
-        -o "$out/RESULTS.md" --chart '' .gpu/bench
-    say "- bench table: $out/RESULTS.md ($(elapsed) s in)"
+}
+
+# ---- bench (170 s) ---------------------------------------------------------------
+do_bench() {
+    backends=ref,cuda-eager
+    [ -n "$classic" ] && cl="--classic $classic" || cl=
+    # shellcheck disable=SC2086
+    timeout 170 sh tests/bench/run_bench.sh --interp bin/vinterp --backends $backends $cl -n 1 --warmup 1 --settle 0 \
+        --no-stats --no-floor --timeout 60 --cache-dir "$data/cache" -o "$out/RESULTS.md" --chart '' "$data/bench"
+    rc=$?
+    say "- bench table (ref, cuda under --tier=eager from the prefilled cache${classic:+, the classic}; one warm-up," \
+        "one timed run): $out/RESULTS.md, exit $rc ($(elapsed) s in)"
+    grep '^|' "$out/RESULTS.md" 2>/dev/null | while read -r l; do say "  $l"; done
 }
 
 case "$mode" in
 check) do_check ;;
+sanitize) do_sanitize ;;
+heldout) do_heldout ;;
+big) do_big ;;
 bench) do_bench ;;
-all) do_check; do_bench ;;
+all) do_check; do_sanitize; do_heldout; do_big; do_bench ;;
 esac
 say ""
 say "total $(elapsed) s"
-cat "$summary" >&3

@@ -42,6 +42,9 @@
 #                     of the tiered warm columns (cpu, cuda, cpu-reassoc)
 #                     that settle the tiers' verdicts
 #   --interp PATH     our interpreter (default bin/vinterp)
+#   --cache-dir DIR   the warm fused backends' kernel cache (default: a new
+#                     temporary one); with --backends ...,cuda-eager (cuda
+#                     under --tier=eager) and cubins there, no compile at all
 #   --programs LIST   only these programs
 #   --timeout S       kill a run after S s (default 900, 120 with --quick;
 #                     0: no limit)
