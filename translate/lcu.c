@@ -466,6 +466,34 @@ void lcu_kernel_finish(LcuKernel *k, const unsigned char *need, int nvars)
     k->rets = rets.v;
 }
 
+int lcu_expr_may_fail(const LcuExpr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == LE_PRIM) {
+        if (e->prim == LP_RANDMOD || e->prim == LP_CHECKIDX)
+            return 1;
+        /* an Int quotient or remainder (a Float / is IEEE: no fault) */
+        if ((e->prim == LP_DIV || e->prim == LP_MOD) && e->type == VS_INT)
+            return 1;
+    }
+    for (int k = 0; k < e->nkids; k++)
+        if (lcu_expr_may_fail(e->kids[k]))
+            return 1;
+    return 0;
+}
+
+int lcu_soac_may_fail(const LcuSoac *s)
+{
+    if (s->kind == LS_LIB || s->kind == LS_PERMUTE || s->kind == LS_SEG_PERMUTE)
+        return 1;
+    const LcuThunk *t[3] = { s->pull, s->idx, s->pred };
+    for (int k = 0; k < 3; k++)
+        if (t[k] && lcu_expr_may_fail(t[k]->body))
+            return 1;
+    return 0;
+}
+
 void lcu_kernel_free(LcuKernel *k)
 {
     if (!k)

@@ -195,6 +195,16 @@ void lcu_kernel_add(LcuKernel *k, LcuSoac *s);   /* appends; takes ownership */
 /* Recompute params (read, not bound inside) and, given which variables are
  * needed outside (need[var] != 0), rets. */
 void lcu_kernel_finish(LcuKernel *k, const unsigned char *need, int nvars);
+/* Can E fail, as a VCODE instruction does (vcode/semantics.h's fault
+ * codes): an Int / or %, RANDMOD's range, CHECKIDX's bounds? (The loads
+ * and segment helpers check their own bounds too, but only against what
+ * the plan sized; a VCODE error always comes through one of these.) */
+int lcu_expr_may_fail(const LcuExpr *e);
+/* Can S fail: a thunk that can, a permute's index (out of its
+ * destination), or a library kernel (EXTRACT, REPLACE, RAND, DIST and
+ * INDEX lengths, ...)? Such a SOAC is never removed for an unused result:
+ * its failure must be seen where the reference sees it (translate/rewrite.c). */
+int lcu_soac_may_fail(const LcuSoac *s);
 void lcu_kernel_free(LcuKernel *k);
 /* A copy of K with every variable v renamed TO[v] (TO covers every
  * variable K mentions; negative "unset" entries stay). Thunks' `using`

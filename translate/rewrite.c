@@ -237,12 +237,17 @@ static int reads_only_elem(const LcuSoac *s, int var)
 typedef struct {
     LcuSoac **s;
     int n;
+    /* per SOAC: a SOAC that can fail (lcu_soac_may_fail) substituted into a
+     * consumer that evaluates it at every one of its indices: the
+     * consumer fails where it does, and it may go when dead */
+    unsigned char *covered;
 } SoacList;
 
 static void drop(SoacList *l, int i)
 {
     lcu_soac_free(l->s[i]);
     memmove(l->s + i, l->s + i + 1, (size_t)(l->n - i - 1) * sizeof *l->s);
+    memmove(l->covered + i, l->covered + i + 1, (size_t)(l->n - i - 1));
     l->n--;
 }
 
@@ -254,17 +259,62 @@ static int used_later(const SoacList *l, int from, int var)
     return 0;
 }
 
+/* SOAC I's results unused: it may go, unless it can fail where the
+ * reference would (a division by zero whose quotient is popped still stops
+ * the run) and no consumer evaluates its code at each of its indices. */
 static int results_dead(const SoacList *l, int i, const RewriteCtx *cx)
 {
     const LcuSoac *s = l->s[i];
+    if (!l->covered[i] && lcu_soac_may_fail(s))
+        return 0;
     for (int r = 0; r < s->nres; r++)
         if (cx->need[s->res[r]] || used_later(l, i + 1, s->res[r]))
             return 0;
     return 1;
 }
 
+/* Is some read of VAR in E under an IF's branch (evaluated for some
+ * indices only)? */
+static int read_conditional(const LcuExpr *e, int var, int under_if)
+{
+    if (!e)
+        return 0;
+    if (e->kind == LE_SUB && e->var == var && under_if)
+        return 1;
+    for (int k = 0; k < e->nkids; k++)
+        if (read_conditional(e->kids[k], var, under_if || (e->kind == LE_IF && k > 0)))
+            return 1;
+    return 0;
+}
+
+/* Does B evaluate every read of VAR at each of its indices (so that what
+ * is substituted for VAR fails in B wherever it would fail on its own)?
+ * Not a permute's pull (only the winning source evaluates it), nor a
+ * filter's (the kept elements may be the only ones), nor a read under an
+ * IF's branch. */
+static int evaluates_everywhere(const LcuSoac *b, int var)
+{
+    switch (b->kind) {
+    case LS_MAP: case LS_ONCE: case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN:
+        break;
+    case LS_PERMUTE: case LS_SEG_PERMUTE: case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER:
+        if (b->pull && thunk_reads_var(b->pull, var))
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    const LcuThunk *t[3] = { b->pull, b->idx, b->pred };
+    for (int k = 0; k < 3; k++)
+        if (t[k] && read_conditional(t[k]->body, var, 0))
+            return 0;
+    return 1;
+}
+
 /* MAP-into-consumer: substitute every single-result MAP into the later
- * SOACs that read its result element-wise. */
+ * SOACs that read its result element-wise. A MAP that can fail is only
+ * substituted into consumers that evaluate it everywhere (and it stays,
+ * so that it fails, when no such consumer takes it). */
 static void vertical_maps(SoacList *l, const RewriteCtx *cx)
 {
     for (int i = 0; i < l->n; i++) {
@@ -273,9 +323,12 @@ static void vertical_maps(SoacList *l, const RewriteCtx *cx)
             continue;
         int v = a->res[0];
         VsElem ty = cx->types[v].base;
+        int fails = lcu_soac_may_fail(a);
         for (int j = i + 1; j < l->n; j++) {
             LcuSoac *b = l->s[j];
             if (!soac_reads_var(b, v) || !reads_only_elem(b, v))
+                continue;
+            if (fails && !evaluates_everywhere(b, v))
                 continue;
             int grow = expr_size(a->pull->body) * (b->pull ? b->pull->arity : 1);
             if (thunk_size(b->pull) + thunk_size(b->idx) + thunk_size(b->pred) + 3 * grow > MAX_THUNK_NODES)
@@ -285,6 +338,8 @@ static void vertical_maps(SoacList *l, const RewriteCtx *cx)
             inline_into_thunk(b->pred, v, a->pull->body, ty, cx->nlocals);
             if (b->shape.kind == LSH_LEN && b->shape.var == v)
                 b->shape = a->shape;    /* the same length, not read through v */
+            if (fails)
+                l->covered[i] = 1;
         }
     }
 }
@@ -475,6 +530,7 @@ static void horizontal(SoacList *l, const RewriteCtx *cx)
             b->nres = 0;
             lcu_soac_free(b);
             memmove(l->s + j, l->s + j + 1, (size_t)(l->n - j - 1) * sizeof *l->s);
+            memmove(l->covered + j, l->covered + j + 1, (size_t)(l->n - j - 1));
             l->n--;
             j--;
         }
@@ -488,6 +544,8 @@ LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx 
     SoacList l;
     l.n = 0;
     l.s = xrealloc(NULL, (size_t)(n * 2 + 1) * sizeof *l.s);
+    l.covered = xrealloc(NULL, (size_t)(n * 2 + 1));
+    memset(l.covered, 0, (size_t)(n * 2 + 1));
     for (int k = 0; k < n; k++) {
         for (int i = 0; i < kernels[k]->nsoacs; i++)
             l.s[l.n++] = kernels[k]->soacs[i];
@@ -508,6 +566,7 @@ LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx 
     for (int i = 0; i < l.n; i++)
         lcu_kernel_add(k, l.s[i]);
     free(l.s);
+    free(l.covered);
     lcu_kernel_finish(k, cx->need, cx->nvars);
     return k;
 }

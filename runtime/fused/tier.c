@@ -606,6 +606,21 @@ static double with_stopped_so_far(const TierWorker *w, const double *total)
 
 double tier_worker_throttled(const TierWorker *w) { return with_stopped_so_far(w, &w->throttled); }
 
+void tier_worker_figures(const TierWorker *w, double *busy, double *throttled, double *stopped)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&w->mu);
+    double now = now_of(w), b = w->busy_s, t = w->throttled, s = w->stopped;
+    if (w->busy) { /* the job in progress, so far, at one reading of the clock */
+        b += job_busy(w, now);
+        t += job_stopped(w, now);
+        s += job_stopped(w, now);
+    }
+    pthread_mutex_unlock((pthread_mutex_t *)&w->mu);
+    *busy = b;
+    *throttled = t;
+    *stopped = s;
+}
+
 double tier_worker_stopped(const TierWorker *w) { return with_stopped_so_far(w, &w->stopped); }
 
 int tier_worker_is_self(const TierWorker *w) { return w && pthread_equal(pthread_self(), w->th); }

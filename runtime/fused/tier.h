@@ -127,6 +127,9 @@ TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cf
 double tier_worker_busy(const TierWorker *w);
 double tier_worker_throttled(const TierWorker *w);
 double tier_worker_stopped(const TierWorker *w);
+/* The three at one reading of the clock (the stopped time is part of the
+ * throttled: read apart, the later could pass the earlier). */
+void tier_worker_figures(const TierWorker *w, double *busy, double *throttled, double *stopped);
 /* A stepped clock moved: timed waits look at it again. */
 void tier_worker_tick(TierWorker *w);
 void tier_worker_push(TierWorker *w, int k);

@@ -136,9 +136,7 @@ void tier_prep_end(TierPrep *tp, double grace)
     }
     if (atomic_load(&tp->ready))
         tier_worker_drain(tp->w, grace);
-    tp->busy = tier_worker_busy(tp->w);
-    tp->throttled = tier_worker_throttled(tp->w);
-    tp->stopped = tier_worker_stopped(tp->w);
+    tier_worker_figures(tp->w, &tp->busy, &tp->throttled, &tp->stopped);
     int r = tier_worker_stop(tp->w);
     tp->w = NULL;
     Backend *b = atomic_load(&tp->b);

@@ -319,6 +319,9 @@ static void test_pacer(void)
     step_seen(w, 2.0, -1, TIER_EV_LOOK);
     CHECK_W(W.stopped == 1);
     CHECK(near(tier_worker_stopped(w), 0.8));
+    double fb, ft, fs;
+    tier_worker_figures(w, &fb, &ft, &fs);
+    CHECK(near(fb, 0.2) && near(ft, 0.8) && near(fs, 0.8));
     step_seen(w, 2.19, -1, TIER_EV_LOOK);
     CHECK_W(W.stopped == 1 && W.counts[TIER_EV_COMPILE_RESUMED] == 0);
     step_seen(w, 2.3, -1, TIER_EV_LOOK);
