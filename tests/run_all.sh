@@ -133,6 +133,10 @@ section "float_order programs, ref" \
     env VINTERP_BACKEND=ref python3 "$here/run_golden.py" "$here/float_order" "$interp"
 section "float_order programs, ref, reductions split between 3 threads (VINTERP_PAR_MIN=1)" \
     env VINTERP_BACKEND=ref VINTERP_PAR_MIN=1 VINTERP_THREADS=3 python3 "$here/run_golden.py" "$here/float_order" "$interp"
+# the errors under the lcu evaluator too: a fused block fails where the
+# reference fails (rt_dead_*: an error whose result is dropped)
+section "errors programs, lcu, every block planned (--tier=eager)" \
+    env VINTERP_BACKEND=lcu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/errors" "$interp"
 section "float_order programs, lcu, every block planned (--tier=eager)" \
     env VINTERP_BACKEND=lcu VINTERP_TIER=eager python3 "$here/run_golden.py" "$here/float_order" "$interp"
 if command -v "${VINTERP_CC:-cc}" >/dev/null 2>&1; then
