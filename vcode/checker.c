@@ -312,6 +312,9 @@ static int walk(Checker *c, int fi, AStack *out)
             int64_t reach = (int64_t)ci + cj;
             if (ci < 0 || cj < 0) {
                 rc = fail(c, in, "negative operand (%d %d)", ci, cj);
+            } else if (ci == 0) {
+                /* no effect, however deep (the classic checks the depth
+                 * only under -c) */
             } else if (reach > a.n + MAX_INPUTS) {
                 /* Deeper than any caller plausibly provides: in the entry
                  * function an underflow, elsewhere left to run time. */
@@ -392,12 +395,20 @@ static int walk(Checker *c, int fi, AStack *out)
             if (!a.bottom && !a.top) {
                 as_need(&a, 1);
                 AbsType t = a.s[a.n - 1];
-                /* The classic takes any vector's first element as the flag;
-                 * Bool and Int are the sensible ones. */
-                if (concrete(t) && t != AT_BOOL && t != AT_INT)
+                /* The classic takes the first 4 bytes of any vector as the
+                 * flag; Bool is the sensible one, Int, Float and Segdes
+                 * run as in the classic with a warning (a Float's flag is
+                 * the low half of its first element's bits). */
+                if (concrete(t) && t != AT_BOOL && t != AT_INT && t != AT_FLOAT && t != AT_SEGDES)
                     rc = fail(c, in, "the condition is %s, expected Bool", at_name(t));
                 else if (t == AT_INT)
                     warn(c, in, "IF on an Int, not a Bool: its first element is the flag (nonzero is true), "
+                                "as in the classic");
+                else if (t == AT_FLOAT)
+                    warn(c, in, "IF on a Float, not a Bool: the first 4 bytes of its first element are the flag "
+                                "(the low half of its bits: 1.0 is false), as in the classic");
+                else if (t == AT_SEGDES)
+                    warn(c, in, "IF on a Segdes, not a Bool: its first length is the flag (nonzero is true), "
                                 "as in the classic");
                 a.n--;
             }

@@ -110,6 +110,8 @@ static void stack_operands(Interp *it, const Instr *ins)
     }
     if (i < 0 || j < 0)
         rt_fatal("negative operand (%d %d)", i, j);
+    if (i == 0)
+        return; /* no effect (the classic checks the depth under -c only) */
     if ((int64_t)i + j > it->sp)
         rt_fatal("stack underflow: %s %d %d needs %lld entries, the stack holds %lld", name, i, j,
                  (long long)i + j, (long long)it->sp);
@@ -494,10 +496,15 @@ int interp_run(Interp *it)
             }
             vs_need(it, 1);
             Value *c = vs_pop(it);
-            if ((c->type != VT_BOOL && c->type != VT_INT) || c->len < 1)
+            if ((c->type != VT_BOOL && c->type != VT_INT && c->type != VT_FLOAT && c->type != VT_SEGDES) ||
+                c->len < 1)
                 rt_fatal("the condition must be a non-empty Bool vector, not %s of length %lld",
                          val_type_name((ValType)c->type), (long long)c->len);
-            int t = VI(c)[0] != 0;
+            /* the classic: the first 4 bytes of the vector (of a Float,
+             * the low half of its first element's bits) */
+            int32_t flag;
+            memcpy(&flag, c->data, sizeof flag);
+            int t = flag != 0;
             val_release(c);
             pc = t ? pc + 1 : ins->target;
             break;
