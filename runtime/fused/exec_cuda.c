@@ -2166,9 +2166,11 @@ static void cuda_free(Executor *x)
 
 /* A unit's parts: at most this many bytes of kernel text each (see
  * unit_parts). bh.5000's unit (1.4 MB, 1289 kernels), NVRTC for sm_90 on
- * this project's 2-core machine under load (CPU seconds: total, slowest
- * part): one unit 217 s; parts of 64 KB 154 s, 14 s; 8 KB (196 parts: the
- * prelude compiled 196 times) 142 s, 3.4 s; 32 KB (46 parts) 123 s, 4.9 s. */
+ * this project's 2-core machine, busy with other work (CPU seconds: in
+ * all, the slowest part): one unit, 217 s; parts of 64 KB cut between
+ * kernels, 154 s and 14 s; cut between SOACs too, large SOACs' segment
+ * helpers called (VK_BIG_PART): parts of 8 KB (196: the prelude compiled
+ * 196 times) 142 s and 3.4 s, of 32 KB (46) 123 s and 4.9 s. */
 #define CUDA_PART_BYTES 32768
 
 static int64_t env_threshold(const char *name, int64_t dflt)
