@@ -172,27 +172,6 @@ VK_HD static inline void vkr_jump(uint32_t ring[VKR_DEG], uint64_t *k, uint64_t 
     vkr_linear_to_ring(w, *k, ring);
 }
 
-/* The same with a prebuilt polynomial p = x^d mod P. */
-VK_HD static inline void vkr_jump_poly(uint32_t ring[VKR_DEG], uint64_t *k, const VkrPoly *p,
-                                       uint64_t d)
-{
-    uint32_t w[VKR_DEG];
-    vkr_ring_to_linear(ring, *k, w);
-    vkr_apply(p, w, w);
-    *k += d;
-    vkr_linear_to_ring(w, *k, ring);
-}
-
-/* One draw from a linear window, shifting it (O(31); for single draws). */
-VK_HD static inline int32_t vkr_next_linear(uint32_t w[VKR_DEG])
-{
-    uint32_t v = w[0] + w[VKR_TAP];
-    for (int j = 0; j < VKR_DEG - 1; j++)
-        w[j] = w[j + 1];
-    w[VKR_DEG - 1] = v;
-    return (int32_t)(v >> 1);
-}
-
 /* out[0 .. n) = the next n draws of the ring state (ring, *k), which is
  * advanced, exactly like rnd_fill. Works in place on the ring: the next
  * value overwrites r[k-31] at ring[k % 31], as rnd_next does. */
