@@ -35,9 +35,14 @@ UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%) $(BUILD)/tests/unit/test_kernels_emul
 CXX     ?= g++
 
-.PHONY: all layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
+.PHONY: all check-deps layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
-all: $(BIN)/vinterp $(KERNELS_LIB)
+all: check-deps $(BIN)/vinterp $(KERNELS_LIB)
+
+# What the build needs, checked before anything compiles: a missing
+# package is named with the line that installs it (make deps does).
+check-deps:
+	@sh .ci/install-deps --check
 
 # Debian packages the build needs (installed when run as root).
 deps:
