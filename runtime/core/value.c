@@ -12,6 +12,8 @@
 
 static int64_t limit_units = 1000000;
 static int64_t used_units;
+static int64_t peak_units;  /* mem_peak */
+static int64_t extra_units; /* mem_set_headroom */
 
 void mem_set_limit(int64_t units) { limit_units = units; }
 int64_t mem_used(void) { return used_units; }
@@ -78,6 +80,10 @@ void val_dev_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write
         device_ops.elems(v, pos, m, buf, write);
 }
 
+void mem_peak_reset(void) { peak_units = used_units; }
+void mem_set_headroom(int64_t units) { extra_units = units > 0 ? units : 0; }
+int64_t mem_peak(void) { return peak_units > used_units ? peak_units : used_units; }
+
 void mem_uncharge(int64_t units)
 {
     used_units -= units < used_units ? units : used_units;
@@ -93,9 +99,11 @@ static void out_of_memory(const char *side, const char *what, int64_t units, int
 /* Charge UNITS for WHAT (NULL: a vector). */
 static void charge_for(int64_t units, const char *what)
 {
-    if (units > limit_units - used_units)
+    if (units > limit_units + extra_units - used_units)
         out_of_memory("", what, units, used_units);
     used_units += units;
+    if (used_units > peak_units)
+        peak_units = used_units;
 }
 
 static void charge(int64_t units) { charge_for(units, NULL); }

@@ -65,6 +65,14 @@ int64_t val_units(ValType t, int64_t len);
  * up its intermediates before the reference replays it (rt_set_replay), so
  * that the replay sees the memory the reference would. */
 void mem_uncharge(int64_t units);
+/* The largest mem_used() since mem_peak_reset: a fused block runs with the
+ * limit raised and compares its peak with -m at its end (backend.c). */
+void mem_peak_reset(void);
+int64_t mem_peak(void);
+/* Host vectors may use UNITS beyond -m (0: none): the fused block's
+ * raised limit. Messages still name -m; the device's ledger is not
+ * affected. */
+void mem_set_headroom(int64_t units);
 /* Host memory outside values that grows with the data (kernel scratch,
  * the evaluator's tables, descriptor offsets) is charged against the same
  * limit, in 8-byte units rounded up (mem_bytes_units): mem_alloc_charged

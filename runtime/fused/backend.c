@@ -115,6 +115,12 @@ struct Backend {
     int64_t interp_work, tr_instrs;
     int64_t replace_inplace, replace_copied;
     int64_t donated, written_in_place;  /* results offered an argument's storage, and those that took it */
+    int input_overwritten;              /* this block run wrote a result over an input's storage */
+    /* the block run's input descriptors without their offsets cached at
+     * its start (value.h seg_offsets, charged against -m while cached) */
+    Value **offs_new;
+    int noffs_new, offs_cap;
+    int64_t mem_reruns, mem_kept;       /* block runs past -m at their peak: rerun on the reference; kept */
     double kernel_seconds, host_seconds;
 };
 
@@ -340,8 +346,11 @@ static void settle_donors(Backend *b, const BlockPlan *bp, int s)
         int p = ps->donor[r], v = ps->k->rets[r];
         if (p < 0 || !b->env[p])
             continue;
-        if (b->env[v] == b->env[p])
+        if (b->env[v] == b->env[p]) {
             b->written_in_place++;
+            if (holds_input(b, bp, p))
+                b->input_overwritten = 1;
+        }
         b->env[p]->donated = 0;
     }
 }
@@ -520,9 +529,15 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
  * interpreter from its inputs (still on the stack) and the RAND state it
  * started with, so that the reference reports the error in its own words
  * at its own line. Returns only if the reference finds no error. */
+static void drop_new_offsets(Backend *b, const Interp *it, int nin, Value *const *outs, int nout);
+
 static void replay_block(void *arg)
 {
     Backend *b = arg;
+    /* -m as the user gave it (the block ran with headroom), and the
+     * segment offsets the block cached gone, as in the reference */
+    mem_set_headroom(0);
+    drop_new_offsets(b, b->rp_it, b->rp_nin, NULL, 0);
     /* What the block charged is dead: it stops counting against -m (it is
      * not freed, another thread may still be reading it). */
     if (mem_used() > b->rp_used)
@@ -979,6 +994,69 @@ static void tier_judge(Backend *b, int k, int64_t w, double dt)
     }
 }
 
+/* The block run now ending passed -m at its peak: undo it (its values
+ * released, in-place REPLACEs rolled back, RAND as it was) and run the
+ * block on the reference from its inputs, still on the stack. */
+/* Forget the segment offsets the fused run cached on descriptors that
+ * had none when it started (its inputs among b->offs_new, and the
+ * descriptors it made, in OUTS[0..NOUT)): the reference would not have
+ * computed them, and cached they count against -m for as long as the
+ * descriptor lives (bn_qs: 8 units over the reference's smallest -m).
+ * Computing them again later costs a pass over the lengths. */
+static void drop_new_offsets(Backend *b, const Interp *it, int nin, Value *const *outs, int nout)
+{
+    for (int i = 0; i < b->noffs_new; i++)
+        seg_drop_offsets(b->offs_new[i]);
+    for (int i = 0; i < nout; i++) {
+        Value *v = outs[i];
+        if (!v || v->type != VT_SEGDES || !v->offs)
+            continue;
+        int input = 0; /* an input that had them at the start keeps them */
+        for (int j = 0; j < nin && j < it->sp && !input; j++)
+            input = it->stk[it->sp - 1 - j] == v;
+        if (!input)
+            seg_drop_offsets(v);
+    }
+    b->noffs_new = 0;
+}
+
+/* Note the block run's input descriptors that have no offsets cached. */
+static void note_offsets(Backend *b, const Interp *it, int nin)
+{
+    b->noffs_new = 0;
+    for (int j = 0; j < nin && j < it->sp; j++) {
+        Value *v = it->stk[it->sp - 1 - j];
+        if (v->type != VT_SEGDES || v->offs || v->len <= 1)
+            continue;
+        if (b->noffs_new == b->offs_cap) {
+            int cap = b->offs_cap ? 2 * b->offs_cap : 16;
+            Value **o = realloc(b->offs_new, (size_t)cap * sizeof *o);
+            if (!o)
+                return; /* (then they stay cached: counted as now) */
+            b->offs_new = o;
+            b->offs_cap = cap;
+        }
+        b->offs_new[b->noffs_new++] = v;
+    }
+}
+
+static void rerun_on_reference(Backend *b, Interp *it, const BlockPlan *bp, RandState rand_before)
+{
+    drop_new_offsets(b, it, bp->dfg.nin, NULL, 0);
+    for (int v = 0; v < bp->nvars; v++)
+        if (b->env[v]) {
+            val_release(b->env[v]);
+            b->env[v] = NULL;
+        }
+    undo_log_rollback(&b->undo);
+    undo_log_clear(&b->undo);
+    *rnd_global() = rand_before;
+    for (int j = 1; j <= bp->dfg.nin && j <= it->sp; j++)
+        val_for_host(it->stk[it->sp - j]);
+    b->mem_reruns++;
+    interp_exec_range(it, bp->blk.start, bp->blk.end);
+}
+
 int backend_run_block(Backend *b, Interp *it, int pc)
 {
     int k = b->block_at[pc];
@@ -1104,6 +1182,21 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     b->rp_end = bp->blk.end;
     b->rp_rand = rand_before;
     rt_set_replay(replay_block, b);
+    /* -m as the reference meets it: the fused run may hold more at its
+     * peak than the reference (its schedule is not the instructions'
+     * order), so it runs with headroom (its host vectors up to twice -m:
+     * a hard bound still) and, when its peak passed -m, is rolled back and
+     * run again on the reference (which then fails, or not, where the
+     * reference does). Not under --check, which runs the reference anyway. */
+    int64_t limit = mem_limit();
+    int raised = !b->opt.check && limit < INT64_MAX / 4;
+    if (raised) {
+        mem_set_headroom(limit);
+        mem_peak_reset();
+        b->input_overwritten = 0;
+    }
+    if (!b->opt.check)
+        note_offsets(b, it, g->nin);
     if (b->x->block_begin)
         b->x->block_begin(b->x, k, bp, env);
     for (int s = 0; s < bp->nsteps; s++) {
@@ -1155,7 +1248,28 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     if (b->x->block_end)
         b->x->block_end(b->x);
     rt_set_replay(NULL, NULL);
+    if (raised) {
+        mem_set_headroom(0);
+        if (mem_peak() > limit) {
+            if (!b->input_overwritten) {
+                rerun_on_reference(b, it, bp, rand_before);
+                return b->blocks[k].end;
+            }
+            b->mem_kept++; /* an input's storage is gone: the fused results stand */
+        }
+    }
     undo_log_clear(&b->undo);
+    if (!b->opt.check) {
+        Value *outs[64];
+        for (int i = 0; i < g->nout; i += 64) {
+            int n = g->nout - i < 64 ? g->nout - i : 64;
+            for (int q = 0; q < n; q++)
+                outs[q] = env[g->out[i + q]];
+            drop_new_offsets(b, it, g->nin, outs, n);
+        }
+        if (!g->nout)
+            drop_new_offsets(b, it, g->nin, NULL, 0);
+    }
     /* Replace the inputs by the outputs; --check keeps the inputs to run
      * the reference over them. */
     Value *saved[64], **ins = saved;
@@ -1346,6 +1460,9 @@ void backend_report(const Backend *b, FILE *f)
             (long long)b->launches, (long long)b->host_steps, (long long)fallbacks);
     fprintf(f, "stats: kernel results written over an argument: %lld of %lld offered\n",
             (long long)b->written_in_place, (long long)b->donated);
+    fprintf(f, "stats: block runs past -m at their peak: %lld run again on the reference, %lld kept (an input's "
+               "storage written over)\n",
+            (long long)b->mem_reruns, (long long)b->mem_kept);
     fprintf(f, "stats: REPLACE host steps: %lld in place, %lld copied\n", (long long)b->replace_inplace,
             (long long)b->replace_copied);
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "
@@ -1503,6 +1620,7 @@ void backend_free(Backend *b)
     free(b->blocks);
     free(b->block_at);
     free(b->env);
+    free(b->offs_new);
     free(b->classval);
     undo_log_free(&b->undo);
     if (b->x)
