@@ -390,30 +390,38 @@ try:
         shutil.rmtree(wdir, ignore_errors=True)
 
     # ---- a failing instruction whose result is dropped, run fused from the cache
-    # tier/dead_div_input.vcode divides by a vector read from stdin and
-    # drops the quotient: compiled (and kept as warm) by a run whose input
-    # has no 0, the block runs fused from the cache in the next, whose
-    # input has one: it must stop with the reference's message and line
-    dead = os.path.join(HERE, "tier", "dead_div_input.vcode")
-    good, bad = "( 1 1 1 1 1 1 1 1 )\n", "( 1 0 1 1 1 1 1 1 )\n"
-    ref_err = run("--backend=ref", dead, inp=bad)[2]
+    # tier/dead_*_input.vcode: a /, %, RAND, BPERMUTE or PERMUTE over a
+    # vector read from stdin, its result dropped: compiled (and kept as
+    # warm) by a run with a good input, the block runs fused from the cache
+    # in the next, with a bad one: it must stop with the reference's
+    # message and line
+    perm_good, perm_bad = "( 1 2 3 4 5 6 7 0 )\n", "( 1 2 3 4 5 6 7 8 )\n"
+    nz_good, nz_bad = "( 1 2 3 4 5 6 7 8 )\n", "( 1 2 3 4 5 6 7 0 )\n"
+    deads = [("div", "( 1 1 1 1 1 1 1 1 )\n", "( 1 0 1 1 1 1 1 1 )\n", "(lines 25-38, DIVR)"),
+             ("mod", nz_good, nz_bad, "(lines 23-36, DIVR)"), ("rand", nz_good, nz_bad, "(lines 23-35, DIVR)"),
+             ("bpermute", perm_good, perm_bad, "(lines 23-40, DIVR)"),
+             ("permute", perm_good, perm_bad, "(lines 23-38, DIVR)")]
     for be, extra, env in (("cpu", [], {}),
                            ("cuda", [], {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0",
                                          "VINTERP_CUDA_HOST_MAX_SCAN": "0"})):
         if be == "cuda" and not shutil.which("c++"):
             continue
-        ddir = tempfile.mkdtemp(prefix="vinterp-dead-")
-        dc = "--cache-dir=" + ddir
-        rc, out, err, _ = run("--backend=" + be, "--tier=sync", "--tier-work=0", "--tier-min-len=0", dc, dead, env=env,
-                              inp=good)
-        check("%s: dead_div_input with no 0: 36, its blocks compiled" % be, rc == 0 and out == "( 36 )\n", err)
-        rc, out, err, _ = run("--backend=" + be, "--tier-min-len=0", dc, "-d", "tier", dead, env=dict(GATED, **env),
-                              inp=bad)
-        lines = err.strip().split("\n")
-        check("%s: ... with a 0, the block fused from the cache stops with the reference's message" % be,
-              rc == 1 and out == "" and ref_err.startswith("vinterp: ") and lines[-1] == ref_err.strip()
-              and "(lines 25-38, DIVR): promoted, its code in the cache" in err, err)
-        shutil.rmtree(ddir, ignore_errors=True)
+        for name, good, bad, where in deads:
+            dead = os.path.join(HERE, "tier", "dead_%s_input.vcode" % name)
+            ref_err = run("--backend=ref", dead, inp=bad)[2]
+            ddir = tempfile.mkdtemp(prefix="vinterp-dead-")
+            dc = "--cache-dir=" + ddir
+            rc, out, err, _ = run("--backend=" + be, "--tier=sync", "--tier-work=0", "--tier-min-len=0", dc, dead,
+                                  env=env, inp=good)
+            check("%s: dead_%s_input with a good input: 36, its blocks compiled" % (be, name),
+                  rc == 0 and out == "( 36 )\n", err)
+            rc, out, err, _ = run("--backend=" + be, "--tier-min-len=0", dc, "-d", "tier", dead,
+                                  env=dict(GATED, **env), inp=bad)
+            lines = err.strip().split("\n")
+            check("%s: ... with a bad one, the block fused from the cache stops with the reference's message" % be,
+                  rc == 1 and out == "" and ref_err.startswith("vinterp: ") and lines[-1] == ref_err.strip()
+                  and where + ": promoted, its code in the cache" in err, err)
+            shutil.rmtree(ddir, ignore_errors=True)
 
     # ---- --no-cache: the tiers' builds go to a directory of the run's own -----
     tmp = tempfile.mkdtemp(prefix="vinterp-tmpdir-")
