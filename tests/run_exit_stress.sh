@@ -4,9 +4,8 @@
 # printed its whole output, then died at exit).
 #
 # Each round starts 12 runs at once, all with the same --cache-dir, over
-# tests/tier/loop.vcode, tests/tier/once.vcode and (when ../shared/corpus
-# is there) bn_qs and cu_sort_rank, every block promoted at its first run,
-# in six ways:
+# tests/tier/loop.vcode and tests/tier/once.vcode, every block promoted at
+# its first run, in six ways:
 #   cpu, the background tiers as they are (the run ends when it ends);
 #   cpu, ending once a compile runs (VINTERP_TEST_TIER_END=compiling: it
 #        is abandoned, its compiler killed);
@@ -24,7 +23,6 @@
 interp=${1:-bin/vinterp}
 rounds=${2:-2}
 here=$(cd "$(dirname "$0")" && pwd)
-corpus=${VINTERP_CORPUS:-$here/../../shared/corpus}
 passed=0
 failed=0
 ok() { passed=$((passed + 1)); }
@@ -34,12 +32,9 @@ trap 'rm -rf "$tmp"' EXIT
 cache="$tmp/cache"
 mkdir -p "$cache"
 
+# small programs: their units compile in a second or two, so that the
+# runs (12 at once on a busy machine) are over in a minute or two
 progs="$here/tier/loop.vcode $here/tier/once.vcode"
-if [ -d "$corpus" ]; then
-    for p in bn_qs cu_sort_rank; do
-        [ -f "$corpus/$p.vcode" ] && progs="$progs $corpus/$p.vcode"
-    done
-fi
 i=0
 for p in $progs; do
     i=$((i + 1))
@@ -87,7 +82,7 @@ while [ $r -lt "$rounds" ]; do
         k=$((j % 6))
         n=$((j % nprogs + 1))
         if [ $rc -eq 0 ] && cmp -s "$tmp/out$r.$j" "$tmp/want$n" &&
-            ! grep -q -E 'Sanitizer|runtime error|torn down' "$tmp/err$r.$j"; then
+            ! grep -q -E 'Sanitizer|runtime error|torn down|not reached in the time' "$tmp/err$r.$j"; then
             ok
         else
             bad "round $r, run $j (way $k: $(way $k | sed 's/VINTERP_CUDA_HOST_MAX_[A-Z]*=0 //g'), $(echo $progs | cut -d' ' -f$n | xargs basename)): exit $rc"

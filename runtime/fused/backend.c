@@ -551,26 +551,6 @@ static void replay_block(void *arg)
 
 /* ---- tiers ---------------------------------------------------------------- */
 
-/* Tests ($VINTERP_TEST_TIER_HOLD): the job goes on forever, as one inside
- * NVRTC, which cannot be interrupted. Like a library that the job loaded,
- * it registers its teardown at exit; the teardown of a library still in
- * use crashes, and so does this one. A run must therefore end without
- * exit()'s teardown (tier_workers_stuck). */
-static void held_teardown(void)
-{
-    static const char msg[] = "vinterp: the held tier job's library was torn down under it\n";
-    if (write(2, msg, sizeof msg - 1) < 0) {
-    }
-    abort();
-}
-
-static void hold_forever(void)
-{
-    atexit(held_teardown);
-    for (;;)
-        pause();
-}
-
 /* The worker's job: plan block K and build its code into the cache. */
 static void tier_job(void *arg, int k)
 {
@@ -603,7 +583,7 @@ static void tier_job(void *arg, int k)
     e->ready_t = rt_seconds() - b->t_start;
     atomic_store_explicit(&e->state, rc == 0 ? BS_READY : BS_FAILED, memory_order_release);
     if (b->opt.tier.test_hold)
-        hold_forever();
+        tier_test_hold_forever();
 }
 
 static void tier_trace(const Backend *b, int k, const char *what)

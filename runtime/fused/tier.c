@@ -218,7 +218,33 @@ static void abandon(TierWorker *w)
         jit_abandon();
 }
 
-static int compiling(TierWorker *w) { return w->hooks.compiling ? w->hooks.compiling(w->hooks.ctx) : jit_compiling(); }
+/* A job held by tier_test_hold_forever: a compile that never ends. */
+static atomic_int held;
+
+static int compiling(TierWorker *w)
+{
+    if (atomic_load(&held))
+        return 1;
+    return w->hooks.compiling ? w->hooks.compiling(w->hooks.ctx) : jit_compiling();
+}
+
+/* The teardown of a library still in use crashes; so does the held job's
+ * (registered like a library's, at exit). */
+static void held_teardown(void)
+{
+    static const char msg[] = "vinterp: the held tier job's library was torn down under it\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {
+    }
+    abort();
+}
+
+void tier_test_hold_forever(void)
+{
+    atexit(held_teardown);
+    atomic_store(&held, 1);
+    for (;;)
+        pause();
+}
 
 /* Tell the test (mu held) what happened at T: the clock's reading the
  * decision was made on. */

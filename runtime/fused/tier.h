@@ -156,6 +156,13 @@ int tier_worker_wait(TierWorker *w, TierGate gate, double limit);
  * (tier.c's handler) and at rt_exit_status(0) (its exit guard) the live
  * workers are stopped first, and the process ends so when one does not. */
 int tier_workers_stuck(void);
+/* Tests ($VINTERP_TEST_TIER_HOLD): the calling job goes on forever, as one
+ * inside NVRTC, which cannot be interrupted; it counts as a compile in
+ * progress (TIER_GATE_COMPILING), whether or not it compiled anything.
+ * Like a library that the job loaded, it registers a teardown at exit
+ * that crashes: the run must end without exit()'s teardown
+ * (tier_workers_stuck). */
+void tier_test_hold_forever(void);
 /* 1 when called on W's thread. */
 int tier_worker_is_self(const TierWorker *w);
 /* Abandon: set by tier_worker_stop; jobs poll it between phases. */

@@ -275,9 +275,9 @@ static void test_parts(LcuVarType *types)
     size_t sum = prelude;
     for (int p = 0; p < 4; p++) {
         char *t = cg_unit_part_text(u, p, p + 1, &plen);
-        char want[16];
+        char want[48];
         snprintf(want, sizeof want, "vk_u%d_s%d_", p / 2, p % 2);
-        char other[16];
+        char other[48];
         snprintf(other, sizeof other, "vk_u%d_s%d_", p / 2, 1 - p % 2);
         CHECK(t && strncmp(t, text, prelude) == 0 && text_count(t, want) > 0 && text_count(t, other) == 0 &&
               text_count(t, p < 2 ? "vk_u1" : "vk_u0") == 0);
