@@ -14,10 +14,13 @@ BUILD   ?= build
 BIN     ?= bin
 
 # The layers, lowest first: each is one folder and one static library, and
-# may include the headers of the layers before it only
-# (tests/check_layers.sh). Linked highest first, a call from a layer into
-# one above it is an undefined reference.
+# may include the headers of the layers before it only; kernels/ (the CUDA
+# primitives and the plain C headers they share) sits above vcode/.
+# tests/check_layers.sh, run by every build, checks the includes, and that
+# no archive uses a symbol a layer above it defines (the linker would not
+# say: it resolves an archive's symbols from any archive on the line).
 LAYERS      := vcode translate runtime/core runtime/interp runtime/jit runtime/device runtime/fused
+INCLUDE_ORDER := vcode kernels $(filter-out vcode,$(LAYERS))
 LINK_ORDER  := runtime/fused runtime/device runtime/jit runtime/interp runtime/core translate vcode
 layer_lib    = $(BUILD)/lib/lib$(subst /,_,$(1)).a
 LIB_SRC     := $(foreach l,$(LAYERS),$(wildcard $(l)/*.c))
@@ -35,9 +38,9 @@ UNIT_SRC    := $(wildcard tests/unit/*.c)
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%) $(BUILD)/tests/unit/test_kernels_emul
 CXX     ?= g++
 
-.PHONY: all check-deps layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
+.PHONY: all check-deps layers print-include-order print-layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
 
-all: check-deps $(BIN)/vinterp $(KERNELS_LIB)
+all: check-deps $(BIN)/vinterp $(KERNELS_LIB) layers
 
 # What the build needs, checked before anything compiles: a missing
 # package is named with the line that installs it (make deps does).
@@ -90,9 +93,16 @@ $(BUILD)/tests/unit/test_kernels_emul: kernels/test_kernels.cu $(LAYER_LIBS)
 
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d)
 
-# No folder includes a header of a layer above it.
-layers:
-	@sh tests/check_layers.sh
+# No folder includes a header of a layer above it; no archive uses a symbol
+# of a layer above it (quiet when it passes).
+layers: $(LAYER_LIBS)
+	@sh tests/check_layers.sh $(BUILD) "$(INCLUDE_ORDER)" "$(LAYERS)" >$(BUILD)/layers.log 2>&1 || \
+	    { cat $(BUILD)/layers.log; exit 1; }
+
+print-include-order:
+	@echo $(INCLUDE_ORDER)
+print-layers:
+	@echo $(LAYERS)
 
 # Every test; the last line is the total "N passed, N failed".
 test: deps $(BIN)/vinterp $(UNIT_BIN)

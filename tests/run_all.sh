@@ -57,7 +57,7 @@ count() {
     failed=$((failed + f))
 }
 
-section "layers: no folder includes a header of a layer above it" sh "$here/check_layers.sh"
+section "layers: no folder includes a header, no archive a symbol, of a layer above it" sh "$here/check_layers.sh" "$build"
 
 for t in "$build"/tests/unit/*; do
     [ -x "$t" ] || continue
@@ -173,6 +173,7 @@ fi
 # fail (runtime/fused/check_bound.h; skips what lacks a compiler).
 section "--check: error bounds (tests/check)" python3 "$here/run_check_bound.py" "$interp"
 section "command line" python3 "$here/run_cli.py" "$interp"
+section "docs: every file and option the pages name exists; README within 160 lines" python3 "$here/check_docs.py" "$interp"
 section "the -m limit under every backend" python3 "$here/run_mem_limits.py" "$interp"
 section "tiers" python3 "$here/run_tiers.py" "$interp"
 section "exit while the tier workers compile: 12 runs at once sharing one cache, twice" \
