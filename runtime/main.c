@@ -7,6 +7,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/interp/interp.h"
 #include "runtime/core/print.h"
+#include "runtime/core/settings.h"
 #include "runtime/interp/profile.h"
 #include "runtime/fused/tier.h"
 #include "runtime/fused/tier_prep.h"
@@ -29,9 +30,10 @@ static int64_t mem_units = 1000000;
 /* -m's largest value: 2^60 units of 8 bytes, every byte count an int64_t. */
 #define MEM_UNITS_MAX (INT64_C(1) << 60)
 
-static void usage(void)
+/* The classic's usage text (vcode/SPEC.md §7), the first part of --help. */
+static void usage(FILE *f)
 {
-    fprintf(stderr,
+    fprintf(f,
             "vinterp [-cgt] [-m <num>] [-l <file>] [-<num>] [-d <debug-switch>] file-name\n"
             "\t -c \t\t check arguments\n"
             "\t -d abort\t dump core on internal error\n"
@@ -50,38 +52,87 @@ static void usage(void)
             (long long)mem_units);
 }
 
-static void help(void)
+enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
+       LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK, LO_TIER,
+       LO_TIER_WORK, LO_TIER_MIN_LEN, LO_FLOAT_REASSOC, LO_SETTINGS };
+
+/* The options beyond the classic ones: getopt's table and --help's text. */
+static const struct {
+    const char *name;
+    int has_arg, id;
+    const char *arg, *doc;
+} long_options[] = {
+    { "backend", required_argument, LO_BACKEND, "=NAME",
+      "execution backend: auto (the default: cuda when a GPU is usable, else cpu when a C compiler is, "
+      "else ref), ref (the reference interpreter), lcu (fused block plans run by the λcu evaluator), cpu "
+      "(fused kernels compiled to C), cuda (fused kernels on the GPU)" },
+    { "check", no_argument, LO_CHECK, "", "run the reference beside the backend and compare every block" },
+    { "check-rel", required_argument, LO_CHECK_REL, "=R",
+      "a relative allowance for floats under --check beyond their error bounds (default 0)" },
+    { "cache-dir", required_argument, LO_CACHE_DIR, "=DIR", "the compiled-kernel cache" },
+    { "no-cache", no_argument, LO_NO_CACHE, "", "compile kernels without the cache" },
+    { "cuda-check", optional_argument, LO_CUDA_CHECK, "[=ARCH]",
+      "generate the CUDA of every block and compile it with NVRTC for ARCH (default sm_90), without running; "
+      "no GPU needed" },
+    { "fusion", required_argument, LO_FUSION, "=on|off", "fuse kernels in block plans (default on)" },
+    { "float-reassoc", no_argument, LO_FLOAT_REASSOC, "",
+      "float + and * reductions of more than 65536 elements fold by chunks, on several threads: faster, last "
+      "digits differ from the classic's" },
+    { "tier", required_argument, LO_TIER, "=background|sync|eager|off",
+      "when blocks are translated: as they get hot, on a worker (background, the default) or at once (sync); "
+      "all before the run (eager); never (off)" },
+    { "tier-work", required_argument, LO_TIER_WORK, "=N", "interpreter work (elements) before a block is promoted" },
+    { "tier-min-len", required_argument, LO_TIER_MIN_LEN, "=N", "shortest run a promoted block takes fused" },
+    { "max-steps", required_argument, LO_MAX_STEPS, "=N", "stop with an error after N instructions (0: no limit)" },
+    { "max-depth", required_argument, LO_MAX_DEPTH, "=N", "limit the call depth (default 10000000)" },
+    { "no-spawn", no_argument, LO_NO_SPAWN, "", "refuse SPAWN (for untrusted programs)" },
+    { "no-files", no_argument, LO_NO_FILES, "", "FOPEN fails (for untrusted programs)" },
+    { "progress", no_argument, LO_PROGRESS, "", "show progress on stderr when it is a terminal" },
+    { "profile", optional_argument, LO_PROFILE, "[=text|json]",
+      "calls, inclusive and exclusive time per VCODE function, on stderr at the end of the run" },
+    { "settings", no_argument, LO_SETTINGS, "", "every environment variable, as a Markdown table" },
+    { "help", no_argument, LO_HELP, "", "this text, on stdout" },
+    { "version", no_argument, LO_VERSION, "", "the version and the backends" },
+};
+#define N_LONG_OPTIONS (int)(sizeof long_options / sizeof long_options[0])
+
+/* The -d words: the classic's, then ours (set_debug's order). */
+static const char *const debug_words[] = { "abort", "lex",   "link",   "program", "runtime", "command", "stack",
+                                           "values", "heap", "fusion", "stats",   "tier" };
+
+/* TEXT wrapped at 100 columns, each line after INDENT spaces. */
+static void print_wrapped(FILE *f, const char *text, int indent)
 {
-    usage();
-    fprintf(stderr,
-            "Options of this interpreter beyond the classic ones:\n"
-            "\t --backend=NAME\t execution backend: auto (the default: cuda when a GPU is usable,\n"
-            "\t\t\t else cpu when a C compiler is, else ref), ref (the reference\n"
-            "\t\t\t interpreter), lcu (fused block plans run by the λcu evaluator),\n"
-            "\t\t\t cpu (fused kernels compiled to C), cuda (fused kernels on the GPU);\n"
-            "\t\t\t $VINTERP_BACKEND sets the default\n"
-            "\t --check\t run the reference beside the backend and compare every block\n"
-            "\t --check-rel=R\t a relative allowance for floats under --check beyond\n"
-            "\t\t\t their error bounds (default 0)\n"
-            "\t --cache-dir=DIR  compiled-kernel cache (default $VINTERP_CACHE_DIR,\n"
-            "\t\t\t else $XDG_CACHE_HOME/vinterp, else ~/.cache/vinterp)\n"
-            "\t --no-cache\t compile kernels without the cache (also VINTERP_NO_CACHE=1)\n"
-            "\t --cuda-check[=ARCH]  generate the CUDA of every block and compile it with\n"
-            "\t\t\t NVRTC for ARCH (default sm_90), without running; no GPU needed\n"
-            "\t --fusion=on|off\t fuse kernels in block plans (default on)\n"
-            "\t --float-reassoc\t float + and * reductions of more than 65536 elements\n"
-            "\t\t\t fold by chunks, on several threads: faster, last digits differ\n"
-            "\t\t\t from the classic's (also VINTERP_FLOAT_REASSOC=1)\n"
-            "\t -d fusion\t print each block's kernels, ILP and fused kernels when translated\n"
-            "\t -d stats\t print translation and execution figures at exit\n"
-            "\t --max-steps=N\t stop with an error after N instructions (0 = no limit)\n"
-            "\t --max-depth=N\t limit the call depth (default 10000000)\n"
-            "\t --no-spawn\t refuse SPAWN (for untrusted programs)\n"
-            "\t --no-files\t FOPEN fails (for untrusted programs)\n"
-            "\t --progress\t show progress on stderr when it is a terminal\n"
-            "\t --profile[=text|json]  calls, inclusive and exclusive time per VCODE\n"
-            "\t\t\t function, on stderr at the end of the run\n"
-            "\t --help, --version\n");
+    const char *p = text;
+    while (*p) {
+        int n = (int)strlen(p);
+        if (n > 100 - indent) {
+            n = 100 - indent;
+            while (n > 0 && p[n] != ' ')
+                n--;
+            if (n == 0)
+                n = (int)strcspn(p, " ");
+        }
+        fprintf(f, "%*s%.*s\n", indent, "", n, p);
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+}
+
+static void help(FILE *f)
+{
+    usage(f);
+    fprintf(f, "Options of this interpreter beyond the classic ones:\n");
+    for (int i = 0; i < N_LONG_OPTIONS; i++) {
+        fprintf(f, "  --%s%s\n", long_options[i].name, long_options[i].arg);
+        print_wrapped(f, long_options[i].doc, 6);
+    }
+    fprintf(f, "  -d fusion\n      each block's kernels, ILP and fused kernels when translated\n"
+               "  -d stats\n      translation and execution figures at exit\n"
+               "  -d tier\n      each block's promotion, translation and installation as it happens\n");
+    settings_print(f, 0);
+    fprintf(f, "Every setting, test ones included: vinterp --settings (runtime/SETTINGS.md)\n");
 }
 
 static double wall(void)
@@ -101,18 +152,14 @@ static void report(const char *file, const VcError *err)
         fprintf(stderr, "vinterp: %s\n", err->msg);
 }
 
-enum { LO_HELP = 1000, LO_VERSION, LO_BACKEND, LO_MAX_STEPS, LO_MAX_DEPTH, LO_NO_SPAWN, LO_PROFILE, LO_PROGRESS,
-       LO_FUSION, LO_NO_FILES, LO_CHECK, LO_CHECK_REL, LO_CACHE_DIR, LO_NO_CACHE, LO_CUDA_CHECK, LO_TIER,
-       LO_TIER_WORK, LO_TIER_MIN_LEN, LO_FLOAT_REASSOC };
-
-/* A count option's value: digits only, and in range. */
-static int parse_count(const char *opt, const char *s, int64_t *out)
+/* A count option's value: digits only, at least LO. */
+static int parse_count(const char *opt, const char *s, int64_t lo, int64_t *out)
 {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (!*s || *end || s[strspn(s, "0123456789")]) {
-        fprintf(stderr, "vinterp: %s takes a count >= 0, not '%s'\n", opt, s);
+    if (!*s || *end || s[strspn(s, "0123456789")] || v < lo) {
+        fprintf(stderr, "vinterp: %s: '%s' is not a count of at least %lld\n", opt, s, (long long)lo);
         return -1;
     }
     if (errno == ERANGE) {
@@ -135,393 +182,476 @@ static int parse_backend(const char *s, BackendKind *k)
             *k = t[i].k;
             return 0;
         }
-    fprintf(stderr, "vinterp: unknown backend '%s' (available: auto, ref, lcu, cpu, cuda)\n", s);
+    fprintf(stderr, "vinterp: --backend: '%s' is not one of auto, ref, lcu, cpu or cuda\n", s);
     return -1;
 }
 
-int main(int argc, char **argv)
-{
-    /* first: the parser's big arrays then come from the heap the vectors
-     * reuse, not from mappings that are returned (bh_16k peak RSS -1 MB) */
-    mem_init();
+/* Everything the command line and the environment decided. */
+typedef struct {
     InterpOptions opt;
-    memset(&opt, 0, sizeof opt);
-    opt.max_depth = 10000000;
-    int dump_program = 0;
-    int cuda_device = 0;
-    const char *cuda_check_arch = NULL; /* --cuda-check: compile only */
-    BackendKind bk = BK_AUTO;
-    int bk_given = 0; /* --backend on the command line (not the environment's default) */
-    const char *envb = getenv("VINTERP_BACKEND");
-    if (envb && *envb && parse_backend(envb, &bk) < 0)
-        return 1;
     JitOptions jopt;
-    memset(&jopt, 0, sizeof jopt);
     BackendOptions bopt;
-    memset(&bopt, 0, sizeof bopt);
-    bopt.fusion = 1;
-    bopt.check_rel = 0.0;
-    ProfileMode profile = PROF_OFF;
+    ProfileMode profile;
+    BackendKind bk;
+    int bk_given; /* --backend on the command line (not the environment's default) */
+    int dump_program, cuda_device, tier_trace;
+    const char *cuda_check_arch; /* --cuda-check: compile only */
     /* --tier and its thresholds: the command line's, applied over the
-     * backend's defaults and the environment once the backend is known. */
-    const char *tier_mode = NULL;
-    int64_t tier_work = -1, tier_min_len = -1;
-    int tier_trace = 0;
-    static const struct option longopts[] = {
-        { "help", no_argument, NULL, LO_HELP },
-        { "version", no_argument, NULL, LO_VERSION },
-        { "backend", required_argument, NULL, LO_BACKEND },
-        { "max-steps", required_argument, NULL, LO_MAX_STEPS },
-        { "max-depth", required_argument, NULL, LO_MAX_DEPTH },
-        { "no-spawn", no_argument, NULL, LO_NO_SPAWN },
-        { "profile", optional_argument, NULL, LO_PROFILE },
-        { "progress", no_argument, NULL, LO_PROGRESS },
-        { "fusion", required_argument, NULL, LO_FUSION },
-        { "no-files", no_argument, NULL, LO_NO_FILES },
-        { "check", no_argument, NULL, LO_CHECK },
-        { "check-rel", required_argument, NULL, LO_CHECK_REL },
-        { "cache-dir", required_argument, NULL, LO_CACHE_DIR },
-        { "no-cache", no_argument, NULL, LO_NO_CACHE },
-        { "cuda-check", optional_argument, NULL, LO_CUDA_CHECK },
-        { "tier", required_argument, NULL, LO_TIER },
-        { "tier-work", required_argument, NULL, LO_TIER_WORK },
-        { "tier-min-len", required_argument, NULL, LO_TIER_MIN_LEN },
-        { "float-reassoc", no_argument, NULL, LO_FLOAT_REASSOC },
-        { NULL, 0, NULL, 0 },
-    };
+     * backend's defaults and the environment once the backend is known */
+    const char *tier_mode;
+    int64_t tier_work, tier_min_len;
+    const char *file;
+} Cli;
+
+/* -d WORD (the classic's words, then ours). 0, or -1 (reported). */
+static int set_debug(Cli *cl, const char *w)
+{
+    int k = 0;
+    while (k < (int)(sizeof debug_words / sizeof debug_words[0]) && strcmp(w, debug_words[k]))
+        k++;
+    switch (k) {
+    case 0: rt_set_abort(1); break;
+    case 1: vc_trace.lex_trace = stdout; break;
+    case 2: vc_trace.link_trace = 1; break;
+    case 3: cl->dump_program = 1; break;
+    case 4: cl->opt.trace_runtime = 1; break;
+    case 5: cl->opt.trace_command = 1; break;
+    case 6: cl->opt.trace_stack = 1; break;
+    case 7: cl->opt.trace_values = 1; break;
+    case 8: cl->opt.trace_heap = 1; break;
+    case 9: cl->bopt.trace = stderr; break;
+    case 10: cl->bopt.stats = 1; break;
+    case 11: cl->tier_trace = 1; break;
+    default:
+        fprintf(stderr, "vinterp: -d: '%s' is not one of", w);
+        for (int i = 0; i < (int)(sizeof debug_words / sizeof debug_words[0]); i++)
+            fprintf(stderr, " %s", debug_words[i]);
+        fprintf(stderr, "\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* getopt's C (':' a value missing, '?' an unknown option) for ARG, the
+ * word it read last, in one line. */
+static void bad_option(int c, const char *arg)
+{
+    if (c == ':' && optopt > 0 && optopt < 256)
+        fprintf(stderr, "vinterp: -%c needs a value\n", optopt);
+    else if (c == ':')
+        fprintf(stderr, "vinterp: %s needs a value\n", arg);
+    else if (optopt > 0 && optopt < 256)
+        fprintf(stderr, "vinterp: unknown option -%c (vinterp --help lists them)\n", optopt);
+    else
+        fprintf(stderr, "vinterp: unknown option %s (vinterp --help lists them)\n", arg);
+}
+
+/* Read the environment and the command line into CL. 0: go on; 1: done
+ * (--help, --version, --settings); -1: an error, reported. */
+static int parse_args(int argc, char **argv, Cli *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->opt.max_depth = 10000000;
+    cl->bopt.fusion = 1;
+    cl->profile = PROF_OFF;
+    cl->tier_work = cl->tier_min_len = -1;
+    if (settings_load(stderr) < 0)
+        return -1;
+    cl->bk = (BackendKind)settings_choice(SET_BACKEND, BK_AUTO); /* auto|ref|lcu|cpu|cuda: BackendKind's order */
+    struct option longopts[N_LONG_OPTIONS + 1];
+    memset(longopts, 0, sizeof longopts);
+    for (int i = 0; i < N_LONG_OPTIONS; i++) {
+        longopts[i].name = long_options[i].name;
+        longopts[i].has_arg = long_options[i].has_arg;
+        longopts[i].val = long_options[i].id;
+    }
+    opterr = 0; /* our messages, in our voice */
     int c;
-    while ((c = getopt_long(argc, argv, "cd:gm:r:tl:0123456789", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":cd:gm:r:tl:0123456789", longopts, NULL)) != -1) {
         switch (c) {
-        case 'c': opt.check = 1; break;
-        case 't': opt.time = 1; break;
+        case 'c': cl->opt.check = 1; break;
+        case 't': cl->opt.time = 1; break;
         case 'g': break;
-        case 'l': break; /* accepted; FUSED is rejected when it is used */
+        case 'l': /* accepted; FUSED is rejected when it is used */
+            if (access(optarg, R_OK) != 0) {
+                fprintf(stderr, "vinterp: -l: '%s': %s\n", optarg, strerror(errno));
+                return -1;
+            }
+            break;
         case 'm': {
             int64_t units;
-            if (parse_count("-m", optarg, &units) < 0)
-                return 1;
+            if (parse_count("-m", optarg, 0, &units) < 0)
+                return -1;
             if (units > MEM_UNITS_MAX) {
-                fprintf(stderr, "vinterp: -m takes at most %lld units of 8 bytes, not '%s'\n",
-                        (long long)MEM_UNITS_MAX, optarg);
-                return 1;
+                fprintf(stderr, "vinterp: -m: '%s' is more than %lld units of 8 bytes\n", optarg,
+                        (long long)MEM_UNITS_MAX);
+                return -1;
             }
             mem_units = units;
             break;
         }
         case 'd':
-            if (!strcmp(optarg, "program")) dump_program = 1;
-            else if (!strcmp(optarg, "command")) opt.trace_command = 1;
-            else if (!strcmp(optarg, "stack")) opt.trace_stack = 1;
-            else if (!strcmp(optarg, "values")) opt.trace_values = 1;
-            else if (!strcmp(optarg, "runtime")) opt.trace_runtime = 1;
-            else if (!strcmp(optarg, "lex")) vc_trace.lex_trace = stdout;
-            else if (!strcmp(optarg, "link")) vc_trace.link_trace = 1;
-            else if (!strcmp(optarg, "heap")) opt.trace_heap = 1;
-            else if (!strcmp(optarg, "abort")) rt_set_abort(1);
-            else if (!strcmp(optarg, "fusion")) bopt.trace = stderr;
-            else if (!strcmp(optarg, "stats")) bopt.stats = 1;
-            else if (!strcmp(optarg, "tier")) tier_trace = 1;
-            else {
-                fprintf(stderr, "vinterp: -d: unknown debug switch '%s'\n", optarg);
-                usage();
-                return 1;
-            }
+            if (set_debug(cl, optarg) < 0)
+                return -1;
             break;
-        case LO_HELP: help(); return 0;
+        case LO_HELP: help(stdout); return 1;
+        case LO_SETTINGS: settings_print_markdown(stdout); return 1;
         case LO_VERSION:
             printf("vinterp %s (backends: auto, ref, lcu, cpu, cuda)\n", VINTERP_VERSION);
-            return 0;
+            return 1;
         case LO_BACKEND:
-            if (parse_backend(optarg, &bk) < 0)
-                return 1;
-            bk_given = 1;
+            if (parse_backend(optarg, &cl->bk) < 0)
+                return -1;
+            cl->bk_given = 1;
             break;
-        case LO_CHECK: bopt.check = 1; break;
+        case LO_CHECK: cl->bopt.check = 1; break;
         case LO_CHECK_REL: {
             char *end;
-            bopt.check_rel = strtod(optarg, &end);
-            if (*end || !(bopt.check_rel >= 0)) {
-                fprintf(stderr, "vinterp: --check-rel takes a tolerance >= 0, not '%s'\n", optarg);
-                return 1;
+            cl->bopt.check_rel = strtod(optarg, &end);
+            if (*end || !(cl->bopt.check_rel >= 0)) {
+                fprintf(stderr, "vinterp: --check-rel: '%s' is not a tolerance of at least 0\n", optarg);
+                return -1;
             }
             break;
         }
-        case LO_CACHE_DIR: jopt.cache_dir = optarg; break;
-        case LO_NO_CACHE: jopt.no_cache = 1; break;
-        case LO_CUDA_CHECK: cuda_check_arch = optarg ? optarg : "sm_90"; break;
+        case LO_CACHE_DIR:
+            if (!*optarg) {
+                fprintf(stderr, "vinterp: --cache-dir: '' is not a directory name\n");
+                return -1;
+            }
+            cl->jopt.cache_dir = optarg;
+            break;
+        case LO_NO_CACHE: cl->jopt.no_cache = 1; break;
+        case LO_CUDA_CHECK: cl->cuda_check_arch = optarg ? optarg : "sm_90"; break;
         case LO_TIER: {
             TierMode m;
             if (tier_parse_mode(optarg, &m) < 0) {
-                fprintf(stderr, "vinterp: --tier takes background, sync, eager or off, not '%s'\n", optarg);
-                return 1;
+                fprintf(stderr, "vinterp: --tier: '%s' is not one of background, sync, eager or off\n", optarg);
+                return -1;
             }
-            tier_mode = optarg;
+            cl->tier_mode = optarg;
             break;
         }
         case LO_TIER_WORK:
-            if (parse_count("--tier-work", optarg, &tier_work) < 0)
-                return 1;
+            if (parse_count("--tier-work", optarg, 0, &cl->tier_work) < 0)
+                return -1;
             break;
         case LO_TIER_MIN_LEN:
-            if (parse_count("--tier-min-len", optarg, &tier_min_len) < 0)
-                return 1;
+            if (parse_count("--tier-min-len", optarg, 0, &cl->tier_min_len) < 0)
+                return -1;
             break;
         case LO_FUSION:
             if (!strcmp(optarg, "on"))
-                bopt.fusion = 1;
+                cl->bopt.fusion = 1;
             else if (!strcmp(optarg, "off"))
-                bopt.fusion = 0;
+                cl->bopt.fusion = 0;
             else {
-                fprintf(stderr, "vinterp: --fusion takes on or off, not '%s'\n", optarg);
-                return 1;
+                fprintf(stderr, "vinterp: --fusion: '%s' is not on or off\n", optarg);
+                return -1;
             }
             break;
         case LO_MAX_STEPS:
-            if (parse_count("--max-steps", optarg, &opt.max_steps) < 0)
-                return 1;
+            if (parse_count("--max-steps", optarg, 0, &cl->opt.max_steps) < 0)
+                return -1;
             break;
         case LO_MAX_DEPTH:
-            if (parse_count("--max-depth", optarg, &opt.max_depth) < 0)
-                return 1;
+            if (parse_count("--max-depth", optarg, 1, &cl->opt.max_depth) < 0)
+                return -1;
             break;
-        case LO_NO_SPAWN: opt.no_spawn = 1; break;
-        case LO_FLOAT_REASSOC: opt.float_reassoc = 1; break;
-        case LO_PROGRESS: opt.progress = 1; break;
-        case LO_NO_FILES: opt.no_files = 1; break;
+        case LO_NO_SPAWN: cl->opt.no_spawn = 1; break;
+        case LO_FLOAT_REASSOC: cl->opt.float_reassoc = 1; break;
+        case LO_PROGRESS: cl->opt.progress = 1; break;
+        case LO_NO_FILES: cl->opt.no_files = 1; break;
         case LO_PROFILE:
             if (!optarg || !strcmp(optarg, "text"))
-                profile = PROF_TEXT;
+                cl->profile = PROF_TEXT;
             else if (!strcmp(optarg, "json"))
-                profile = PROF_JSON;
+                cl->profile = PROF_JSON;
             else {
-                fprintf(stderr, "vinterp: --profile takes text or json, not '%s'\n", optarg);
-                return 1;
+                fprintf(stderr, "vinterp: --profile: '%s' is not text or json\n", optarg);
+                return -1;
             }
             break;
         case '0': case '1': case '2': case '3': case '4':
         case '5': case '6': case '7': case '8': case '9':
-            cuda_device = c - '0';
+            cl->cuda_device = c - '0';
             break; /* GPU selection (--backend=cuda / auto) */
-        default: /* includes -r */
-            usage();
-            return 1;
+        case 'r':
+            fprintf(stderr, "vinterp: -r: not supported (the classic accepts it only to print its usage)\n");
+            return -1;
+        default: /* ':' a value missing, '?' an unknown option */
+            bad_option(c, argv[optind - 1]);
+            return -1;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "vinterp: Please supply file name.\n");
-        usage();
-        return 1;
+        if (optind == argc)
+            fprintf(stderr, "vinterp: Please supply file name. (vinterp --help lists the options)\n");
+        else
+            fprintf(stderr, "vinterp: Please supply one file name, not %d ('%s', '%s'%s)\n", argc - optind,
+                    argv[optind], argv[optind + 1], argc - optind > 2 ? ", ..." : "");
+        return -1;
     }
-    const char *file = argv[optind];
-    static char outbuf[1 << 16];
-    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    cl->file = argv[optind];
+    return 0;
+}
 
-    Program prog;
+/* The run: what main makes, freed on one path (run_free). */
+typedef struct {
+    Program prog, inl;
+    int have_prog, have_inl;
+    Program *run;      /* the program the interpreter runs: prog or inl */
+    Backend *backend;  /* a fused backend made before the run */
+    TierPrep *prep;    /* or the tiers' preparation, in the background */
+    Executor *bgx;     /* its executor, until it starts */
+    int fused, bg;
+    double t_start, parse_s, run_s; /* -d stats' summary */
+    char why[600];
+} Run;
+
+static void run_free(Run *r)
+{
+    backend_free(r->backend);
+    tier_prep_free(r->prep);
+    if (r->have_inl)
+        vc_free(&r->inl);
+    if (r->have_prog)
+        vc_free(&r->prog);
+}
+
+/* Parse, link and check CL's file into R->prog. 0 or -1 (reported). */
+static int load_program(Cli *cl, Run *r)
+{
+    double t0 = wall();
     VcError err;
-    if (vc_parse_file(file, &prog, &err) < 0 || vc_link(&prog, &err) < 0) {
-        report(file, &err);
-        vc_free(&prog);
-        return 1;
+    r->have_prog = 1;
+    if (vc_parse_file(cl->file, &r->prog, &err) < 0 || vc_link(&r->prog, &err) < 0) {
+        report(cl->file, &err);
+        return -1;
     }
     /* Under -c the run-time checks report with the classic messages, so
      * the static checker's findings are not fatal then, and its warnings
      * (IF on an Int, IF arms of different depths) are not printed. */
-    if (opt.check)
-        prog.warn = NULL;
-    if (vc_check(&prog, &err) < 0 && !opt.check) {
-        report(file, &err);
-        vc_free(&prog);
-        return 1;
+    if (cl->opt.check)
+        r->prog.warn = NULL;
+    if (vc_check(&r->prog, &err) < 0 && !cl->opt.check) {
+        report(cl->file, &err);
+        return -1;
     }
-    if (dump_program) {
-        vc_print_program(stderr, &prog);
+    if (cl->dump_program) {
+        vc_print_program(stderr, &r->prog);
         fflush(stderr);
     }
-    vc_check_forget(&prog);
+    vc_check_forget(&r->prog);
     mem_set_limit((int64_t)mem_units);
-    /* The fused backend runs the inlined program, block by block. */
-    Program inl;
-    Program *run = &prog;
-    Backend *backend = NULL;
-    memset(&inl, 0, sizeof inl);
-    /* Which backend: auto takes cuda when a device is usable, else cpu when
-     * a C compiler is, else the reference interpreter. */
-    char why[600] = "";
+    r->run = &r->prog;
+    r->parse_s = wall() - t0;
+    return 0;
+}
+
+/* Which backend: auto takes cuda when a device is usable, else cpu when a
+ * C compiler is, else the reference interpreter; and the settings that go
+ * with it. 0 or -1 (reported). */
+static int choose_backend(Cli *cl, Run *r)
+{
     /* The instruction traces describe the reference's one instruction at a
      * time run of the program as written, and -c checks each instruction's
      * arguments as it runs: without --backend on the command line (auto,
      * or $VINTERP_BACKEND's default) they run the reference. */
-    int traced = opt.check || opt.trace_command || opt.trace_stack || opt.trace_values || opt.trace_runtime ||
-                 opt.trace_heap;
-    if (traced && !bk_given && !cuda_check_arch)
-        bk = BK_REF;
-    if (cuda_check_arch)
-        bk = BK_CUDA;
-    else if (bk == BK_CUDA || bk == BK_AUTO) {
-        int have = cuda_usable(cuda_device, why, sizeof why);
-        if (bk == BK_CUDA && !have) {
-            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
-            vc_free(&prog);
-            return 1;
+    const InterpOptions *o = &cl->opt;
+    int traced = o->check || o->trace_command || o->trace_stack || o->trace_values || o->trace_runtime || o->trace_heap;
+    if (traced && !cl->bk_given && !cl->cuda_check_arch)
+        cl->bk = BK_REF;
+    if (cl->cuda_check_arch)
+        cl->bk = BK_CUDA;
+    else if (cl->bk == BK_CUDA || cl->bk == BK_AUTO) {
+        int have = cuda_usable(cl->cuda_device, r->why, sizeof r->why);
+        if (cl->bk == BK_CUDA && !have) {
+            fprintf(stderr, "vinterp: --backend=cuda: %s\n", r->why);
+            return -1;
         }
-        if (bk == BK_AUTO)
-            bk = have ? BK_CUDA : jit_have_compiler() ? BK_CPU : BK_REF;
+        if (cl->bk == BK_AUTO)
+            cl->bk = have ? BK_CUDA : jit_have_compiler() ? BK_CPU : BK_REF;
     }
-    if (bk == BK_CPU && !jit_have_compiler()) {
+    if (cl->bk == BK_CPU && !jit_have_compiler()) {
         fprintf(stderr, "vinterp: --backend=cpu: no C compiler ('%s' is not on PATH; set VINTERP_CC)\n",
-                getenv("VINTERP_CC") && *getenv("VINTERP_CC") ? getenv("VINTERP_CC") : "cc");
-        vc_free(&prog);
-        return 1;
+                settings_text(SET_CC) && *settings_text(SET_CC) ? settings_text(SET_CC) : "cc");
+        return -1;
     }
-    if (bk == BK_REF && bopt.check) {
+    if (cl->bk == BK_REF && cl->bopt.check) {
         fprintf(stderr, "vinterp: --check compares a fused backend with the reference; the backend is ref\n");
-        vc_free(&prog);
-        return 1;
+        return -1;
     }
     /* Lazy fills (runtime/core/value.h): off under --check, which compares
      * every value a block makes element by element, and by VINTERP_LAZY=0
      * (the tests run programs both ways). */
-    if (bopt.check || (getenv("VINTERP_LAZY") && strcmp(getenv("VINTERP_LAZY"), "0") == 0))
+    if (cl->bopt.check || settings_count(SET_LAZY, 1) == 0)
         val_lazy_on = 0;
-    if (getenv("VINTERP_LAZY_MIN")) {
-        int64_t m = 0;
-        if (parse_count("VINTERP_LAZY_MIN", getenv("VINTERP_LAZY_MIN"), &m) < 0 || m < 1) {
-            if (m < 1)
-                fprintf(stderr, "vinterp: VINTERP_LAZY_MIN takes a length of at least 1\n");
-            vc_free(&prog);
-            return 1;
-        }
-        val_lazy_min = m;
+    val_lazy_min = settings_count(SET_LAZY_MIN, val_lazy_min);
+    /* --float-reassoc, or $VINTERP_FLOAT_REASSOC=1 */
+    if (settings_count(SET_FLOAT_REASSOC, 0) == 1)
+        cl->opt.float_reassoc = 1;
+    cl->bopt.float_reassoc = cl->opt.float_reassoc;
+    if (cl->bopt.check && cb_perturb_parse(settings_text(SET_CHECK_PERTURB), &cl->bopt.perturb) < 0) {
+        fprintf(stderr, "vinterp: VINTERP_CHECK_PERTURB: '%s' is not fsum:D, ulps:N or int:N\n",
+                settings_text(SET_CHECK_PERTURB));
+        return -1;
     }
-    /* --float-reassoc, or $VINTERP_FLOAT_REASSOC=1 (0: off) */
-    const char *fr = getenv("VINTERP_FLOAT_REASSOC");
-    if (fr && strcmp(fr, "0") && strcmp(fr, "1")) {
-        fprintf(stderr, "vinterp: VINTERP_FLOAT_REASSOC takes 0 or 1, not '%s'\n", fr);
-        vc_free(&prog);
-        return 1;
-    }
-    if (fr && !strcmp(fr, "1"))
-        opt.float_reassoc = 1;
-    bopt.float_reassoc = opt.float_reassoc;
-    if (bopt.check && cb_perturb_parse(getenv("VINTERP_CHECK_PERTURB"), &bopt.perturb) < 0) {
-        fprintf(stderr, "vinterp: VINTERP_CHECK_PERTURB takes fsum:D, ulps:N or int:N, not '%s'\n",
-                getenv("VINTERP_CHECK_PERTURB"));
-        vc_free(&prog);
-        return 1;
-    }
-    if (bk != BK_REF && opt.check && !cuda_check_arch) {
+    if (cl->bk != BK_REF && cl->opt.check && !cl->cuda_check_arch) {
         fprintf(stderr, "vinterp: -c checks arguments instruction by instruction on the reference "
                         "interpreter; use it with --backend=ref or auto\n");
-        vc_free(&prog);
+        return -1;
+    }
+    r->fused = cl->bk != BK_REF;
+    return 0;
+}
+
+/* The tier options of a fused backend: its defaults, the environment's,
+ * the command line's. 0 or -1 (reported). */
+static int set_tiers(Cli *cl, Run *r)
+{
+    BackendOptions *b = &cl->bopt;
+    tier_defaults(&b->tier, cl->bk == BK_CUDA ? "cuda" : cl->bk == BK_CPU ? "cpu" : "lcu");
+    if (cl->tier_mode)
+        tier_parse_mode(cl->tier_mode, &b->tier.mode);
+    if (cl->tier_work >= 0)
+        b->tier.work = cl->tier_work;
+    if (cl->tier_min_len >= 0)
+        b->tier.min_len = cl->tier_min_len;
+    if (cl->tier_trace)
+        b->tier.trace = stderr;
+    if (cl->cuda_check_arch)
+        b->tier.mode = TIER_EAGER; /* compile everything, run nothing */
+    /* Tiers build in the background into the cache, then load from it:
+     * under --no-cache that cache is the run's own. */
+    int tiered_cache = cl->bk != BK_LCU && b->tier.mode != TIER_EAGER;
+    if (tiered_cache && (cl->jopt.no_cache || settings_count(SET_NO_CACHE, 0) == 1) &&
+        jit_private_dir(&cl->jopt, r->why, sizeof r->why) < 0) {
+        fprintf(stderr, "vinterp: %s\n", r->why);
+        return -1;
+    }
+    /* where the tiers keep a program's hot blocks for its next run */
+    static char hot_dir[1100];
+    if (tiered_cache && jit_dir(&cl->jopt, hot_dir, sizeof hot_dir) == 0)
+        b->cache_dir = hot_dir;
+    return 0;
+}
+
+/* Make the fused backend: in the background (the tiers' worker inlines the
+ * program and makes it while the interpreter starts on the program as
+ * written), or here, on the inlined program. 0, 1 when there is nothing
+ * to run (--cuda-check), or -1 (reported). */
+static int set_up_fused(Cli *cl, Run *r)
+{
+    if (set_tiers(cl, r) < 0)
+        return -1;
+    BackendOptions *b = &cl->bopt;
+    r->bg = cl->bk != BK_LCU && b->tier.mode == TIER_BACKGROUND && !cl->cuda_check_arch;
+    if (r->bg) {
+        r->bgx = cl->bk == BK_CPU ? exec_cpu_new(&cl->jopt)
+                                  : exec_cuda_new(cl->cuda_device, &cl->jopt, NULL, 1, r->why, sizeof r->why);
+        if (!r->bgx) {
+            fprintf(stderr, "vinterp: --backend=cuda: %s\n", r->why);
+            return -1;
+        }
+        return 0;
+    }
+    InlineStats ist;
+    inline_program(&r->prog, &r->inl, NULL, &ist);
+    r->have_inl = 1;
+    VcError ierr;
+    memset(&ierr, 0, sizeof ierr);
+    if (vc_check(&r->inl, &ierr) < 0 && !cl->opt.check) {
+        report(cl->file, &ierr);
+        return -1;
+    }
+    vc_check_forget(&r->inl);
+    r->run = &r->inl;
+    if (b->trace || b->stats)
+        fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
+                ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
+    Executor *x = cl->bk == BK_LCU ? exec_lcu_new()
+                  : cl->bk == BK_CPU
+                      ? exec_cpu_new(&cl->jopt)
+                      : exec_cuda_new(cl->cuda_device, &cl->jopt, cl->cuda_check_arch, b->tier.mode != TIER_EAGER,
+                                      r->why, sizeof r->why);
+    if (!x) {
+        fprintf(stderr, "vinterp: --backend=cuda: %s\n", r->why);
+        return -1;
+    }
+    r->backend = backend_new(r->run, b, x, r->why, sizeof r->why);
+    if (!r->backend) {
+        fprintf(stderr, "vinterp: --backend=%s: %s\n", cl->bk == BK_CPU ? "cpu" : cl->bk == BK_CUDA ? "cuda" : "lcu",
+                r->why);
+        return -1;
+    }
+    if (cl->cuda_check_arch) { /* compiled, nothing to run */
+        if (b->stats)
+            backend_report(r->backend, stderr);
         return 1;
     }
-    int fused = bk != BK_REF;
-    if (fused) {
-        if (tier_defaults(&bopt.tier, bk == BK_CUDA ? "cuda" : bk == BK_CPU ? "cpu" : "lcu") < 0) {
-            vc_free(&prog);
-            return 1;
-        }
-        if (tier_mode)
-            tier_parse_mode(tier_mode, &bopt.tier.mode);
-        if (tier_work >= 0)
-            bopt.tier.work = tier_work;
-        if (tier_min_len >= 0)
-            bopt.tier.min_len = tier_min_len;
-        if (tier_trace)
-            bopt.tier.trace = stderr;
-        if (cuda_check_arch)
-            bopt.tier.mode = TIER_EAGER; /* compile everything, run nothing */
-        /* Tiers build in the background into the cache, then load from it:
-         * under --no-cache that cache is the run's own. */
-        const char *nc = getenv("VINTERP_NO_CACHE");
-        if (bk != BK_LCU && bopt.tier.mode != TIER_EAGER && (jopt.no_cache || (nc && *nc && strcmp(nc, "0")))) {
-            if (jit_private_dir(&jopt, why, sizeof why) < 0) {
-                fprintf(stderr, "vinterp: %s\n", why);
-                vc_free(&prog);
-                return 1;
-            }
-        }
-        /* where the tiers keep a program's hot blocks for its next run */
-        static char hot_dir[1100];
-        if (bk != BK_LCU && bopt.tier.mode != TIER_EAGER && jit_dir(&jopt, hot_dir, sizeof hot_dir) == 0)
-            bopt.cache_dir = hot_dir;
+    return 0;
+}
+
+/* -d stats' first line: where the time went, for a user. */
+static void print_summary(const Cli *cl, const Run *r)
+{
+    BackendTimes t;
+    double worker = 0.0;
+    int have = 0;
+    if (r->backend) {
+        backend_times(r->backend, &t);
+        have = 1;
+    } else if (r->prep)
+        have = tier_prep_times(r->prep, &t, &worker) == 0;
+    fprintf(stderr, "stats: summary: %.3f s in all: parse and check %.3f s; the run %.3f s", wall() - r->t_start,
+            r->parse_s, r->run_s);
+    if (!have) {
+        fprintf(stderr, ", all of it in the reference interpreter (%s)\n",
+                !r->fused ? "--backend=ref" : "no fused code was ready");
+        return;
     }
-    /* Tiers in the background: the interpreter starts on the program as
-     * written, the worker inlines it and makes the backend meanwhile. */
-    int bg = fused && bk != BK_LCU && bopt.tier.mode == TIER_BACKGROUND && !cuda_check_arch;
-    Executor *bgx = NULL;
-    if (bg) {
-        bgx = bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, NULL, 1, why, sizeof why);
-        if (!bgx) {
-            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
-            vc_free(&prog);
-            return 1;
-        }
-    } else if (fused) {
-        InlineStats ist;
-        inline_program(&prog, &inl, NULL, &ist);
-        VcError ierr;
-        memset(&ierr, 0, sizeof ierr);
-        if (vc_check(&inl, &ierr) < 0 && !opt.check) {
-            report(file, &ierr);
-            vc_free(&inl);
-            vc_free(&prog);
-            return 1;
-        }
-        vc_check_forget(&inl);
-        run = &inl;
-        if (bopt.trace || bopt.stats)
-            fprintf(stderr, "inline: %d calls inlined, %d kept, %d recursive functions, %d -> %d instructions\n",
-                    ist.calls_inlined, ist.calls_kept, ist.recursive_funcs, ist.code_before, ist.code_after);
-        Executor *x = bk == BK_LCU ? exec_lcu_new() : bk == BK_CPU ? exec_cpu_new(&jopt) : exec_cuda_new(cuda_device, &jopt, cuda_check_arch, bopt.tier.mode != TIER_EAGER, why, sizeof why);
-        if (!x) {
-            fprintf(stderr, "vinterp: --backend=cuda: %s\n", why);
-            vc_free(&inl);
-            vc_free(&prog);
-            return 1;
-        }
-        backend = backend_new(run, &bopt, x, why, sizeof why);
-        if (!backend) {
-            fprintf(stderr, "vinterp: --backend=%s: %s\n", bk == BK_CPU ? "cpu" : bk == BK_CUDA ? "cuda" : "lcu", why);
-            vc_free(&inl);
-            vc_free(&prog);
-            return 1;
-        }
-        if (cuda_check_arch) { /* compiled, nothing to run */
-            if (bopt.stats)
-                backend_report(backend, stderr);
-            backend_free(backend);
-            vc_free(&inl);
-            vc_free(&prog);
-            return 0;
-        }
-    }
+    fprintf(stderr, ", of which fused code %.3f s", t.fused_s);
+    if (cl->bk == BK_CUDA)
+        fprintf(stderr, " and moving data to and from the device %.3f s", t.transfer_s);
+    if (r->bg)
+        fprintf(stderr, "; translation %.3f s and compiles %.3f s on the tiers' worker (busy %.3f s beside the run)\n",
+                t.translate_s, t.compile_s, worker);
+    else
+        fprintf(stderr, "; translation %.3f s and compiles %.3f s before the blocks' first runs\n", t.translate_s,
+                t.compile_s);
+}
+
+/* Run the program, print the stack, report. */
+static void run_program(Cli *cl, Run *r)
+{
     Interp it;
-    interp_init(&it, run, &opt);
-    it.run_block = backend ? backend_block_hook : NULL;
-    it.block_ctx = backend;
-    if (backend && profile != PROF_OFF)
-        backend_profile_on(backend);
-    it.block_at = backend ? backend_block_map(backend) : NULL;
-    TierPrep *prep = NULL;
-    if (bg) {
-        bopt.profiling = profile != PROF_OFF;
-        prep = tier_prep_start(&prog, &bopt, bgx, &it); /* NULL: no thread, the reference alone */
-        tier_prep_wait_ready(prep);
+    interp_init(&it, r->run, &cl->opt);
+    it.run_block = r->backend ? backend_block_hook : NULL;
+    it.block_ctx = r->backend;
+    if (r->backend && cl->profile != PROF_OFF)
+        backend_profile_on(r->backend);
+    it.block_at = r->backend ? backend_block_map(r->backend) : NULL;
+    if (r->bg) {
+        cl->bopt.profiling = cl->profile != PROF_OFF;
+        r->prep = tier_prep_start(&r->prog, &cl->bopt, r->bgx, &it); /* NULL: no thread, the reference alone */
+        r->bgx = NULL;
+        tier_prep_wait_ready(r->prep);
     }
-    prof_start(run, profile);
+    prof_start(r->run, cl->profile);
     double t0 = wall();
     interp_run(&it);
     double t1 = wall();
-    if (backend)
-        backend_end_run(backend);
-    if (opt.time)
+    r->run_s = t1 - t0;
+    if (r->backend)
+        backend_end_run(r->backend);
+    if (cl->opt.time)
         fprintf(stderr, "elapsed time = %f seconds\n", t1 - t0);
     prof_report(stderr);
-    if (backend && profile != PROF_OFF)
-        backend_profile_report(backend, stderr, profile == PROF_JSON);
-    if (prep && profile != PROF_OFF)
-        tier_prep_profile_report(prep, stderr, profile == PROF_JSON);
+    if (r->backend && cl->profile != PROF_OFF)
+        backend_profile_report(r->backend, stderr, cl->profile == PROF_JSON);
+    if (r->prep && cl->profile != PROF_OFF)
+        tier_prep_profile_report(r->prep, stderr, cl->profile == PROF_JSON);
     fflush(stderr);
     for (int64_t i = 0; i < it.sp; i++) {
         val_for_host(it.stk[i]);
@@ -531,19 +661,21 @@ int main(int argc, char **argv)
     /* The answer is out. The worker stops: a compile in progress is
      * abandoned (its unit's next compile, in a later run, is unpaced:
      * jit.c's KEY.abandoned). VINTERP_TIER_GRACE_MS lets it finish first. */
-    tier_prep_end(prep, 1e-3 * (double)bopt.tier.grace_ms);
-    if (bopt.stats)
-    {
-        fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n",
-                (long long)val_lazy_made, (long long)val_lazy_written);
-        fprintf(stderr, "stats: interpreted float sums in parallel (every term an integer, their magnitudes summing below 2^53): %lld, "
-                "%lld tried that fell back to left to right\n",
+    tier_prep_end(r->prep, 1e-3 * (double)cl->bopt.tier.grace_ms);
+    if (cl->bopt.stats)
+        print_summary(cl, r);
+    if (cl->bopt.stats) {
+        fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n", (long long)val_lazy_made,
+                (long long)val_lazy_written);
+        fprintf(stderr,
+                "stats: interpreted float sums in parallel (every term an integer, their magnitudes summing below "
+                "2^53): %lld, %lld tried that fell back to left to right\n",
                 (long long)interp_fsum_parallel, (long long)interp_fsum_fellback);
     }
-    if (backend && bopt.stats)
-        backend_report(backend, stderr);
-    if (prep && bopt.stats)
-        tier_prep_report(prep, stderr);
+    if (r->backend && cl->bopt.stats)
+        backend_report(r->backend, stderr);
+    if (r->prep && cl->bopt.stats)
+        tier_prep_report(r->prep, stderr);
     if (tier_workers_stuck()) {
         /* A worker is still inside a compiler library: freeing what it
          * reads, or exit()'s teardown, would pull it from under it. */
@@ -551,10 +683,31 @@ int main(int argc, char **argv)
         _exit(0);
     }
     interp_free(&it);
-    backend_free(backend);
-    tier_prep_free(prep);
-    if (fused)
-        vc_free(&inl);
-    vc_free(&prog);
-    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* first: the parser's big arrays then come from the heap the vectors
+     * reuse, not from mappings that are returned (bh_16k peak RSS -1 MB) */
+    mem_init();
+    Cli cl;
+    int rc = parse_args(argc, argv, &cl);
+    if (rc != 0)
+        return rc < 0 ? 1 : 0;
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    Run r;
+    memset(&r, 0, sizeof r);
+    r.t_start = wall();
+    rc = load_program(&cl, &r);
+    if (rc == 0)
+        rc = choose_backend(&cl, &r);
+    if (rc == 0 && r.fused)
+        rc = set_up_fused(&cl, &r);
+    if (rc == 0)
+        run_program(&cl, &r);
+    if (r.bgx)
+        r.bgx->free(r.bgx);
+    run_free(&r);
+    return rc < 0 ? 1 : 0;
 }

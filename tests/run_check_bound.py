@@ -121,7 +121,7 @@ try:
               "it must be exact there" in err, err[-1500:])
         rc, out, err = run(args + ["--check", small], dict(env, VINTERP_CHECK_PERTURB="int:1.5"))
         check("%s: a malformed VINTERP_CHECK_PERTURB is refused" % what,
-              rc == 1 and "VINTERP_CHECK_PERTURB takes" in err and out == "", err)
+              rc == 1 and "VINTERP_CHECK_PERTURB: 'int:1.5' is not" in err and out == "", err)
     if have_cc:
         rc, out, err = run(["--backend=cpu", small], {"VINTERP_CHECK_PERTURB": "int:1"})
         check("VINTERP_CHECK_PERTURB does nothing without --check",

@@ -36,9 +36,92 @@ def json_objects(text):
 rc, out, err = run("--version")
 check("--version exits 0 and names vinterp", rc == 0 and out.startswith("vinterp "))
 rc, out, err = run("--help")
-check("--help exits 0 and lists --backend", rc == 0 and "--backend" in err)
-rc, out, err = run("--backend=nonesuch", fib)
-check("unknown backend is an error", rc == 1 and "unknown backend" in err and out == "")
+check("--help exits 0, on stdout, and lists --backend", rc == 0 and "--backend" in out and err == "")
+help_text = out
+# every option getopt takes is in --help, and so is every setting but the
+# test ones; the -m default shown is the current one (as the classic's usage)
+main_c = open(os.path.join(HERE, "..", "runtime", "main.c")).read()
+long_names = re.findall(r'^    \{ "([a-z-]+)", (?:no|required|optional)_argument, LO_', main_c, re.M)
+check("main.c's option table found (%d options)" % len(long_names), len(long_names) >= 15)
+missing = [n for n in long_names if "--" + n not in help_text]
+check("--help lists every long option", not missing, " ".join(missing))
+for word in ["fusion", "stats", "tier"]:
+    check("--help lists -d " + word, "-d " + word in help_text)
+rc, out, err = run("-m", "5000", "--help")
+check("--help shows the -m given before it as the default", rc == 0 and "(default 5000)" in out)
+rc, settings_md, err = run("--settings")
+names = re.findall(r"^\| `([A-Z_]+)` \|", settings_md, re.M)
+check("--settings lists the settings (%d)" % len(names), rc == 0 and len(names) >= 40)
+check("runtime/SETTINGS.md is vinterp --settings's output (regenerate it: bin/vinterp --settings > runtime/SETTINGS.md)",
+      open(os.path.join(HERE, "..", "runtime", "SETTINGS.md")).read() == settings_md)
+rows = dict(re.findall(r"^\| `([A-Z_]+)` \| [^|]* \| [^|]* \| (.*) \|$", settings_md, re.M))
+shown = [n for n, doc in rows.items() if not doc.startswith("(tests)") and n.startswith("VINTERP_")]
+check("--help lists every setting but the tests' ones", all(n + "=" in help_text for n in shown),
+      " ".join(n for n in shown if n + "=" not in help_text))
+# docs that cannot drift: every VINTERP_ variable a README or a test names
+# is one vinterp reads (not vinterp's: VINTERP_DIR, nesl-lib's; VINTERP_FUZZ_FILES, the fuzz
+# harness's; VINTERP_CORPUS, the test scripts'; VINTERP_VALUE_REGISTRY, a build macro)
+named = set()
+for root in ["README.md", "runtime", "translate", "kernels", "vcode", "tests", "nesl-lib", ".ci", "Makefile"]:
+    path = os.path.join(HERE, "..", root)
+    files = [path] if os.path.isfile(path) else [os.path.join(dp, f) for dp, _, fs in os.walk(path) for f in fs
+                                                 if f.endswith((".md", ".py", ".sh", ".c", ".h", ".cu", ".cuh"))
+                                                 or f in ("run", "Makefile")]
+    for f in files:
+        named |= set(re.findall(r"\b(VINTERP_[A-Z][A-Z0-9_]*[A-Z0-9])\b", open(f, errors="replace").read()))
+unknown = sorted(n for n in named - set(names) - {"VINTERP_DIR", "VINTERP_FUZZ_FILES", "VINTERP_CORPUS", "VINTERP_VALUE_REGISTRY",
+                                                   "VINTERP_SETTINGS", "VINTERP_VERSION"})
+check("every VINTERP_ variable the docs and tests name is in the settings table", not unknown, " ".join(unknown))
+# one voice: every message one line, "vinterp: ", naming the option and the value
+one_line = [
+    (["--backend=nonesuch", fib], "vinterp: --backend: 'nonesuch' is not one of auto, ref, lcu, cpu or cuda"),
+    (["--bogus", fib], "vinterp: unknown option --bogus (vinterp --help lists them)"),
+    (["-x", fib], "vinterp: unknown option -x (vinterp --help lists them)"),
+    (["-d", "bogus", fib], "vinterp: -d: 'bogus' is not one of "),
+    ([fib, fib], "vinterp: Please supply one file name, not 2"),
+    ([], "vinterp: Please supply file name."),
+    (["/"], "vinterp: Error reading input file /: Is a directory"),
+    (["-l", "/nonexistent.so", fib], "vinterp: -l: '/nonexistent.so': No such file or directory"),
+    (["--cache-dir=", fib], "vinterp: --cache-dir: '' is not a directory name"),
+    (["--max-depth=0", fib], "vinterp: --max-depth: '0' is not a count of at least 1"),
+    (["--tier=soon", fib], "vinterp: --tier: 'soon' is not one of background, sync, eager or off"),
+    (["-m"], "vinterp: -m needs a value"),
+    (["--backend"], "vinterp: --backend needs a value"),
+]
+for args, want in one_line:
+    rc, out, err = run(*args)
+    check("one line: vinterp %s" % " ".join(a.replace(HERE, "tests") for a in args),
+          rc == 1 and out == "" and err.startswith(want) and err.count("\n") == 1, err)
+bad_env = [
+    ("VINTERP_TIER_SHARE", "0", "vinterp: VINTERP_TIER_SHARE: '0' is not a count from 1 to 100"),
+    ("VINTERP_THREADS", "abc", "vinterp: VINTERP_THREADS: 'abc' is not a count from 1 to 256"),
+    ("VINTERP_FLOAT_REASSOC", "yes", "vinterp: VINTERP_FLOAT_REASSOC: 'yes' is not 0 or 1"),
+    ("VINTERP_TIER", "later", "vinterp: VINTERP_TIER: 'later' is not one of background, on, sync, eager or off"),
+    ("VINTERP_CUDA_EMULATE_BLOCK", "3", "vinterp: VINTERP_CUDA_EMULATE_BLOCK: '3' is not a power of two from 1 to 256"),
+    ("VINTERP_PAR_MIN", "-1", "vinterp: VINTERP_PAR_MIN: '-1' is not a count of at least 0"),
+    ("VINTERP_TEST_TIER_START", "soon", "vinterp: VINTERP_TEST_TIER_START: 'soon' is not 'ready'"),
+    ("VINTERP_NVRTC_THREADS", "0", "vinterp: VINTERP_NVRTC_THREADS: '0' is not a count from 1 to 1024"),
+]
+for var, val, want in bad_env:
+    p = subprocess.run([interp, "--backend=ref", fib], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, **{var: val}))
+    check("%s=%s is refused at start-up, in one line, under any backend" % (var, val),
+          p.returncode == 1 and p.stdout == "" and p.stderr == want + "\n", p.stderr)
+p = subprocess.run([interp, "--backend=ref", fib], capture_output=True, text=True, timeout=600,
+                   env=dict(os.environ, VINTERP_TIER_SHARE=""))
+check("a setting set to the empty string counts as not set", p.returncode == 0, p.stderr)
+# -d stats opens with one summary line a user can read
+for args, want in [(["--backend=ref"], r"the run [0-9.]+ s, all of it in the reference interpreter \(--backend=ref\)"),
+                   (["--backend=lcu", "--tier=eager"], r"the run [0-9.]+ s, of which fused code [0-9.]+ s; "
+                    r"translation [0-9.]+ s and compiles [0-9.]+ s before the blocks' first runs")]:
+    rc, out, err = run(*(args + ["-d", "stats", fib]))
+    first = [l for l in err.splitlines() if l.startswith("stats:")][:1]
+    check("-d stats (%s) opens with the summary" % " ".join(args),
+          rc == 0 and first and re.match(r"stats: summary: [0-9.]+ s in all: parse and check [0-9.]+ s; " + want + "$",
+                                        first[0]) is not None, err[:600])
+rc, out, err = run("--backend=cpu", "--tier=off", "--profile", fib)
+check("--profile with every block interpreted says so (no empty kernel table)",
+      rc == 0 and "profile: no fused kernel ran (every block interpreted)" in err and "by time" not in err, err[-600:])
 rc, out, err = run("-t", fib)
 check("-t prints the elapsed time line on stderr before the dump",
       rc == 0 and re.match(r"elapsed time = [0-9]+\.[0-9]{6} seconds\n$", err) is not None)
@@ -143,7 +226,7 @@ fr = os.path.join(HERE, "float_order", "float_reassoc.vcode")
 with open(os.path.join(HERE, "float_order", "float_reassoc.expected")) as f:
     fr_chunked = f.read()
 rc, out, err = run("--help")
-check("--help lists --float-reassoc", rc == 0 and "--float-reassoc" in err)
+check("--help lists --float-reassoc", rc == 0 and "--float-reassoc" in out)
 rc, out, err = run("--backend=ref", fr)
 check("without --float-reassoc: the left-to-right sum, 2^53",
       rc == 0 and out.splitlines()[0] == "( 9.00719925474099e+15 )", out)
@@ -298,7 +381,7 @@ if have_cc:
             p = subprocess.run([interp, "--backend=cuda", "--tier=eager", "--cache-dir=" + cache, segsum],
                                capture_output=True, text=True, timeout=600, env=dict(env, VINTERP_CUDA_CHECK_PTRS="yes"))
             check("cuda: VINTERP_CUDA_CHECK_PTRS=yes is refused", p.returncode == 1
-                  and "VINTERP_CUDA_CHECK_PTRS takes 0 or 1, not 'yes'" in p.stderr, p.stderr)
+                  and "VINTERP_CUDA_CHECK_PTRS: 'yes' is not 0 or 1" in p.stderr, p.stderr)
             # the instruments: the two lines scripts read, kernel time apart
             # from loads, allocations, copies and waits
             timed = os.path.join(HERE, "cli", "timed_work.vcode")

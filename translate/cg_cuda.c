@@ -232,13 +232,13 @@ static void fold_elem(CgBuf *b, const char *name, int j, const LcuSoac *s, const
  * dividing blockDim.x; `lane` = threadIdx.x % G): afterwards every thread
  * of a group holds the group's value, combined in lane order. Every
  * thread of the block must get here (barriers). */
+static int plant_race; /* cg_set_plant_race */
+
+void cg_set_plant_race(int on) { plant_race = on; }
+
 static void group_combine(CgBuf *b, const LcuSoac *s, const LcuVarType *types, const char *G, const char *ind)
 {
-    /* $VINTERP_CG_PLANT_RACE (tests/run_races.sh only): leave out the
-     * barrier between the stores and the tree's first reads, a race the
-     * emulated device's detector must report */
-    const char *plant = getenv("VINTERP_CG_PLANT_RACE");
-    int race = plant && *plant && strcmp(plant, "0") != 0;
+    int race = plant_race;
     for (int r = 0; r < s->nres; r++) {
         const char *sh = shmem(types, s, r), *ct = cg_ctype(types[s->res[r]].base);
         cg_printf(b, "%s%s[threadIdx.x] = a%d;\n%s%s\n", ind, sh, r, ind, race ? "/* planted race */" : "__syncthreads();");

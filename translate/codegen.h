@@ -205,6 +205,12 @@ int cg_tree_safe(const LcuSoac *s);
  * the runtime looks up exactly these (cg_cuda.c, beside the emitters). */
 int cg_cuda_has_entry(const LcuSoac *s, const char *phase);
 
+/* Tests (tests/run_races.sh; the runtime hands down VINTERP_CG_PLANT_RACE
+ * before it generates anything): ON = 1, the CUDA group reductions leave
+ * out the barrier between their stores and the tree's first reads, a race
+ * the emulated device's detector must report. */
+void cg_set_plant_race(int on);
+
 /* Base types of a SOAC's results (arrays), for thunk signatures: FIRST..
  * FIRST+N of s->res. */
 void cg_result_bases(const LcuSoac *s, const LcuVarType *types, int first, int n, VsElem *out);

@@ -538,19 +538,22 @@ int vc_parse_file(const char *path, Program *p, VcError *err)
     }
     size_t cap = 1 << 16, n = 0;
     char *buf = xrealloc(NULL, cap);
+    int bad = 0;
     for (;;) {
+        errno = 0;
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
-        if (n < cap)
+        if (n < cap) {
+            bad = ferror(f) ? (errno ? errno : EIO) : 0;
             break;
+        }
         cap *= 2;
         buf = xrealloc(buf, cap);
     }
-    int bad = ferror(f);
     fclose(f);
     if (bad) {
         free(buf);
-        snprintf(err->msg, sizeof err->msg, "Error reading input file %s", path);
+        snprintf(err->msg, sizeof err->msg, "Error reading input file %s: %s", path, strerror(bad));
         return -1;
     }
     int r = vc_parse_string(path, buf, n, p, err);

@@ -67,3 +67,13 @@ void vc_print_program(FILE *f, const Program *p)
     for (int i = 0; i < p->ncode; i++)
         vc_print_instr(f, p, i, i);
 }
+
+void vc_line_range(const Program *p, int start, int end, int *lo, int *hi)
+{
+    *lo = *hi = start < end ? p->code[start].line : 0;
+    for (int i = start + 1; i < end; i++) {
+        int l = p->code[i].line;
+        *lo = l < *lo ? l : *lo;
+        *hi = l > *hi ? l : *hi;
+    }
+}

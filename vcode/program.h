@@ -152,4 +152,9 @@ void vc_check_forget(Program *p);
 
 void vc_free(Program *p);
 
+/* The lowest and highest source line of instructions [START, END) of P
+ * (an inlined program's blocks mix the lines of several functions: the
+ * first instruction's line is not always the lowest). */
+void vc_line_range(const Program *p, int start, int end, int *lo, int *hi);
+
 #endif

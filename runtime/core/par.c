@@ -2,6 +2,7 @@
  * helper threads that wait, blocked on a condition variable, in between. */
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/core/par.h"
+#include "runtime/core/settings.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -28,12 +29,9 @@ static int64_t min_override = -1; /* $VINTERP_PAR_MIN, -1: none */
 int par_threads(void)
 {
     if (nthreads == 0) {
-        const char *e = getenv("VINTERP_THREADS");
-        long t = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+        int64_t t = settings_count(SET_THREADS, sysconf(_SC_NPROCESSORS_ONLN));
         nthreads = t < 1 ? 1 : t > MAX_THREADS ? MAX_THREADS : (int)t;
-        const char *m = getenv("VINTERP_PAR_MIN");
-        if (m && *m)
-            min_override = strtoll(m, NULL, 10);
+        min_override = settings_count(SET_PAR_MIN, -1);
     }
     return nthreads;
 }

@@ -4,6 +4,7 @@
  * thread of every block, as fibers at __syncthreads when the kernel has
  * barriers), and the primitives of runtime/device/emul_prims.c. */
 #include "runtime/device/cuda_dev.h"
+#include "runtime/core/settings.h"
 #include "runtime/device/emul_grid.h"
 #include "runtime/device/emul_prims.h"
 #include "translate/codegen_abi.h"
@@ -253,19 +254,6 @@ static void em_close(CudaDev *d)
     free(e);
 }
 
-/* A power of two in [1, MAX] from environment variable NAME, else DFLT. */
-static unsigned env_pow2(const char *name, unsigned max, unsigned dflt)
-{
-    const char *s = getenv(name);
-    if (s && *s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (!*end && v >= 1 && v <= (long)max && (v & (v - 1)) == 0)
-            return (unsigned)v;
-    }
-    return dflt;
-}
-
 /* The shape of the emulated device's launches. Threads per block:
  * $VINTERP_CUDA_EMULATE_BLOCK (a power of two up to 256), else 16, so that
  * the block- and warp-level code of the skeletons runs with several
@@ -275,18 +263,19 @@ static unsigned env_pow2(const char *name, unsigned max, unsigned dflt)
  * GPU's shapes, blocks of 256 threads, warps of 32, 8 blocks (slower: for
  * samples). Blocks of 1 thread in builds with AddressSanitizer, which does
  * not follow the fibers' stacks. */
+_Static_assert(VK_CUDA_BLOCK == 256, "VINTERP_CUDA_EMULATE_BLOCK's range in runtime/core/settings.h");
+
 static void emul_shape(CudaDev *d)
 {
-    const char *shape = getenv("VINTERP_CUDA_EMULATE_SHAPE");
-    int real = shape && strcmp(shape, "real") == 0;
+    int real = settings_choice(SET_CUDA_EMULATE_SHAPE, 0) == 1; /* small|real */
 #if defined(__SANITIZE_ADDRESS__)
     d->block = 1;
 #else
-    d->block = env_pow2("VINTERP_CUDA_EMULATE_BLOCK", VK_CUDA_BLOCK, real ? VK_CUDA_BLOCK : 16);
+    d->block = (unsigned)settings_count(SET_CUDA_EMULATE_BLOCK, real ? VK_CUDA_BLOCK : 16);
 #endif
-    unsigned w = env_pow2("VINTERP_CUDA_EMULATE_WARP", VK_CUDA_BLOCK, real ? 32 : d->block >= 4 ? d->block / 4 : 1);
+    unsigned w = (unsigned)settings_count(SET_CUDA_EMULATE_WARP, real ? 32 : d->block >= 4 ? d->block / 4 : 1);
     d->warp = w <= d->block ? w : d->block;
-    d->max_grid = env_pow2("VINTERP_CUDA_EMULATE_GRID", 1u << 16, real ? 8 : 4);
+    d->max_grid = (unsigned)settings_count(SET_CUDA_EMULATE_GRID, real ? 8 : 4);
 }
 
 CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
@@ -294,7 +283,7 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     jit_init();
     if (!jit_have(JIT_CXX)) {
         snprintf(why, len, "the emulated device needs a C++ compiler ('%s' not found; set VINTERP_CXX)",
-                 getenv("VINTERP_CXX") && *getenv("VINTERP_CXX") ? getenv("VINTERP_CXX") : "c++");
+                 settings_text(SET_CXX) && *settings_text(SET_CXX) ? settings_text(SET_CXX) : "c++");
         return NULL;
     }
     EmulDev *e = calloc(1, sizeof *e);
@@ -308,15 +297,14 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     emul_shape(d);
     /* VINTERP_CUDA_EMULATE_SHUFFLE=SEED (not 0): blocks and threads run in
      * an order drawn from SEED */
-    const char *sh = getenv("VINTERP_CUDA_EMULATE_SHUFFLE");
-    if (sh && *sh && strcmp(sh, "0") != 0) {
+    int64_t seed = settings_count(SET_CUDA_EMULATE_SHUFFLE, 0);
+    if (seed != 0) {
         e->shuffled = 1;
-        e->shuffle = strtoull(sh, NULL, 0) ^ 0x5eedULL;
+        e->shuffle = (uint64_t)seed ^ 0x5eedULL;
     }
     /* VINTERP_CUDA_EMULATE_FAULT=N: the Nth launch faults (for tests of
      * the messages) */
-    const char *fa = getenv("VINTERP_CUDA_EMULATE_FAULT");
-    e->fault_at = fa && *fa ? strtol(fa, NULL, 10) : 0;
+    e->fault_at = (long)settings_count(SET_CUDA_EMULATE_FAULT, 0);
     snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads, warps of %u, %u blocks%s%s)",
              d->block, d->warp, d->max_grid, e->shuffled ? ", shuffled" : "",
              emu_grid_races() ? ", race detection" : "");

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "runtime/device/cuda_dev.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/version.h"
 #include "translate/codegen_abi.h"
 
@@ -179,7 +180,7 @@ static int load_nvrtc(Nvrtc *r, char *why, size_t len)
     static const char *const names[] = { "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
                                           "/usr/local/cuda/lib64/libnvrtc.so", NULL };
     char libname[256];
-    const char *env = getenv("VINTERP_NVRTC");
+    const char *env = settings_text(SET_NVRTC);
     if (env && *env) {
         snprintf(libname, sizeof libname, "%s", env);
         r->h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
@@ -206,7 +207,7 @@ static int load_nvrtc(Nvrtc *r, char *why, size_t len)
 static int load_kernels(Kern *k, char *why, size_t len)
 {
     char libname[1200];
-    const char *env = getenv("VINTERP_KERNELS_LIB");
+    const char *env = settings_text(SET_KERNELS_LIB);
     if (env && *env) {
         snprintf(libname, sizeof libname, "%s", env);
     } else {
@@ -679,16 +680,8 @@ static void *rtc_worker(void *p)
  * online CPUs (at most 32). */
 static int rtc_threads(void)
 {
-    const char *e = getenv("VINTERP_NVRTC_THREADS");
-    if (e && *e) {
-        char *end;
-        long v = strtol(e, &end, 10);
-        if (*end || v < 1 || v > 1024) {
-            fprintf(stderr, "vinterp: VINTERP_NVRTC_THREADS takes a count from 1 to 1024, not '%s'\n", e);
-            exit(1);
-        }
-        return (int)v;
-    }
+    if (settings_given(SET_NVRTC_THREADS))
+        return (int)settings_count(SET_NVRTC_THREADS, 1);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 32 ? 32 : (int)n;
 }

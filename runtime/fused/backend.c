@@ -477,9 +477,11 @@ static void check_block(Backend *b, Interp *it, int k, Value **ins, const RandSt
     if (bad >= 0 || rand_bad) {
         FILE *f = stderr;
         fflush(stdout);
+        int lo, hi;
+        vc_line_range(p, bp->blk.start, bp->blk.end, &lo, &hi);
         fprintf(f, "vinterp: --check: the %s backend and the reference differ in the block at lines %d-%d "
                    "(function %s)\n",
-                b->x->name, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line, p->funcs[bp->blk.func].name);
+                b->x->name, lo, hi, p->funcs[bp->blk.func].name);
         if (bad >= 0) {
             fprintf(f, "  output %d (stack depth %d): %s gives ", bad, nout - 1 - bad, b->x->name);
             describe(f, outs[bad], at);
@@ -590,10 +592,11 @@ static void tier_trace(const Backend *b, int k, const char *what)
 {
     const BlockEntry *e = &b->entries[k];
     const Block *bl = &b->blocks[k];
+    int lo, hi;
+    vc_line_range(b->prog, bl->start, bl->end, &lo, &hi);
     fprintf(b->opt.tier.trace, "tier: %.6f s: block %d (lines %d-%d, %s): %s after %lld entries, work %lld%s%s\n",
-            rt_seconds() - b->t_start, k, b->prog->code[bl->start].line, b->prog->code[bl->end - 1].line,
-            b->prog->funcs[bl->func].name, what, (long long)e->entries, (long long)e->work, e->why[0] ? "; " : "",
-            e->why);
+            rt_seconds() - b->t_start, k, lo, hi, b->prog->funcs[bl->func].name, what, (long long)e->entries,
+            (long long)e->work, e->why[0] ? "; " : "", e->why);
 }
 
 /* Block K was found slower fused (this run or earlier ones): later runs
@@ -1020,6 +1023,13 @@ static void note_offsets(Backend *b, const Interp *it, int nin)
     }
 }
 
+static _Noreturn void length_mismatch(const Backend *b, const BlockPlan *bp)
+{
+    int lo, hi;
+    vc_line_range(b->prog, bp->blk.start, bp->blk.end, &lo, &hi);
+    rt_fatal("length mismatch in the block at lines %d-%d", lo, hi);
+}
+
 static void rerun_on_reference(Backend *b, Interp *it, const BlockPlan *bp, RandState rand_before)
 {
     drop_new_offsets(b, it, bp->dfg.nin, NULL, 0);
@@ -1190,8 +1200,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             host_step(b, it, bp, s, nd);
             b->host_seconds += rt_seconds() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
-                rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
-                         b->prog->code[bp->blk.end - 1].line);
+                length_mismatch(b, bp);
         } else {
             int nd = offer_donors(b, bp, s);
             if (nd && b->x->check_errors)
@@ -1211,8 +1220,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             for (int r = 0; r < ps->k->nrets; r++) {
                 int v = ps->k->rets[r];
                 if (env[v] && note_shape(b, bp, v, env[v]) < 0)
-                    rt_fatal("length mismatch in the block at lines %d-%d", b->prog->code[bp->blk.start].line,
-                             b->prog->code[bp->blk.end - 1].line);
+                    length_mismatch(b, bp);
             }
         }
         for (int r = 0; r < ps->nrelease; r++) {
@@ -1374,8 +1382,9 @@ static void tier_report(const Backend *b, FILE *f)
             int st = atomic_load(&e->state);
             const char *tier = st == BS_FUSED ? "fused" : e->demoted ? "demoted" : st == BS_QUEUED ? "compiling"
                                : st == BS_READY ? "ready, unused" : "interpreted";
-            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short",
-                    k, b->prog->code[b->blocks[k].start].line, b->prog->code[b->blocks[k].end - 1].line,
+            int lo, hi;
+            vc_line_range(b->prog, b->blocks[k].start, b->blocks[k].end, &lo, &hi);
+            fprintf(f, "stats: tier: block %d (lines %d-%d, %s): %s; %lld entries (%lld short", k, lo, hi,
                     b->prog->funcs[b->blocks[k].func].name, tier, (long long)e->entries, (long long)e->short_runs);
             if (e->lazy_runs)
                 fprintf(f, ", %lld with a lazy fill", (long long)e->lazy_runs);
@@ -1402,6 +1411,24 @@ static void tier_report(const Backend *b, FILE *f)
                 fprintf(f, "; %s", e->why);
             fputc('\n', f);
         }
+    }
+}
+
+void backend_times(const Backend *b, BackendTimes *t)
+{
+    memset(t, 0, sizeof *t);
+    t->fused_s = b->kernel_seconds + b->host_seconds;
+    for (int k = 0; k < b->nblocks; k++) {
+        const BlockEntry *e = &b->entries[k];
+        t->compile_s += e->compile_s;
+        if (plan_readable(b, e))
+            t->translate_s += e->plan.translate_seconds;
+    }
+    if (b->x->times) {
+        double c = 0.0, m = 0.0;
+        b->x->times(b->x, &c, &m);
+        t->compile_s += c;
+        t->transfer_s += m;
     }
 }
 
@@ -1531,6 +1558,8 @@ void backend_profile_report(const Backend *b, FILE *f, int json)
     qsort(rows, (size_t)m, sizeof *rows, by_seconds);
     if (json)
         fprintf(f, "{\"kernels\": [");
+    else if (m == 0)
+        fprintf(f, "profile: no fused kernel ran (every block interpreted)\n");
     else
         fprintf(f, "profile: %d fused kernels run; by time\n%-36s %6s %12s %12s\n", m, "kernel (function, first line)",
                 "soacs", "launches", "seconds");

@@ -54,6 +54,13 @@ void backend_worker_stopped(Backend *b, int dropped);
 void backend_end_run(Backend *b);
 /* -d stats summary. */
 void backend_report(const Backend *b, FILE *f);
+/* The figures of -d stats' summary (seconds): fused code (kernels and host
+ * steps), translation, compiles and loads (the tiers' worker's and the
+ * executor's), data moved to and from a device. */
+typedef struct {
+    double fused_s, translate_s, compile_s, transfer_s;
+} BackendTimes;
+void backend_times(const Backend *b, BackendTimes *t);
 /* --profile: per fused kernel, launches and time (JSON when JSON). */
 void backend_profile_on(Backend *b);
 void backend_profile_report(const Backend *b, FILE *f, int json);

@@ -390,6 +390,13 @@ static void report_keys(FILE *f, const char *who, char **paths, int n)
 
 void exec_report_keys(FILE *f, const char *who, char **paths, int n) { report_keys(f, who, paths, n); }
 
+static void cpu_times(Executor *x, double *compile_s, double *transfer_s)
+{
+    CpuExec *c = (CpuExec *)x;
+    *compile_s = c->js.compile_seconds + c->js.load_seconds;
+    *transfer_s = 0.0;
+}
+
 static void cpu_report(Executor *x, FILE *f)
 {
     CpuExec *c = (CpuExec *)x;
@@ -443,6 +450,7 @@ Executor *exec_cpu_new(const JitOptions *o)
     c->base.where = cpu_where;
     c->base.unit_file = cpu_unit_file;
     c->base.report = cpu_report;
+    c->base.times = cpu_times;
     c->base.free = cpu_free;
     c->jo = *o;
     jit_init();

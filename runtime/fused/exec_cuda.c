@@ -33,6 +33,7 @@
 #include "runtime/fused/exec_cpu.h"
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/core/rand.h"
+#include "runtime/core/settings.h"
 #include "kernels/rand_jump.h"
 #include "translate/cg_unit.h"
 #include "translate/codegen.h"
@@ -209,9 +210,10 @@ static void last_launch(const CudaExec *c, char *buf, size_t len)
     const char *path = c->kpath && c->last_block < c->nblocks && c->last_unique >= 0
                            ? c->kpath[c->ubase[c->last_block] + c->last_unique]
                            : NULL;
+    int lo, hi;
+    vc_line_range(p, bp->blk.start, bp->blk.end, &lo, &hi);
     snprintf(buf, len, "; the last kernel launched: vk_u%d_s%d_* of the block at lines %d-%d (function %s), in %s",
-             c->last_unique, c->last_soac, p->code[bp->blk.start].line, p->code[bp->blk.end - 1].line,
-             p->funcs[bp->blk.func].name, path && path[0] ? path : "a unit not cached");
+             c->last_unique, c->last_soac, lo, hi, p->funcs[bp->blk.func].name, path && path[0] ? path : "a unit not cached");
 }
 
 static void dev_fail(CudaExec *c, const char *what)
@@ -652,8 +654,7 @@ static void note_upload(CudaExec *c, int64_t bytes)
     c->top_up[i].bytes = bytes;
     c->top_up[i].line0 = c->top_up[i].line1 = 0;
     if (c->cur_bp && c->prog) {
-        c->top_up[i].line0 = c->prog->code[c->cur_bp->blk.start].line;
-        c->top_up[i].line1 = c->prog->code[c->cur_bp->blk.end - 1].line;
+        vc_line_range(c->prog, c->cur_bp->blk.start, c->cur_bp->blk.end, &c->top_up[i].line0, &c->top_up[i].line1);
     }
     c->top_up[i].var = c->cur_var;
 }
@@ -1916,7 +1917,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         rt_fatal("cuda: internal error: a block prepared twice");
     if (coded < 0)
         rt_fatal("out of host memory");
-    const char *done = c->compile_only ? getenv("VINTERP_CUDA_CHECK_DONE") : NULL;
+    const char *done = c->compile_only ? settings_text(SET_CUDA_CHECK_DONE) : NULL;
     if (done && !*done)
         done = NULL;
     CgUnit *u = make_unit(nblocks, plans, c->code, &c->kernels_generated, &c->kernels_not_generated, done);
@@ -2056,6 +2057,13 @@ static void cuda_check_errors(Executor *x)
     check_errors((CudaExec *)x);
 }
 
+static void cuda_times(Executor *x, double *compile_s, double *transfer_s)
+{
+    CudaExec *c = (CudaExec *)x;
+    *compile_s = c->load_seconds;
+    *transfer_s = c->alloc_seconds + c->h2d_seconds + c->d2h_seconds;
+}
+
 static void cuda_report(Executor *x, FILE *f)
 {
     CudaExec *c = (CudaExec *)x;
@@ -2173,21 +2181,7 @@ static void cuda_free(Executor *x)
  * 196 times) 142 s and 3.4 s, of 32 KB (46) 123 s and 4.9 s. */
 #define CUDA_PART_BYTES 32768
 
-static int64_t env_threshold(const char *name, int64_t dflt)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return dflt;
-    char *end;
-    long long v = strtoll(e, &end, 10);
-    return *end || v < 0 ? dflt : (int64_t)v;
-}
-
-static int emulated(void)
-{
-    const char *e = getenv("VINTERP_CUDA_EMULATE");
-    return e && *e && strcmp(e, "0") != 0;
-}
+static int emulated(void) { return settings_count(SET_CUDA_EMULATE, 0) == 1; }
 
 int cuda_usable(int dev, char *why, size_t len)
 {
@@ -2225,6 +2219,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.block_end = cuda_block_end;
     c->base.where = cuda_where;
     c->base.report = cuda_report;
+    c->base.times = cuda_times;
     c->base.free = cuda_free;
     /* Tiered, a block runs here only when its run is long enough (the
      * tiers' dispatch rule, tier.h): every kernel goes to the device, and
@@ -2233,32 +2228,21 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
      * Untiered (--tier=eager), steps below a size threshold per family
      * run on the host as generated C; see README "cuda backend". */
     c->inner = !tiered && jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
-    c->host_max[FAM_ELEM] = env_threshold("VINTERP_CUDA_HOST_MAX_ELEM", tiered ? 0 : 16384);
-    c->host_max[FAM_SCAN] = env_threshold("VINTERP_CUDA_HOST_MAX_SCAN", tiered ? 0 : 65536);
-    c->host_max[FAM_LIB] = env_threshold("VINTERP_CUDA_HOST_MAX_LIB", tiered ? 0 : 65536);
+    c->host_max[FAM_ELEM] = settings_count(SET_CUDA_HOST_MAX_ELEM, tiered ? 0 : 16384);
+    c->host_max[FAM_SCAN] = settings_count(SET_CUDA_HOST_MAX_SCAN, tiered ? 0 : 65536);
+    c->host_max[FAM_LIB] = settings_count(SET_CUDA_HOST_MAX_LIB, tiered ? 0 : 65536);
     /* NVRTC on a GPU machine; the emulated device's C++ compiler pays for
      * the prelude again in every part and runs one at a time: one part */
-    c->part_bytes = (size_t)env_threshold("VINTERP_CUDA_PART_BYTES",
-                                          strcmp(dev->kind, "cuda") == 0 ? CUDA_PART_BYTES : (int64_t)1 << 40);
-    if (c->part_bytes < 1)
-        c->part_bytes = 1;
-    const char *st = getenv("VINTERP_CUDA_STRATEGY");
-    for (int i = 0; st && *st && i < (int)(sizeof st_name / sizeof st_name[0]); i++)
-        if (strcmp(st, st_name[i]) == 0)
-            c->strategy = i;
+    c->part_bytes = (size_t)settings_count(SET_CUDA_PART_BYTES,
+                                           strcmp(dev->kind, "cuda") == 0 ? CUDA_PART_BYTES : (int64_t)1 << 40);
+    c->strategy = settings_choice(SET_CUDA_STRATEGY, 0); /* the order of st_name */
+    cg_set_plant_race((int)settings_count(SET_CG_PLANT_RACE, 0));
     wrap_lib(c);
     /* debug: every pointer a launch or a primitive receives checked against
      * the ledger of this run's device allocations */
-    const char *cp = getenv("VINTERP_CUDA_CHECK_PTRS");
-    if (cp && *cp && strcmp(cp, "0") && strcmp(cp, "1")) {
-        snprintf(why, len, "VINTERP_CUDA_CHECK_PTRS takes 0 or 1, not '%s'", cp);
-        dev->close(dev);
-        free(c);
-        return NULL;
-    }
-    c->check_ptrs = cp && !strcmp(cp, "1");
-    const char *pl = getenv("VINTERP_TEST_CUDA_PLANT_HOST_PTR");
-    c->plant_host_ptr = c->check_ptrs && pl && !strcmp(pl, "1"); /* (only where the check must refuse it) */
+    c->check_ptrs = settings_count(SET_CUDA_CHECK_PTRS, 0) == 1;
+    /* (only where the check must refuse it) */
+    c->plant_host_ptr = c->check_ptrs && settings_count(SET_TEST_CUDA_PLANT_HOST_PTR, 0) == 1;
     if (!compile_only_arch) {
         c->er_d = dalloc_fixed(c, 4 * sizeof *c->er_d);
         c->pair_d = dalloc_fixed(c, 2 * sizeof *c->pair_d);

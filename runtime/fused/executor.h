@@ -75,6 +75,10 @@ struct Executor {
     const char *(*unit_file)(Executor *x, int block, char *buf, size_t len);
     /* -d stats lines of its own. */
     void (*report)(Executor *x, FILE *f);
+    /* For -d stats' summary: the seconds its prepare calls spent compiling
+     * and loading code, and (a device) moving data: allocations, copies,
+     * reads back. NULL: none of either. */
+    void (*times)(Executor *x, double *compile_s, double *transfer_s);
     void (*free)(Executor *x);
 };
 

@@ -7,6 +7,7 @@
 #include "runtime/fused/tier.h"
 #include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
+#include "runtime/core/settings.h"
 #include "runtime/jit/jit.h"
 
 #include <errno.h>
@@ -38,23 +39,7 @@ int tier_parse_mode(const char *s, TierMode *m)
 
 const char *tier_mode_name(TierMode m) { return mode_names[m]; }
 
-static int env_count(const char *name, int64_t *out)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(e, &end, 10);
-    if (*end || v < 0 || errno) {
-        fprintf(stderr, "vinterp: %s takes a count >= 0, not '%s'\n", name, e);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int tier_defaults(TierOptions *o, const char *backend)
+void tier_defaults(TierOptions *o, const char *backend)
 {
     memset(o, 0, sizeof *o);
     o->mode = TIER_BACKGROUND;
@@ -83,58 +68,20 @@ int tier_defaults(TierOptions *o, const char *backend)
      * compile), and the compile would only slow it (qs_5m, quickhull_5m:
      * 6-12% cold). */
     o->budget_ms = 100;
-    const char *e = getenv("VINTERP_TIER");
-    if (e && *e && tier_parse_mode(e, &o->mode) < 0) {
-        fprintf(stderr, "vinterp: VINTERP_TIER takes background, sync, eager or off, not '%s'\n", e);
-        return -1;
-    }
-    if (env_count("VINTERP_TIER_WORK", &o->work) < 0 || env_count("VINTERP_TIER_MIN_LEN", &o->min_len) < 0 ||
-        env_count("VINTERP_TIER_DELAY_MS", &o->delay_ms) < 0 || env_count("VINTERP_TIER_SHARE", &o->share_pct) < 0 ||
-        env_count("VINTERP_TIER_GRACE_MS", &o->grace_ms) < 0 || env_count("VINTERP_TIER_BUDGET_MS", &o->budget_ms) < 0)
-        return -1;
-    o->idle = 1;
-    const char *idle = getenv("VINTERP_TIER_IDLE");
-    if (idle && *idle) {
-        if (strcmp(idle, "0") && strcmp(idle, "1")) {
-            fprintf(stderr, "vinterp: VINTERP_TIER_IDLE takes 0 or 1, not '%s'\n", idle);
-            return -1;
-        }
-        o->idle = idle[0] == '1';
-    }
-    const char *hold = getenv("VINTERP_TEST_TIER_HOLD");
-    if (hold && *hold) {
-        if (strcmp(hold, "0") && strcmp(hold, "1")) {
-            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_HOLD takes 0 or 1, not '%s'\n", hold);
-            return -1;
-        }
-        o->test_hold = hold[0] == '1';
-    }
-    const char *gs = getenv("VINTERP_TEST_TIER_START");
-    if (gs && *gs) {
-        if (strcmp(gs, "ready")) {
-            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_START takes ready, not '%s'\n", gs);
-            return -1;
-        }
-        o->start_ready = 1;
-    }
-    const char *ge = getenv("VINTERP_TEST_TIER_END");
-    if (ge && *ge) {
-        static const char *const gates[] = { "compiling", "stopped", "done" };
-        o->end_gate = TIER_GATE_NONE;
-        for (int i = 0; i < 3; i++)
-            if (!strcmp(ge, gates[i]))
-                o->end_gate = (TierGate)(TIER_GATE_COMPILING + i);
-        if (o->end_gate == TIER_GATE_NONE) {
-            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_END takes compiling, stopped or done, not '%s'\n", ge);
-            return -1;
-        }
-    }
-    if (o->share_pct < 1 || o->share_pct > 100) {
-        fprintf(stderr, "vinterp: VINTERP_TIER_SHARE takes a percentage from 1 to 100, not %lld\n",
-                (long long)o->share_pct);
-        return -1;
-    }
-    return 0;
+    static const TierMode modes[] = { TIER_BACKGROUND, TIER_BACKGROUND, TIER_SYNC, TIER_EAGER, TIER_OFF };
+    o->mode = modes[settings_choice(SET_TIER, 0)]; /* background|on|sync|eager|off */
+    o->work = settings_count(SET_TIER_WORK, o->work);
+    o->min_len = settings_count(SET_TIER_MIN_LEN, o->min_len);
+    o->delay_ms = settings_count(SET_TIER_DELAY_MS, o->delay_ms);
+    o->share_pct = settings_count(SET_TIER_SHARE, o->share_pct);
+    o->grace_ms = settings_count(SET_TIER_GRACE_MS, o->grace_ms);
+    o->budget_ms = settings_count(SET_TIER_BUDGET_MS, o->budget_ms);
+    o->idle = (int)settings_count(SET_TIER_IDLE, 1);
+    o->test_hold = (int)settings_count(SET_TEST_TIER_HOLD, 0);
+    o->start_ready = settings_given(SET_TEST_TIER_START);
+    /* compiling|stopped|done */
+    o->end_gate = settings_given(SET_TEST_TIER_END) ? (TierGate)(TIER_GATE_COMPILING + settings_choice(SET_TEST_TIER_END, 0))
+                                                    : TIER_GATE_NONE;
 }
 
 /* ---- the worker ------------------------------------------------------------- */

@@ -58,9 +58,9 @@ const char *tier_mode_name(TierMode m);
  * $VINTERP_TIER_SHARE, $VINTERP_TIER_GRACE_MS, $VINTERP_TIER_BUDGET_MS,
  * $VINTERP_TIER_IDLE and the test settings $VINTERP_TEST_TIER_START
  * (ready), $VINTERP_TEST_TIER_END (compiling, stopped, done) and
- * $VINTERP_TEST_TIER_HOLD (1). Returns -1 with a
- * message on stderr when one of them is malformed. */
-int tier_defaults(TierOptions *o, const char *backend);
+ * $VINTERP_TEST_TIER_HOLD (1), from the settings table
+ * (runtime/core/settings.h, which rejects malformed ones at start-up). */
+void tier_defaults(TierOptions *o, const char *backend);
 
 /* The worker: one thread running JOB(ARG, k) for each block k pushed, in
  * order, the first no sooner than DELAY seconds after the start (sooner

@@ -2,6 +2,7 @@
  * runs: hot blocks that ran once, and blocks found slower fused (see
  * tier_hot.h). */
 #include "runtime/fused/tier_hot.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/version.h"
 #include "runtime/fused/tier_verdict.h"
 
@@ -34,8 +35,8 @@ int tier_warm_path(const char *dir, uint64_t program, uint64_t config, char *out
 uint64_t tier_config_id(const char *executor, int float_reassoc)
 {
     uint64_t h = TIER_FNV_SEED;
-    const char *parts[] = { VINTERP_VERSION, executor ? executor : "", getenv("VINTERP_CC"), getenv("VINTERP_CFLAGS"),
-                            getenv("VINTERP_CXX"), getenv("VINTERP_CXXFLAGS") };
+    const char *parts[] = { VINTERP_VERSION, executor ? executor : "", settings_text(SET_CC), settings_text(SET_CFLAGS),
+                            settings_text(SET_CXX), settings_text(SET_CXXFLAGS) };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         const char *s = parts[i] ? parts[i] : "";
         h = tier_fnv(h, s, strlen(s) + 1);

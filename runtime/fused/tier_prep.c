@@ -175,6 +175,17 @@ void tier_prep_report(TierPrep *tp, FILE *f)
         backend_report(b, f);
 }
 
+int tier_prep_times(TierPrep *tp, BackendTimes *t, double *worker_s)
+{
+    memset(t, 0, sizeof *t);
+    *worker_s = tp->busy;
+    Backend *b = tp->stuck ? NULL : atomic_load(&tp->b);
+    if (!b)
+        return -1;
+    backend_times(b, t);
+    return 0;
+}
+
 void tier_prep_profile_report(TierPrep *tp, FILE *f, int json)
 {
     Backend *b = tp->stuck ? NULL : atomic_load(&tp->b);

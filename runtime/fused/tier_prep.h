@@ -27,6 +27,10 @@ void tier_prep_wait_ready(TierPrep *tp);
 void tier_prep_end(TierPrep *tp, double grace);
 /* -d stats: inlining and when the switch came, then the backend's report. */
 void tier_prep_report(TierPrep *tp, FILE *f);
+/* -d stats' summary figures (backend_times) of the backend the worker
+ * made, and its own busy time in *WORKER_S; -1 when there is none to read
+ * (not made, or the worker still running). */
+int tier_prep_times(TierPrep *tp, BackendTimes *t, double *worker_s);
 /* --profile's kernel table, when the backend ran. */
 void tier_prep_profile_report(TierPrep *tp, FILE *f, int json);
 void tier_prep_free(TierPrep *tp);

@@ -2,6 +2,7 @@
  * cache (see jit.h). */
 #include "runtime/jit/jit.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/version.h"
 #include "translate/codegen_abi.h"
 
@@ -92,13 +93,13 @@ static atomic_uint tmp_seq;
 
 static const char *cc_name(void)
 {
-    const char *cc = getenv(cur_lang == JIT_CXX ? "VINTERP_CXX" : "VINTERP_CC");
+    const char *cc = settings_text(cur_lang == JIT_CXX ? SET_CXX : SET_CC);
     return cc && *cc ? cc : cur_lang == JIT_CXX ? "c++" : "cc";
 }
 
 static const char *cc_flags(void)
 {
-    const char *f = getenv(cur_lang == JIT_CXX ? "VINTERP_CXXFLAGS" : "VINTERP_CFLAGS");
+    const char *f = settings_text(cur_lang == JIT_CXX ? SET_CXXFLAGS : SET_CFLAGS);
     return f ? f : cur_lang == JIT_CXX ? DEFAULT_CXXFLAGS : DEFAULT_FLAGS;
 }
 
@@ -110,7 +111,7 @@ static int cc_find(char *path, size_t len, struct stat *st)
         snprintf(path, len, "%s", cc);
         return stat(path, st) == 0 && (st->st_mode & S_IXUSR) ? 0 : -1;
     }
-    const char *pathvar = getenv("PATH");
+    const char *pathvar = settings_text(SET_PATH);
     if (!pathvar)
         pathvar = "/usr/bin:/bin";
     while (*pathvar) {
@@ -310,17 +311,17 @@ static int cache_dir(const JitOptions *o, char *out, size_t len)
 {
     const char *d = o->cache_dir;
     if (!d || !*d)
-        d = getenv("VINTERP_CACHE_DIR");
+        d = settings_text(SET_CACHE_DIR);
     if (d && *d) {
         snprintf(out, len, "%s", d);
         return 0;
     }
-    const char *x = getenv("XDG_CACHE_HOME");
+    const char *x = settings_text(SET_XDG_CACHE_HOME);
     if (x && *x) {
         snprintf(out, len, "%s/vinterp", x);
         return 0;
     }
-    const char *h = getenv("HOME");
+    const char *h = settings_text(SET_HOME);
     if (h && *h) {
         snprintf(out, len, "%s/.cache/vinterp", h);
         return 0;
@@ -332,8 +333,7 @@ static int cache_off(const JitOptions *o)
 {
     if (o->private_dir)
         return 0;
-    const char *e = getenv("VINTERP_NO_CACHE");
-    return o->no_cache || (e && *e && strcmp(e, "0") != 0);
+    return o->no_cache || settings_count(SET_NO_CACHE, 0) == 1;
 }
 
 static int write_file(const char *path, const char *a, size_t alen, const char *b, size_t blen)
@@ -367,7 +367,7 @@ static void *load_checked(const char *path, const char *key)
 
 void jit_init(void)
 {
-    /* Before any thread starts: setenv races with getenv elsewhere. */
+    /* Before any thread starts (setenv is not thread-safe). */
     setenv("OMP_WAIT_POLICY", "passive", 0);
 }
 
@@ -394,7 +394,7 @@ static void remove_private_cache(void)
 
 int jit_private_dir(JitOptions *o, char *msg, size_t msglen)
 {
-    const char *t = getenv("TMPDIR");
+    const char *t = settings_text(SET_TMPDIR);
     snprintf(private_cache, sizeof private_cache, "%s/vinterp-XXXXXX", t && *t ? t : "/tmp");
     if (!mkdtemp(private_cache)) {
         snprintf(msg, msglen, "cannot make a temporary directory under %s: %s", t && *t ? t : "/tmp",
@@ -476,7 +476,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
     }
     char dir[1024];
     if (off) {
-        const char *t = getenv("TMPDIR");
+        const char *t = settings_text(SET_TMPDIR);
         snprintf(dir, sizeof dir, "%s/vinterp-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(dir)) {
             snprintf(msg, msglen, "cannot make a temporary directory under %s: %s", t && *t ? t : "/tmp",

@@ -6,6 +6,7 @@
  * without SYNC. The kernels are written here, on the generated units'
  * prelude (translate/codegen.c). */
 #include "check.h"
+#include "runtime/core/settings.h"
 #include "runtime/device/cuda_dev.h"
 #include "runtime/device/emul_grid.h"
 #include "translate/codegen.h"
@@ -208,6 +209,7 @@ int main(void)
     /* a shuffled device: the same sums, and the last writer is not always
      * the last thread */
     setenv("VINTERP_CUDA_EMULATE_SHUFFLE", "12345", 1);
+    CHECK(settings_load(stderr) == 0); /* (the settings are read once, at start-up) */
     d = cuda_emul_open(&jo, why, sizeof why);
     CHECK(d != NULL);
     if (d) {
@@ -237,6 +239,7 @@ int main(void)
         d->close(d);
     }
     unsetenv("VINTERP_CUDA_EMULATE_SHUFFLE");
+    CHECK(settings_load(stderr) == 0);
     free(out);
     if (jo.cache_dir) {
         char cmd[64];

@@ -6,6 +6,7 @@
  * waits for an event the worker reports (TierHooks.event), never for time
  * to pass, so it gives the same answer on an idle and on a busy machine. */
 #include "check.h"
+#include "runtime/core/settings.h"
 #include "runtime/fused/tier.h"
 
 #include <math.h>
@@ -441,20 +442,26 @@ static void test_gates(void)
 static void test_options(void)
 {
     TierOptions o;
+    FILE *devnull = fopen("/dev/null", "w");
     setenv("VINTERP_TEST_TIER_START", "ready", 1);
     setenv("VINTERP_TEST_TIER_END", "stopped", 1);
     setenv("VINTERP_TIER_IDLE", "0", 1);
-    CHECK(tier_defaults(&o, "cpu") == 0 && o.start_ready == 1 && o.end_gate == TIER_GATE_STOPPED && o.idle == 0);
+    CHECK(settings_load(devnull) == 0);
+    tier_defaults(&o, "cpu");
+    CHECK(o.start_ready == 1 && o.end_gate == TIER_GATE_STOPPED && o.idle == 0);
     setenv("VINTERP_TEST_TIER_END", "later", 1);
-    CHECK(tier_defaults(&o, "cpu") == -1);
+    CHECK(settings_load(devnull) == -1);
     unsetenv("VINTERP_TEST_TIER_END");
     setenv("VINTERP_TEST_TIER_START", "soon", 1);
-    CHECK(tier_defaults(&o, "cpu") == -1);
+    CHECK(settings_load(devnull) == -1);
     unsetenv("VINTERP_TEST_TIER_START");
     setenv("VINTERP_TIER_IDLE", "2", 1);
-    CHECK(tier_defaults(&o, "cpu") == -1);
+    CHECK(settings_load(devnull) == -1);
     unsetenv("VINTERP_TIER_IDLE");
-    CHECK(tier_defaults(&o, "cpu") == 0 && o.start_ready == 0 && o.end_gate == TIER_GATE_NONE && o.idle == 1);
+    CHECK(settings_load(devnull) == 0);
+    fclose(devnull);
+    tier_defaults(&o, "cpu");
+    CHECK(o.start_ready == 0 && o.end_gate == TIER_GATE_NONE && o.idle == 1);
     TierWorkerConfig c = tier_worker_config(&o, 0);
     CHECK(c.delay == 0 && near(c.share, 0.01 * (double)o.share_pct) && near(c.budget, 1e-3 * (double)o.budget_ms));
     c = tier_worker_config(&o, 1);
