@@ -134,7 +134,7 @@ static int64_t dev_used_units;
 void mem_dev_charge_bytes(int64_t bytes, const char *what)
 {
     int64_t units = mem_bytes_units(bytes);
-    if (units > limit_units - dev_used_units)
+    if (units > limit_units + extra_units - dev_used_units)
         out_of_memory("device: ", what, units, dev_used_units);
     dev_used_units += units;
 }

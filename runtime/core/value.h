@@ -69,9 +69,13 @@ void mem_uncharge(int64_t units);
  * limit raised and compares its peak with -m at its end (backend.c). */
 void mem_peak_reset(void);
 int64_t mem_peak(void);
-/* Host vectors may use UNITS beyond -m (0: none): the fused block's
- * raised limit. Messages still name -m; the device's ledger is not
- * affected. */
+/* Host vectors, and the device's ledger, may use UNITS beyond -m (0:
+ * none): the fused block's raised limit. Messages still name -m. The
+ * block's host peak decides whether it is run again on the reference
+ * (backend.c); its device copies and scratch, which the reference does not
+ * have, are bounded by -m plus the headroom within a block, by -m between
+ * blocks (tsg_other_ops_test under the emulated device: 6003 device units
+ * in use at ref's smallest -m, 6651, and a block's scratch on top). */
 void mem_set_headroom(int64_t units);
 /* Host memory outside values that grows with the data (kernel scratch,
  * the evaluator's tables, descriptor offsets) is charged against the same
