@@ -378,6 +378,101 @@ static void mark_chunked(Lowered *low)
     }
 }
 
+/* The fusion graph of the N lowered steps of LOW (NV variables; PRODUCER:
+ * the step binding each, or -1; LIVE: live out of the block): a node per
+ * step, an edge per (producer, consumer, variable). READS and BINDS are
+ * scratch of NV + 8 entries. Free its arrays with free_fuse_graph. */
+static void build_fuse_graph(const Dfg *g, const Lowered *low, BlockPlan *out, int n, int nv,
+                             const int *producer, const unsigned char *live, int *reads, int *binds, FuseGraph *fgp)
+{
+    FuseGraph fg;
+    memset(&fg, 0, sizeof fg);
+    fg.nnodes = n;
+    fg.nodes = xcalloc((size_t)n, sizeof *fg.nodes);
+    fg.narrays = nv;
+    fg.live_out = xcalloc((size_t)nv, sizeof *fg.live_out);
+    fg.array_producer = xcalloc((size_t)nv, sizeof *fg.array_producer);
+    int capedges = 16;
+    fg.edges = xcalloc((size_t)capedges, sizeof *fg.edges);
+    int last_rand = -1;
+    for (int v = 0; v < nv; v++) {
+        fg.live_out[v] = live[v];
+        fg.array_producer[v] = producer[v];
+    }
+    for (int i = 0; i < n; i++) {
+        FuseNode *fn = &fg.nodes[i];
+        fn->kind = fuse_kind(&low->steps[i]);
+        fn->seg = -1;
+        fn->via_filter = -1;
+        if (low->steps[i].kind == STEP_KERNEL) {
+            const LcuSoac *s = low->steps[i].k->soacs[0];
+            fn->shape = soac_shape_class(&out->shapes, s);
+            /* A MAP over the class of length 1 is scalar code: a ONCE,
+             * which may follow a reduction in the same kernel
+             * (REDUCE-into-ONCE). */
+            if (fn->kind == FK_MAP && fn->shape == shape_find(&out->shapes, out->shapes.one))
+                fn->kind = FK_ONCE;
+            if (s->shape.kind == LSH_SEG_N && s->kind != LS_MAP)
+                fn->seg = s->shape.var;
+            if ((s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_FILTER) && s->shape.kind == LSH_SEG_N) {
+                int f = producer[s->shape.var];
+                if (f >= 0 && low->steps[f].kind == STEP_KERNEL && low->steps[f].k->soacs[0]->kind == LS_SEG_FILTER)
+                    fn->via_filter = f;
+            }
+        } else {
+            fn->shape = -1 - i;
+        }
+        int nr, nb;
+        step_io(g, &low->steps[i], reads, &nr, binds, &nb);
+        /* RAND streams keep their program order: each depends on the last. */
+        int is_rand = low->steps[i].kind == STEP_KERNEL && low->steps[i].k->soacs[0]->kind == LS_LIB &&
+                      low->steps[i].k->soacs[0]->lib == LL_RAND_STREAM;
+        if (is_rand && last_rand >= 0)
+            reads[nr++] = low->steps[last_rand].k->soacs[0]->res[0];
+        int e0 = fg.nedges; /* this node's edges start here */
+        for (int k = 0; k < nr; k++) {
+            int v = reads[k], pr = producer[v];
+            if (pr < 0 || pr >= i)
+                continue;
+            int dup = 0;
+            for (int e = e0; e < fg.nedges && !dup; e++)
+                dup = fg.edges[e].producer == pr && fg.edges[e].consumer == i && fg.edges[e].array == v;
+            if (dup)
+                continue;
+            if (fg.nedges == capedges) {
+                capedges *= 2;
+                fg.edges = realloc(fg.edges, (size_t)capedges * sizeof *fg.edges);
+                if (!fg.edges) {
+                    fprintf(stderr, "vinterp: out of memory while planning\n");
+                    exit(1);
+                }
+            }
+            FuseEdge *e = &fg.edges[fg.nedges++];
+            e->producer = pr;
+            e->consumer = i;
+            e->array = v;
+            e->access = access_of(&out->shapes, &low->steps[i], v);
+            if (fg.nodes[i].via_filter == pr && e->access == FA_OTHER) {
+                /* the reduce reads the filtered data at i and iterates the filter's descriptor */
+                const LcuSoac *f = low->steps[pr].k->soacs[0];
+                if (v == f->res[f->nres - 1])
+                    e->access = FA_ELEM;
+            }
+        }
+        if (is_rand)
+            last_rand = i;
+    }
+    *fgp = fg;
+}
+
+static void free_fuse_graph(FuseGraph *fg)
+{
+    free(fg->nodes);
+    free(fg->edges);
+    free(fg->live_out);
+    free(fg->array_producer);
+}
+
 int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
                char *msg, size_t msglen)
 {
@@ -445,91 +540,12 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     }
 
     if (opt->fusion && low.nkernels > 1) {
-        /* The fusion graph: a node per step; an edge per (producer, consumer, variable). */
         FuseGraph fg;
-        memset(&fg, 0, sizeof fg);
-        fg.nnodes = n;
-        fg.nodes = xcalloc((size_t)n, sizeof *fg.nodes);
-        fg.narrays = nv;
-        fg.live_out = xcalloc((size_t)nv, sizeof *fg.live_out);
-        fg.array_producer = xcalloc((size_t)nv, sizeof *fg.array_producer);
-        int capedges = 16;
-        fg.edges = xcalloc((size_t)capedges, sizeof *fg.edges);
-        int last_rand = -1;
-        for (int v = 0; v < nv; v++) {
-            fg.live_out[v] = live[v];
-            fg.array_producer[v] = producer[v];
-        }
-        for (int i = 0; i < n; i++) {
-            FuseNode *fn = &fg.nodes[i];
-            fn->kind = fuse_kind(&low.steps[i]);
-            fn->seg = -1;
-            fn->via_filter = -1;
-            if (low.steps[i].kind == STEP_KERNEL) {
-                const LcuSoac *s = low.steps[i].k->soacs[0];
-                fn->shape = soac_shape_class(&out->shapes, s);
-                /* A MAP over the class of length 1 is scalar code: a ONCE,
-                 * which may follow a reduction in the same kernel
-                 * (REDUCE-into-ONCE). */
-                if (fn->kind == FK_MAP && fn->shape == shape_find(&out->shapes, out->shapes.one))
-                    fn->kind = FK_ONCE;
-                if (s->shape.kind == LSH_SEG_N && s->kind != LS_MAP)
-                    fn->seg = s->shape.var;
-                if ((s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_FILTER) && s->shape.kind == LSH_SEG_N) {
-                    int f = producer[s->shape.var];
-                    if (f >= 0 && low.steps[f].kind == STEP_KERNEL && low.steps[f].k->soacs[0]->kind == LS_SEG_FILTER)
-                        fn->via_filter = f;
-                }
-            } else {
-                fn->shape = -1 - i;
-            }
-            int nr, nb;
-            step_io(g, &low.steps[i], reads, &nr, binds, &nb);
-            /* RAND streams keep their program order: each depends on the last. */
-            int is_rand = low.steps[i].kind == STEP_KERNEL && low.steps[i].k->soacs[0]->kind == LS_LIB &&
-                          low.steps[i].k->soacs[0]->lib == LL_RAND_STREAM;
-            if (is_rand && last_rand >= 0)
-                reads[nr++] = low.steps[last_rand].k->soacs[0]->res[0];
-            int e0 = fg.nedges; /* this node's edges start here */
-            for (int k = 0; k < nr; k++) {
-                int v = reads[k], pr = producer[v];
-                if (pr < 0 || pr >= i)
-                    continue;
-                int dup = 0;
-                for (int e = e0; e < fg.nedges && !dup; e++)
-                    dup = fg.edges[e].producer == pr && fg.edges[e].consumer == i && fg.edges[e].array == v;
-                if (dup)
-                    continue;
-                if (fg.nedges == capedges) {
-                    capedges *= 2;
-                    fg.edges = realloc(fg.edges, (size_t)capedges * sizeof *fg.edges);
-                    if (!fg.edges) {
-                        fprintf(stderr, "vinterp: out of memory while planning\n");
-                        exit(1);
-                    }
-                }
-                FuseEdge *e = &fg.edges[fg.nedges++];
-                e->producer = pr;
-                e->consumer = i;
-                e->array = v;
-                e->access = access_of(&out->shapes, &low.steps[i], v);
-                if (fg.nodes[i].via_filter == pr && e->access == FA_OTHER) {
-                    /* the reduce reads the filtered data at i and iterates the filter's descriptor */
-                    const LcuSoac *f = low.steps[pr].k->soacs[0];
-                    if (v == f->res[f->nres - 1])
-                        e->access = FA_ELEM;
-                }
-            }
-            if (is_rand)
-                last_rand = i;
-        }
+        build_fuse_graph(g, &low, out, n, nv, producer, live, reads, binds, &fg);
         FuseOptions fo = opt->fuse;
         fo.trace = opt->trace;
         fuse_schedule(&fg, &fo, cluster, &out->fr);
-        free(fg.nodes);
-        free(fg.edges);
-        free(fg.live_out);
-        free(fg.array_producer);
+        free_fuse_graph(&fg);
         out->fused = 1;
     } else {
         for (int i = 0; i < n; i++)
