@@ -19,12 +19,12 @@
  * scatters stay sequential to keep float results and duplicate-index
  * writes exactly as the reference has them. */
 #include "translate/codegen.h"
+#include "translate/tuning.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAP_PAR_MIN 65536
 
 /* Variable text: the iteration count of shape SH. */
 static void shape_len(CgBuf *b, const LcuShape *sh, const LcuVarType *types)
@@ -99,7 +99,7 @@ static void call(CgBuf *b, const char *name, int j, const char *role, const char
  * so that the chunks can run in parallel however the segments fall.
  * Otherwise the plain loop, with seg = -1: the pull finds the segment
  * itself, with the checks seg_of makes. */
-#define MAP_CHUNK 4096
+/* MAP_CHUNK: translate/tuning.h */
 
 static void emit_map_segwalk(CgBuf *b, const char *name, int j, const LcuSoac *s, int hints, int sv)
 {
@@ -255,8 +255,8 @@ static void emit_table_fold(CgBuf *b, const LcuSoac *s, const LcuVarType *types,
     cg_printf(b, "%s}\n", in);
 }
 
-/* Int and Bool reductions fold chunks of RED_CHUNK elements in parallel. */
-#define RED_CHUNK 4096
+/* Int and Bool reductions fold chunks of RED_CHUNK elements in parallel
+ * (translate/tuning.h). */
 
 /* A REDUCE by chunks: when every result folds by chunks, the chunks are
  * folded in parallel (OpenMP) into a table of partial results, which are

@@ -3,17 +3,17 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime/core/par.h"
 #include "runtime/core/settings.h"
+#include "runtime/core/tuning.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#define MAX_THREADS 8
 
 static int nthreads;            /* 0: not decided yet */
 static int nhelpers;            /* helpers running */
-static pthread_t helpers[MAX_THREADS];
+static pthread_t helpers[PAR_MAX_THREADS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
 
@@ -21,7 +21,7 @@ static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIAL
 static uint64_t generation;
 static ParFn job_fn;
 static void *job_arg;
-static int64_t job_bounds[MAX_THREADS + 1];
+static int64_t job_bounds[PAR_MAX_THREADS + 1];
 static int pending;
 
 static int64_t min_override = -1; /* $VINTERP_PAR_MIN, -1: none */
@@ -30,7 +30,7 @@ int par_threads(void)
 {
     if (nthreads == 0) {
         int64_t t = settings_count(SET_THREADS, sysconf(_SC_NPROCESSORS_ONLN));
-        nthreads = t < 1 ? 1 : t > MAX_THREADS ? MAX_THREADS : (int)t;
+        nthreads = t < 1 ? 1 : t > PAR_MAX_THREADS ? PAR_MAX_THREADS : (int)t;
         min_override = settings_count(SET_PAR_MIN, -1);
     }
     return nthreads;

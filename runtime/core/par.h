@@ -9,6 +9,8 @@
 #ifndef RUNTIME_PAR_H
 #define RUNTIME_PAR_H
 
+#include "runtime/core/tuning.h"
+
 #include <stdint.h>
 
 /* FN(ARG, LO, HI) does elements [LO, HI). */
@@ -22,10 +24,7 @@ typedef void (*ParFn)(void *arg, int64_t lo, int64_t hi);
  * and the corpus). */
 void par_for(int64_t n, int64_t min_split, ParFn fn, void *arg);
 
-/* Loops of cheap operations (an add, a compare: memory-bound) are split
- * from PAR_MIN_CHEAP elements, of the math functions from PAR_MIN_MATH. */
-#define PAR_MIN_CHEAP (INT64_C(1) << 18)
-#define PAR_MIN_MATH (INT64_C(1) << 14)
+/* PAR_MIN_CHEAP, PAR_MIN_MATH: runtime/core/tuning.h. */
 
 /* Threads par_for may use, the caller included: $VINTERP_THREADS when set
  * (1: never split), else the CPUs online, at most 8. */

@@ -8,6 +8,7 @@
 #ifndef RUNTIME_VALUE_H
 #define RUNTIME_VALUE_H
 
+#include "runtime/core/tuning.h"
 #include <stdint.h>
 #include <stddef.h>
 
@@ -112,7 +113,7 @@ Value *val_new_zero(ValType t, int64_t len);
  * val_lazy_live counts the lazy values alive, so that nothing is looked
  * at while it is 0. $VINTERP_LAZY=0 or --check turn lazy fills off
  * (val_lazy_on = 0). */
-#define VAL_LAZY_MIN 1024
+/* VAL_LAZY_MIN: runtime/core/tuning.h */
 extern int val_lazy_on;
 extern int64_t val_lazy_min;
 extern int64_t val_lazy_live;

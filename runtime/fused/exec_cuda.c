@@ -34,6 +34,7 @@
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/core/rand.h"
 #include "runtime/core/settings.h"
+#include "runtime/fused/tuning.h"
 #include "kernels/rand_jump.h"
 #include "translate/cg_unit.h"
 #include "translate/codegen.h"
@@ -2172,14 +2173,8 @@ static void cuda_free(Executor *x)
     free(c);
 }
 
-/* A unit's parts: at most this many bytes of kernel text each (see
- * unit_parts). bh.5000's unit (1.4 MB, 1289 kernels), NVRTC for sm_90 on
- * this project's 2-core machine, busy with other work (CPU seconds: in
- * all, the slowest part): one unit, 217 s; parts of 64 KB cut between
- * kernels, 154 s and 14 s; cut between SOACs too, large SOACs' segment
- * helpers called (VK_BIG_PART): parts of 8 KB (196: the prelude compiled
- * 196 times) 142 s and 3.4 s, of 32 KB (46) 123 s and 4.9 s. */
-#define CUDA_PART_BYTES 32768
+/* A unit's parts: at most CUDA_PART_BYTES of kernel text each (see
+ * unit_parts; runtime/fused/tuning.h has the measurement). */
 
 static int emulated(void) { return settings_count(SET_CUDA_EMULATE, 0) == 1; }
 
@@ -2228,9 +2223,9 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
      * Untiered (--tier=eager), steps below a size threshold per family
      * run on the host as generated C; see README "cuda backend". */
     c->inner = !tiered && jit_have_compiler() ? exec_cpu_new(o) : exec_lcu_new();
-    c->host_max[FAM_ELEM] = settings_count(SET_CUDA_HOST_MAX_ELEM, tiered ? 0 : 16384);
-    c->host_max[FAM_SCAN] = settings_count(SET_CUDA_HOST_MAX_SCAN, tiered ? 0 : 65536);
-    c->host_max[FAM_LIB] = settings_count(SET_CUDA_HOST_MAX_LIB, tiered ? 0 : 65536);
+    c->host_max[FAM_ELEM] = settings_count(SET_CUDA_HOST_MAX_ELEM, tiered ? 0 : CUDA_HOST_MAX_ELEM);
+    c->host_max[FAM_SCAN] = settings_count(SET_CUDA_HOST_MAX_SCAN, tiered ? 0 : CUDA_HOST_MAX_SCAN);
+    c->host_max[FAM_LIB] = settings_count(SET_CUDA_HOST_MAX_LIB, tiered ? 0 : CUDA_HOST_MAX_LIB);
     /* NVRTC on a GPU machine; the emulated device's C++ compiler pays for
      * the prelude again in every part and runs one at a time: one part */
     c->part_bytes = (size_t)settings_count(SET_CUDA_PART_BYTES,

@@ -8,6 +8,7 @@
 #include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/settings.h"
+#include "runtime/fused/tuning.h"
 #include "runtime/jit/jit.h"
 
 #include <errno.h>
@@ -43,31 +44,14 @@ void tier_defaults(TierOptions *o, const char *backend)
 {
     memset(o, 0, sizeof *o);
     o->mode = TIER_BACKGROUND;
-    /* A fused run costs a few microseconds more than an interpreted one
-     * (variable table, length checks, allocation callbacks; on a GPU the
-     * launches): worth it from some thousands of elements (cpu) or a
-     * hundred thousand (cuda). Promotion at about 20 ms of interpreter
-     * work: a block that hot is likely to run long enough for a
-     * background compile (0.1-0.5 s) to come back in time. */
+    /* the defaults and what set them: runtime/fused/tuning.h */
     int cuda = backend && !strcmp(backend, "cuda");
-    o->min_len = cuda ? 65536 : 4096;
-    o->work = cuda ? 50000000 : 20000000;
-    /* Most programs a NESL session runs take a few milliseconds: they end
-     * before the worker starts inlining (which costs the interpreter some
-     * memory bandwidth and page-table work, and a SPAWN's fork more). */
-    o->delay_ms = 20;
-    /* A compiler on the other core slows the interpreter (shared cache,
-     * memory bandwidth): by 0.3-0.5 s per second of compiling on the bench
-     * programs (2 cores; black_scholes_8m: +12% at a 30% share, about +4%
-     * at 10%). With more cores the compiler has one of its own: no share. */
+    o->min_len = cuda ? TIER_MIN_LEN_CUDA : TIER_MIN_LEN_CPU;
+    o->work = cuda ? TIER_WORK_CUDA : TIER_WORK_CPU;
+    o->delay_ms = TIER_DELAY_MS;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    o->share_pct = ncpu > 0 && ncpu <= 2 ? 10 : 100;
-    /* Under a share, a block's compile starts only once the share holds
-     * this much unused time: no sooner than 1 s into a run at 10%. A
-     * shorter run could not use the code (a unit takes 0.1-0.5 s to
-     * compile), and the compile would only slow it (qs_5m, quickhull_5m:
-     * 6-12% cold). */
-    o->budget_ms = 100;
+    o->share_pct = ncpu > 0 && ncpu <= 2 ? TIER_SHARE_PCT_2CPU : 100;
+    o->budget_ms = TIER_BUDGET_MS;
     static const TierMode modes[] = { TIER_BACKGROUND, TIER_BACKGROUND, TIER_SYNC, TIER_EAGER, TIER_OFF };
     o->mode = modes[settings_choice(SET_TIER, 0)]; /* background|on|sync|eager|off */
     o->work = settings_count(SET_TIER_WORK, o->work);

@@ -1,0 +1,52 @@
+/* runtime/fused/tuning.h — the tuning constants of the fused backends,
+ * each with what set it. Results never depend on them (only where and when
+ * work runs); each has a setting (runtime/SETTINGS.md) the tests use. */
+#ifndef RUNTIME_FUSED_TUNING_H
+#define RUNTIME_FUSED_TUNING_H
+
+/* The tiers (tier.c, tier_defaults). A fused run costs a few microseconds
+ * more than an interpreted one (variable table, length checks, allocation
+ * callbacks; on a GPU the launches): worth it from some thousands of
+ * elements (cpu) or a hundred thousand (cuda): the shortest run a promoted
+ * block takes fused. Promotion at about 20 ms of interpreter work (cpu): a
+ * block that hot is likely to run long enough for a background compile
+ * (0.1-0.5 s) to come back in time. */
+#define TIER_MIN_LEN_CPU 4096
+#define TIER_MIN_LEN_CUDA 65536
+#define TIER_WORK_CPU 20000000
+#define TIER_WORK_CUDA 50000000
+/* Most programs a NESL session runs take a few milliseconds: they end
+ * before the worker starts inlining (which costs the interpreter some
+ * memory bandwidth and page-table work, and a SPAWN's fork more). */
+#define TIER_DELAY_MS 20
+/* A compiler on the other core slows the interpreter (shared cache,
+ * memory bandwidth): by 0.3-0.5 s per second of compiling on the bench
+ * programs (2 cores; black_scholes_8m: +12% at a 30% share, about +4% at
+ * 10%). With more than 2 CPUs the compiler has one of its own: no share. */
+#define TIER_SHARE_PCT_2CPU 10
+/* Under a share, a block's compile starts only once the share holds this
+ * much unused time: no sooner than 1 s into a run at 10%. A shorter run
+ * could not use the code (a unit takes 0.1-0.5 s to compile), and the
+ * compile would only slow it (qs_5m, quickhull_5m: 6-12% cold). */
+#define TIER_BUDGET_MS 100
+
+/* The cuda executor under --tier=eager (tiered, every kernel of a fused
+ * run goes to the device): a kernel step runs on the host when its largest
+ * parameter has fewer elements than its family's threshold. First
+ * estimates from launch cost (a few us per launch, several launches per
+ * step) against host loop speed (about a nanosecond per element), not yet
+ * measured on a GPU. */
+#define CUDA_HOST_MAX_ELEM 16384
+#define CUDA_HOST_MAX_SCAN 65536
+#define CUDA_HOST_MAX_LIB 65536
+
+/* A unit's parts for NVRTC: at most this many bytes of kernel text each.
+ * bh.5000's unit (1.4 MB, 1289 kernels), NVRTC for sm_90 on this
+ * project's 2-core machine, busy with other work (CPU seconds: in all, the
+ * slowest part): one unit, 217 s; parts of 64 KB cut between kernels, 154
+ * s and 14 s; cut between SOACs too, large SOACs' segment helpers called
+ * (VK_BIG_PART): parts of 8 KB (196: the prelude compiled 196 times) 142 s
+ * and 3.4 s, of 32 KB (46) 123 s and 4.9 s. */
+#define CUDA_PART_BYTES 32768
+
+#endif
