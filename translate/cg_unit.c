@@ -1,6 +1,7 @@
 /* translate/cg_unit.c — a unit of generated kernels without repeats (see
  * cg_unit.h). */
 #include "translate/cg_unit.h"
+#include "vcode/xalloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -43,16 +44,6 @@ int cg_unit_emitted(const CgUnit *u, const uint64_t **hashes)
 {
     *hashes = u->emitted;
     return u->nemitted;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "vinterp: out of host memory\n");
-        exit(1);
-    }
-    return p;
 }
 
 static uint64_t hash_text(const char *s, size_t n)
@@ -139,8 +130,8 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
 {
     memset(kc, 0, sizeof *kc);
     kc->unique = -1;
-    int *to = xmalloc((size_t)nvars * sizeof *to);
-    int *map = xmalloc((size_t)nvars * sizeof *map);
+    int *to = vc_xmalloc((size_t)nvars * sizeof *to);
+    int *map = vc_xmalloc((size_t)nvars * sizeof *map);
     for (int v = 0; v < nvars; v++)
         to[v] = -1;
     int n = 0;
@@ -167,7 +158,7 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     kc->canon = lcu_kernel_renumber(k, to);
     kc->nlocal = n;
     kc->map = map;
-    kc->ltypes = xmalloc((size_t)(n ? n : 1) * sizeof *kc->ltypes);
+    kc->ltypes = vc_xmalloc((size_t)(n ? n : 1) * sizeof *kc->ltypes);
     for (int l = 0; l < n; l++)
         kc->ltypes[l] = types[map[l]];
     free(to);
@@ -201,7 +192,7 @@ int cg_unit_add(CgUnit *u, const LcuKernel *k, const LcuVarType *types, int nvar
     cg_unique_name(name, sizeof name, kc->unique);
     CgBuf named = { NULL, 0, 0 };
     int ns = kc->canon->nsoacs;
-    size_t *ends = xmalloc((size_t)(ns + 1) * sizeof *ends);
+    size_t *ends = vc_xmalloc((size_t)(ns + 1) * sizeof *ends);
     if (cg_emit_kernel_ends(&named, u->target, name, kc->canon, kc->ltypes, n, msg, msglen, ends) != 0) {
         cg_buf_free(&named);
         free(ends);

@@ -1,20 +1,11 @@
 /* translate/dfg.c — see dfg.h. */
 #include "translate/dfg.h"
+#include "vcode/xalloc.h"
 #include "vcode/optable.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "vinterp: out of memory building a dataflow graph\n");
-        exit(1);
-    }
-    return q;
-}
 
 /* Instructions that end a block (and are not part of any). */
 static int is_control(Opcode op)
@@ -39,7 +30,7 @@ static int is_vector(Opcode op)
 int dfg_blocks(const Program *p, Block **out)
 {
     int n = 0, cap = 64;
-    Block *b = xrealloc(NULL, (size_t)cap * sizeof *b);
+    Block *b = vc_xrealloc(NULL, (size_t)cap * sizeof *b);
     for (int f = 0; f < p->nfuncs; f++) {
         if (!p->funcs[f].live)
             continue;
@@ -56,7 +47,7 @@ int dfg_blocks(const Program *p, Block **out)
             }
             if (n == cap) {
                 cap *= 2;
-                b = xrealloc(b, (size_t)cap * sizeof *b);
+                b = vc_xrealloc(b, (size_t)cap * sizeof *b);
             }
             b[n].func = f;
             b[n].start = s;
@@ -105,8 +96,8 @@ static int new_value(Builder *b, DfgType t, int producer)
     Dfg *g = b->g;
     if (g->nvals == b->capvals) {
         b->capvals = b->capvals ? 2 * b->capvals : 64;
-        g->types = xrealloc(g->types, (size_t)b->capvals * sizeof *g->types);
-        g->producer = xrealloc(g->producer, (size_t)b->capvals * sizeof *g->producer);
+        g->types = vc_xrealloc(g->types, (size_t)b->capvals * sizeof *g->types);
+        g->producer = vc_xrealloc(g->producer, (size_t)b->capvals * sizeof *g->producer);
     }
     g->types[g->nvals] = t;
     g->producer[g->nvals] = producer;
@@ -125,7 +116,7 @@ static int need(Builder *b, int k)
     int add = k - s->n;
     if (s->cap < k) {
         s->cap = k * 2 + 16;
-        s->s = xrealloc(s->s, (size_t)s->cap * sizeof *s->s);
+        s->s = vc_xrealloc(s->s, (size_t)s->cap * sizeof *s->s);
     }
     memmove(s->s + add, s->s, (size_t)s->n * sizeof *s->s);
     for (int i = 0; i < add; i++) {
@@ -143,7 +134,7 @@ static void push(Builder *b, int v)
     SymStack *s = &b->st;
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 64;
-        s->s = xrealloc(s->s, (size_t)s->cap * sizeof *s->s);
+        s->s = vc_xrealloc(s->s, (size_t)s->cap * sizeof *s->s);
     }
     s->s[s->n++] = v;
 }
@@ -180,7 +171,7 @@ int dfg_build(const Program *p, const Block *blk, Dfg *g)
                     memmove(b.st.s + lo, b.st.s + lo + ci, (size_t)cj * sizeof *b.st.s);
                 b.st.n -= (int)ci;
             } else if (ci > 0 && cj > 0) {
-                int *t = xrealloc(NULL, (size_t)ci * sizeof *t);
+                int *t = vc_xrealloc(NULL, (size_t)ci * sizeof *t);
                 memcpy(t, b.st.s + lo, (size_t)ci * sizeof *t);
                 memmove(b.st.s + lo, b.st.s + lo + ci, (size_t)cj * sizeof *b.st.s);
                 memcpy(b.st.s + b.st.n - ci, t, (size_t)ci * sizeof *t);
@@ -191,7 +182,7 @@ int dfg_build(const Program *p, const Block *blk, Dfg *g)
         default: {
             if (g->nnodes == b.capnodes) {
                 b.capnodes = b.capnodes ? 2 * b.capnodes : 32;
-                g->nodes = xrealloc(g->nodes, (size_t)b.capnodes * sizeof *g->nodes);
+                g->nodes = vc_xrealloc(g->nodes, (size_t)b.capnodes * sizeof *g->nodes);
             }
             DfgNode *nd = &g->nodes[g->nnodes];
             memset(nd, 0, sizeof *nd);
@@ -247,12 +238,12 @@ int dfg_build(const Program *p, const Block *blk, Dfg *g)
         /* Renumber: inputs first, input j = entry depth j. Inputs were
          * created in increasing depth, so the k-th input created has depth k. */
         int nv = g->nvals;
-        int *map = xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *map);
+        int *map = vc_xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *map);
         int next_in = 0, next_other = g->nin;
         for (int v = 0; v < nv; v++)
             map[v] = g->producer[v] < 0 ? next_in++ : next_other++;
-        DfgType *nt = xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *nt);
-        int *np = xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *np);
+        DfgType *nt = vc_xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *nt);
+        int *np = vc_xrealloc(NULL, (size_t)(nv ? nv : 1) * sizeof *np);
         for (int v = 0; v < nv; v++) {
             nt[map[v]] = g->types[v];
             np[map[v]] = g->producer[v];
@@ -268,7 +259,7 @@ int dfg_build(const Program *p, const Block *blk, Dfg *g)
                 g->nodes[n].res[r] = map[g->nodes[n].res[r]];
         }
         g->nout = b.st.n;
-        g->out = xrealloc(NULL, (size_t)(b.st.n ? b.st.n : 1) * sizeof *g->out);
+        g->out = vc_xrealloc(NULL, (size_t)(b.st.n ? b.st.n : 1) * sizeof *g->out);
         for (int i = 0; i < b.st.n; i++)
             g->out[i] = map[b.st.s[i]];
         free(map);

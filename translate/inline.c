@@ -1,27 +1,18 @@
 /* translate/inline.c — see inline.h. */
 #include "translate/inline.h"
+#include "vcode/xalloc.h"
 
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fprintf(stderr, "vinterp: out of memory while inlining\n");
-        exit(1);
-    }
-    return p;
-}
-
 static char *xstrdup(const char *s)
 {
     if (!s)
         return NULL;
     size_t n = strlen(s) + 1;
-    char *d = xmalloc(n);
+    char *d = vc_xmalloc(n);
     memcpy(d, s, n);
     return d;
 }
@@ -38,7 +29,7 @@ static void scc_visit(Scc *s, int f)
 {
     /* Iterative DFS: frames of (function, next instruction to scan). */
     int n = s->p->nfuncs;
-    int *fs = xmalloc((size_t)n * sizeof *fs), *pcs = xmalloc((size_t)n * sizeof *pcs);
+    int *fs = vc_xmalloc((size_t)n * sizeof *fs), *pcs = vc_xmalloc((size_t)n * sizeof *pcs);
     int depth = 0;
     fs[0] = f;
     pcs[0] = s->p->funcs[f].start;
@@ -93,12 +84,12 @@ static int *recursive_functions(const Program *p, int *count)
     Scc s;
     memset(&s, 0, sizeof s);
     s.p = p;
-    s.index = xmalloc((size_t)n * sizeof(int));
-    s.low = xmalloc((size_t)n * sizeof(int));
+    s.index = vc_xmalloc((size_t)n * sizeof(int));
+    s.low = vc_xmalloc((size_t)n * sizeof(int));
     s.onstack = calloc((size_t)n + 1, sizeof(int));
-    s.stack = xmalloc((size_t)n * sizeof(int));
-    s.comp = xmalloc((size_t)n * sizeof(int));
-    s.compsize = xmalloc((size_t)n * sizeof(int));
+    s.stack = vc_xmalloc((size_t)n * sizeof(int));
+    s.comp = vc_xmalloc((size_t)n * sizeof(int));
+    s.compsize = vc_xmalloc((size_t)n * sizeof(int));
     for (int i = 0; i < n; i++)
         s.index[i] = -1;
     for (int i = 0; i < n; i++)
@@ -186,10 +177,10 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
      * recursion over the acyclic part of the call graph. */
     Code *body = calloc((size_t)nf + 1, sizeof *body);
     int *state = calloc((size_t)nf + 1, sizeof *state); /* 0 unvisited, 1 in progress, 2 finished */
-    int *order = xmalloc((size_t)nf * sizeof *order);
+    int *order = vc_xmalloc((size_t)nf * sizeof *order);
     /* Post-order over the non-recursive call edges. */
     int norder = 0;
-    int *fstack = xmalloc((size_t)(nf + 1) * sizeof *fstack), *pcs = xmalloc((size_t)(nf + 1) * sizeof *pcs);
+    int *fstack = vc_xmalloc((size_t)(nf + 1) * sizeof *fstack), *pcs = vc_xmalloc((size_t)(nf + 1) * sizeof *pcs);
     for (int root = 0; root < nf; root++) {
         if (state[root])
             continue;
@@ -266,9 +257,9 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
     int total = 0;
     for (int f = 0; f < nf; f++)
         total += body[f].n + 1;
-    dst->code = xmalloc((size_t)total * sizeof *dst->code);
+    dst->code = vc_xmalloc((size_t)total * sizeof *dst->code);
     dst->capcode = total;
-    dst->funcs = xmalloc((size_t)(nf ? nf : 1) * sizeof *dst->funcs);
+    dst->funcs = vc_xmalloc((size_t)(nf ? nf : 1) * sizeof *dst->funcs);
     dst->capfuncs = nf;
     for (int f = 0; f < nf; f++) {
         const Func *fn = &src->funcs[f];
@@ -294,17 +285,17 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
         dst->code[i].name = xstrdup(dst->code[i].name);
     /* Constants: a deep copy, so that vc_free(dst) is independent of SRC. */
     dst->nconsts = dst->capconsts = src->nconsts;
-    dst->consts = xmalloc((size_t)(src->nconsts ? src->nconsts : 1) * sizeof *dst->consts);
+    dst->consts = vc_xmalloc((size_t)(src->nconsts ? src->nconsts : 1) * sizeof *dst->consts);
     for (int i = 0; i < src->nconsts; i++) {
         VcConst c = src->consts[i];
         size_t n = (size_t)(c.len ? c.len : 1);
         if (c.ints) {
-            int32_t *v = xmalloc(n * sizeof *v);
+            int32_t *v = vc_xmalloc(n * sizeof *v);
             memcpy(v, src->consts[i].ints, (size_t)c.len * sizeof *v);
             c.ints = v;
         }
         if (c.floats) {
-            double *v = xmalloc(n * sizeof *v);
+            double *v = vc_xmalloc(n * sizeof *v);
             memcpy(v, src->consts[i].floats, (size_t)c.len * sizeof *v);
             c.floats = v;
         }

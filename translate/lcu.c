@@ -5,34 +5,12 @@
  * can link it without the interpreter. Allocation failure is fatal
  * ("vinterp: out of memory", exit status 1). */
 #include "translate/lcu.h"
+#include "vcode/xalloc.h"
 #include "translate/lcu_prims.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- allocation ------------------------------------------------------- */
-
-static void oom(void)
-{
-    fputs("vinterp: out of memory (lcu)\n", stderr);
-    exit(1);
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        oom();
-    return p;
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-    void *q = realloc(p, size ? size : 1);
-    if (!q)
-        oom();
-    return q;
-}
 
 /* A growable int list. */
 typedef struct {
@@ -44,7 +22,7 @@ static void il_push(IntList *l, int x)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 8;
-        l->v = xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
+        l->v = vc_xrealloc(l->v, (size_t)l->cap * sizeof *l->v);
     }
     l->v[l->n++] = x;
 }
@@ -72,13 +50,13 @@ static void il_sort_unique(IntList *l)
 
 static LcuExpr *node(LcuExprKind k, VsElem type, int nkids)
 {
-    LcuExpr *e = xcalloc(1, sizeof *e);
+    LcuExpr *e = vc_xcalloc(1, sizeof *e);
     e->kind = k;
     e->type = type;
     e->var = -1;
     e->local = -1;
     e->nkids = nkids;
-    e->kids = nkids > 0 ? xcalloc((size_t)nkids, sizeof *e->kids) : NULL;
+    e->kids = nkids > 0 ? vc_xcalloc((size_t)nkids, sizeof *e->kids) : NULL;
     return e;
 }
 
@@ -200,9 +178,9 @@ LcuExpr *lcu_expr_copy(const LcuExpr *e)
 {
     if (!e)
         return NULL;
-    LcuExpr *c = xcalloc(1, sizeof *c);
+    LcuExpr *c = vc_xcalloc(1, sizeof *c);
     *c = *e;
-    c->kids = e->nkids > 0 ? xcalloc((size_t)e->nkids, sizeof *c->kids) : NULL;
+    c->kids = e->nkids > 0 ? vc_xcalloc((size_t)e->nkids, sizeof *c->kids) : NULL;
     for (int i = 0; i < e->nkids; i++)
         c->kids[i] = lcu_expr_copy(e->kids[i]);
     return c;
@@ -238,7 +216,7 @@ static void collect_vars(const LcuExpr *e, IntList *out)
 
 LcuThunk *lcu_thunk(LcuExpr *body, int arity)
 {
-    LcuThunk *t = xcalloc(1, sizeof *t);
+    LcuThunk *t = vc_xcalloc(1, sizeof *t);
     t->body = body;
     t->arity = arity;
     lcu_thunk_recompute_using(t);
@@ -261,12 +239,12 @@ LcuThunk *lcu_thunk_copy(const LcuThunk *t)
 {
     if (!t)
         return NULL;
-    LcuThunk *c = xcalloc(1, sizeof *c);
+    LcuThunk *c = vc_xcalloc(1, sizeof *c);
     c->body = lcu_expr_copy(t->body);
     c->arity = t->arity;
     c->nusing = t->nusing;
     if (t->nusing > 0) {
-        c->using = xcalloc((size_t)t->nusing, sizeof *c->using);
+        c->using = vc_xcalloc((size_t)t->nusing, sizeof *c->using);
         memcpy(c->using, t->using, (size_t)t->nusing * sizeof *c->using);
     }
     return c;
@@ -285,7 +263,7 @@ void lcu_thunk_free(LcuThunk *t)
 
 LcuSoac *lcu_soac_new(LcuSoacKind kind)
 {
-    LcuSoac *s = xcalloc(1, sizeof *s);
+    LcuSoac *s = vc_xcalloc(1, sizeof *s);
     s->kind = kind;
     s->dst_sd = -1;
     for (int r = 0; r < LCU_MAXRES; r++)
@@ -310,14 +288,14 @@ void lcu_soac_free(LcuSoac *s)
 
 LcuKernel *lcu_kernel_new(int id)
 {
-    LcuKernel *k = xcalloc(1, sizeof *k);
+    LcuKernel *k = vc_xcalloc(1, sizeof *k);
     k->id = id;
     return k;
 }
 
 void lcu_kernel_add(LcuKernel *k, LcuSoac *s)
 {
-    k->soacs = xrealloc(k->soacs, (size_t)(k->nsoacs + 1) * sizeof *k->soacs);
+    k->soacs = vc_xrealloc(k->soacs, (size_t)(k->nsoacs + 1) * sizeof *k->soacs);
     k->soacs[k->nsoacs++] = s;
 }
 
@@ -371,11 +349,11 @@ LcuKernel *lcu_kernel_renumber(const LcuKernel *k, const int *to)
         lcu_kernel_add(c, d);
     }
     c->nparams = k->nparams;
-    c->params = k->nparams ? xcalloc((size_t)k->nparams, sizeof *c->params) : NULL;
+    c->params = k->nparams ? vc_xcalloc((size_t)k->nparams, sizeof *c->params) : NULL;
     for (int i = 0; i < k->nparams; i++)
         c->params[i] = to[k->params[i]];
     c->nrets = k->nrets;
-    c->rets = k->nrets ? xcalloc((size_t)k->nrets, sizeof *c->rets) : NULL;
+    c->rets = k->nrets ? vc_xcalloc((size_t)k->nrets, sizeof *c->rets) : NULL;
     for (int i = 0; i < k->nrets; i++)
         c->rets[i] = to[k->rets[i]];
     return c;

@@ -15,22 +15,13 @@
  * Segment-relative indices are checked with checkidx, as the reference
  * interpreter checks them. */
 #include "translate/lower.h"
+#include "vcode/xalloc.h"
 #include "translate/lcu_prims.h"
 #include "vcode/optable.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "vinterp: out of memory while lowering\n");
-        exit(1);
-    }
-    return q;
-}
 
 static VsElem base_of(DfgType t)
 {
@@ -62,8 +53,8 @@ static int new_var(Low *w, LcuVarKind kind, VsElem base)
     Lowered *l = w->l;
     if (l->nvars == w->capvars) {
         w->capvars = w->capvars ? 2 * w->capvars : 64;
-        l->types = xrealloc(l->types, (size_t)w->capvars * sizeof *l->types);
-        l->typed = xrealloc(l->typed, (size_t)w->capvars);
+        l->types = vc_xrealloc(l->types, (size_t)w->capvars * sizeof *l->types);
+        l->typed = vc_xrealloc(l->typed, (size_t)w->capvars);
     }
     l->types[l->nvars].kind = kind;
     l->types[l->nvars].base = base;
@@ -76,7 +67,7 @@ static void add_step(Low *w, StepKind kind, int node, LcuKernel *k)
     Lowered *l = w->l;
     if (l->nsteps == w->capsteps) {
         w->capsteps = w->capsteps ? 2 * w->capsteps : 32;
-        l->steps = xrealloc(l->steps, (size_t)w->capsteps * sizeof *l->steps);
+        l->steps = vc_xrealloc(l->steps, (size_t)w->capsteps * sizeof *l->steps);
     }
     l->steps[l->nsteps].kind = kind;
     l->steps[l->nsteps].node = node;

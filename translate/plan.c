@@ -4,22 +4,13 @@
  * (rewrite.c) → steps in cluster order, with each variable released after
  * its last use. */
 #include "translate/plan.h"
+#include "vcode/xalloc.h"
 #include "translate/rewrite.h"
 #include "vcode/optable.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void *xcalloc(size_t n, size_t s)
-{
-    void *p = calloc(n ? n : 1, s ? s : 1);
-    if (!p) {
-        fprintf(stderr, "vinterp: out of memory while planning\n");
-        exit(1);
-    }
-    return p;
-}
 
 static double now(void)
 {
@@ -162,7 +153,7 @@ static int cmp_int(const void *a, const void *b)
 static void print_lines(FILE *f, const Program *p, const Block *b)
 {
     int n = b->end - b->start;
-    int *l = xcalloc((size_t)n, sizeof *l);
+    int *l = vc_xcalloc((size_t)n, sizeof *l);
     for (int i = 0; i < n; i++)
         l[i] = p->code[b->start + i].line;
     qsort(l, (size_t)n, sizeof *l, cmp_int);
@@ -346,7 +337,7 @@ static void plan_donors(BlockPlan *bp)
         PlanStep *ps = &bp->steps[s];
         if (ps->kind != STEP_KERNEL || !ps->nrelease || !ps->k->nrets)
             continue;
-        int *d = xcalloc((size_t)ps->k->nrets, sizeof *d), any = 0;
+        int *d = vc_xcalloc((size_t)ps->k->nrets, sizeof *d), any = 0;
         for (int r = 0; r < ps->k->nrets; r++)
             d[r] = -1;
         for (int r = 0; r < ps->k->nrets; r++) {
@@ -388,12 +379,12 @@ static void build_fuse_graph(const Dfg *g, const Lowered *low, BlockPlan *out, i
     FuseGraph fg;
     memset(&fg, 0, sizeof fg);
     fg.nnodes = n;
-    fg.nodes = xcalloc((size_t)n, sizeof *fg.nodes);
+    fg.nodes = vc_xcalloc((size_t)n, sizeof *fg.nodes);
     fg.narrays = nv;
-    fg.live_out = xcalloc((size_t)nv, sizeof *fg.live_out);
-    fg.array_producer = xcalloc((size_t)nv, sizeof *fg.array_producer);
+    fg.live_out = vc_xcalloc((size_t)nv, sizeof *fg.live_out);
+    fg.array_producer = vc_xcalloc((size_t)nv, sizeof *fg.array_producer);
     int capedges = 16;
-    fg.edges = xcalloc((size_t)capedges, sizeof *fg.edges);
+    fg.edges = vc_xcalloc((size_t)capedges, sizeof *fg.edges);
     int last_rand = -1;
     for (int v = 0; v < nv; v++) {
         fg.live_out[v] = live[v];
@@ -497,7 +488,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     low.types = NULL;
     low.typed = NULL;
     /* RAND streams: their length equals the limit vector's. */
-    int *extra = xcalloc((size_t)(2 * low.nsteps + 1), sizeof *extra);
+    int *extra = vc_xcalloc((size_t)(2 * low.nsteps + 1), sizeof *extra);
     int ne = 0;
     for (int i = 0; i < low.nsteps; i++)
         if (low.steps[i].kind == STEP_KERNEL && low.steps[i].k->soacs[0]->kind == LS_LIB &&
@@ -513,18 +504,18 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
             lcu_kernel_finish(low.steps[i].k, NULL, out->nvars);
 
     int n = low.nsteps, nv = out->nvars;
-    int *cluster = xcalloc((size_t)n, sizeof *cluster);
-    int *producer = xcalloc((size_t)nv, sizeof *producer);
+    int *cluster = vc_xcalloc((size_t)n, sizeof *cluster);
+    int *producer = vc_xcalloc((size_t)nv, sizeof *producer);
     for (int v = 0; v < nv; v++)
         producer[v] = -1;
-    int *reads = xcalloc((size_t)nv + 8, sizeof *reads), *binds = xcalloc((size_t)nv + 8, sizeof *binds);
+    int *reads = vc_xcalloc((size_t)nv + 8, sizeof *reads), *binds = vc_xcalloc((size_t)nv + 8, sizeof *binds);
     for (int i = 0; i < n; i++) {
         int nr, nb;
         step_io(g, &low.steps[i], reads, &nr, binds, &nb);
         for (int k = 0; k < nb; k++)
             producer[binds[k]] = i;
     }
-    unsigned char *live = xcalloc((size_t)nv, 1);
+    unsigned char *live = vc_xcalloc((size_t)nv, 1);
     for (int i = 0; i < g->nout; i++)
         live[g->out[i]] = 1;
     out->kernels_unfused = low.nkernels;
@@ -557,7 +548,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         if (cluster[i] + 1 > ncl)
             ncl = cluster[i] + 1;
     /* need[v]: read by a step of another cluster, or live out. */
-    unsigned char *need = xcalloc((size_t)nv, 1);
+    unsigned char *need = vc_xcalloc((size_t)nv, 1);
     for (int v = 0; v < nv; v++)
         need[v] = live[v];
     for (int i = 0; i < n; i++) {
@@ -570,22 +561,22 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
         }
     }
     /* Steps in cluster order; each cluster's kernels merged into one. */
-    int *shape_class = xcalloc((size_t)nv, sizeof *shape_class);
+    int *shape_class = vc_xcalloc((size_t)nv, sizeof *shape_class);
     for (int v = 0; v < nv; v++)
         shape_class[v] = shape_find(&out->shapes, SQ_LEN(v));
-    unsigned char *mark = xcalloc((size_t)nv, 1);
+    unsigned char *mark = vc_xcalloc((size_t)nv, 1);
     RewriteCtx cx = { nv, out->types, need, shape_class, &low.nlocals, mark };
-    out->steps = xcalloc((size_t)n, sizeof *out->steps);
-    LcuKernel **ks = xcalloc((size_t)n, sizeof *ks);
+    out->steps = vc_xcalloc((size_t)n, sizeof *out->steps);
+    LcuKernel **ks = vc_xcalloc((size_t)n, sizeof *ks);
     /* The steps of each cluster, in program order (a counting sort: a
      * scan of all steps per cluster would be quadratic in the block). */
-    int *cl_first = xcalloc((size_t)ncl + 1, sizeof *cl_first), *by_cl = xcalloc((size_t)n, sizeof *by_cl);
+    int *cl_first = vc_xcalloc((size_t)ncl + 1, sizeof *cl_first), *by_cl = vc_xcalloc((size_t)n, sizeof *by_cl);
     for (int i = 0; i < n; i++)
         cl_first[cluster[i] + 1]++;
     for (int c = 0; c < ncl; c++)
         cl_first[c + 1] += cl_first[c];
     {
-        int *at = xcalloc((size_t)ncl + 1, sizeof *at);
+        int *at = vc_xcalloc((size_t)ncl + 1, sizeof *at);
         memcpy(at, cl_first, ((size_t)ncl + 1) * sizeof *at);
         for (int i = 0; i < n; i++)
             by_cl[at[cluster[i]]++] = i;
@@ -648,7 +639,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     if (rc < 0)
         goto done;
     /* Release points: after a variable's last reading step, unless it is live out. */
-    int *last = xcalloc((size_t)nv, sizeof *last);
+    int *last = vc_xcalloc((size_t)nv, sizeof *last);
     for (int v = 0; v < nv; v++)
         last[v] = -1;
     for (int i = 0; i < out->nsteps; i++) {

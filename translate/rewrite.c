@@ -1,19 +1,10 @@
 /* translate/rewrite.c — see rewrite.h. */
 #include "translate/rewrite.h"
+#include "vcode/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "vinterp: out of memory while fusing\n");
-        exit(1);
-    }
-    return q;
-}
 
 LcuExpr *rewrite_rop_identity(LcuRop r)
 {
@@ -475,7 +466,7 @@ static void append_items(LcuThunk **pa, LcuThunk *b)
 {
     LcuThunk *a = *pa;
     int n = a->arity + b->arity;
-    LcuExpr **items = xrealloc(NULL, (size_t)n * sizeof *items);
+    LcuExpr **items = vc_xrealloc(NULL, (size_t)n * sizeof *items);
     for (int i = 0; i < a->arity; i++) {
         LcuExpr **it = item_ref(a, i);
         items[i] = *it;
@@ -543,8 +534,8 @@ LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx 
 {
     SoacList l;
     l.n = 0;
-    l.s = xrealloc(NULL, (size_t)(n * 2 + 1) * sizeof *l.s);
-    l.covered = xrealloc(NULL, (size_t)(n * 2 + 1));
+    l.s = vc_xrealloc(NULL, (size_t)(n * 2 + 1) * sizeof *l.s);
+    l.covered = vc_xrealloc(NULL, (size_t)(n * 2 + 1));
     memset(l.covered, 0, (size_t)(n * 2 + 1));
     for (int k = 0; k < n; k++) {
         for (int i = 0; i < kernels[k]->nsoacs; i++)

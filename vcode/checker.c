@@ -7,6 +7,7 @@
  * IF merge takes the other arm. Passes repeat until no summary changes,
  * then a last pass records the state before every instruction. */
 #include "vcode/program.h"
+#include "vcode/xalloc.h"
 #include "vcode/optable.h"
 
 #include <stdarg.h>
@@ -38,21 +39,11 @@ typedef struct {
     size_t *pool_off;   /* per instruction, offset into pool */
 } Checker;
 
-static void *xrealloc(void *q, size_t n)
-{
-    void *r = realloc(q, n ? n : 1);
-    if (!r) {
-        fprintf(stderr, "vinterp: out of memory in the checker\n");
-        exit(1);
-    }
-    return r;
-}
-
 static void as_reserve(AStack *a, int n)
 {
     if (n > a->cap) {
         a->cap = n < 16 ? 16 : n * 2;
-        a->s = xrealloc(a->s, (size_t)a->cap * sizeof *a->s);
+        a->s = vc_xrealloc(a->s, (size_t)a->cap * sizeof *a->s);
     }
 }
 
@@ -273,7 +264,7 @@ static void record(Checker *c, int idx, const AStack *a)
     st->nslots = a->n;
     if (c->pool_n + (size_t)a->n > c->pool_cap) {
         c->pool_cap = (c->pool_n + (size_t)a->n) * 2 + 1024;
-        c->pool = xrealloc(c->pool, c->pool_cap * sizeof *c->pool);
+        c->pool = vc_xrealloc(c->pool, c->pool_cap * sizeof *c->pool);
     }
     c->pool_off[idx] = c->pool_n;
     if (a->n)
@@ -335,7 +326,7 @@ static int walk(Checker *c, int fi, AStack *out)
                     memmove(a.s + lo, a.s + lo + ci, (size_t)cj * sizeof *a.s);
                     a.n -= ci;
                 } else if (ci > 0) {
-                    AbsType tmp[256], *t = ci <= 256 ? tmp : xrealloc(NULL, (size_t)ci * sizeof *t);
+                    AbsType tmp[256], *t = ci <= 256 ? tmp : vc_xrealloc(NULL, (size_t)ci * sizeof *t);
                     memcpy(t, a.s + lo, (size_t)ci * sizeof *t);
                     memmove(a.s + lo, a.s + lo + ci, (size_t)cj * sizeof *a.s);
                     memcpy(a.s + a.n - ci, t, (size_t)ci * sizeof *t);
@@ -373,7 +364,7 @@ static int walk(Checker *c, int fi, AStack *out)
                 break;
             }
             as_need(&a, g->sum.nin);
-            AbsType tmp[64], *res = g->sum.nout <= 64 ? tmp : xrealloc(NULL, (size_t)g->sum.nout * sizeof *res);
+            AbsType tmp[64], *res = g->sum.nout <= 64 ? tmp : vc_xrealloc(NULL, (size_t)g->sum.nout * sizeof *res);
             for (int k = 0; k < g->sum.nout; k++) {
                 AbsType t = g->sum.out[k];
                 res[k] = AT_IS_INPUT(t) ? a.s[a.n - 1 - (t - AT_INPUT0)] : t;
@@ -517,9 +508,9 @@ static int same_summary(const FuncSummary *s, const AStack *a)
 /* Functions the entry can reach through CALLs. */
 static char *reachable(const Program *p)
 {
-    char *r = xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1));
+    char *r = vc_xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1));
     memset(r, 0, (size_t)p->nfuncs);
-    int *work = xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1) * sizeof *work);
+    int *work = vc_xrealloc(NULL, (size_t)(p->nfuncs ? p->nfuncs : 1) * sizeof *work);
     int n = 0;
     if (p->entry >= 0) {
         r[p->entry] = 1;
@@ -566,7 +557,7 @@ int vc_check(Program *p, VcError *err)
                 s->undetermined = res.top;
                 s->nin = res.nin;
                 s->nout = res.n;
-                s->out = xrealloc(s->out, (size_t)(res.n ? res.n : 1) * sizeof *s->out);
+                s->out = vc_xrealloc(s->out, (size_t)(res.n ? res.n : 1) * sizeof *s->out);
                 if (res.n)
                     memcpy(s->out, res.s, (size_t)res.n * sizeof *res.s);
                 changed = 1;
@@ -577,9 +568,9 @@ int vc_check(Program *p, VcError *err)
     }
     {
         free(p->state);
-        p->state = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *p->state);
+        p->state = vc_xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *p->state);
         memset(p->state, 0, (size_t)p->ncode * sizeof *p->state);
-        c.pool_off = xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *c.pool_off);
+        c.pool_off = vc_xrealloc(NULL, (size_t)(p->ncode ? p->ncode : 1) * sizeof *c.pool_off);
         memset(c.pool_off, 0, (size_t)p->ncode * sizeof *c.pool_off);
         c.record = 1;
         char *reach = reachable(p);

@@ -3,6 +3,7 @@
  * Unlike the classic interpreter, every syntax error is fatal: the message
  * names the file, the line and the offending token. */
 #include "vcode/program.h"
+#include "vcode/xalloc.h"
 #include "vcode/lexer.h"
 #include "vcode/optable.h"
 
@@ -22,19 +23,9 @@ typedef struct {
     int failed;
 } Parser;
 
-static void *xrealloc(void *ptr, size_t n)
-{
-    void *q = realloc(ptr, n ? n : 1);
-    if (!q) {
-        fprintf(stderr, "vinterp: out of memory while parsing\n");
-        exit(1);
-    }
-    return q;
-}
-
 static char *xstrndup(const char *s, size_t n)
 {
-    char *d = xrealloc(NULL, n + 1);
+    char *d = vc_xrealloc(NULL, n + 1);
     memcpy(d, s, n);
     d[n] = 0;
     return d;
@@ -128,7 +119,7 @@ static Instr *emit(Parser *ps, Opcode op)
     Program *p = ps->p;
     if (p->ncode == p->capcode) {
         p->capcode = p->capcode ? 2 * p->capcode : 256;
-        p->code = xrealloc(p->code, (size_t)p->capcode * sizeof *p->code);
+        p->code = vc_xrealloc(p->code, (size_t)p->capcode * sizeof *p->code);
     }
     Instr *in = &p->code[p->ncode++];
     memset(in, 0, sizeof *in);
@@ -145,7 +136,7 @@ static int add_const(Parser *ps, VcType t, int64_t len, int32_t *ints, double *f
     Program *p = ps->p;
     if (p->nconsts == p->capconsts) {
         p->capconsts = p->capconsts ? 2 * p->capconsts : 64;
-        p->consts = xrealloc(p->consts, (size_t)p->capconsts * sizeof *p->consts);
+        p->consts = vc_xrealloc(p->consts, (size_t)p->capconsts * sizeof *p->consts);
     }
     VcConst *c = &p->consts[p->nconsts];
     c->type = t;
@@ -169,7 +160,7 @@ static int parse_const(Parser *ps, Instr *in)
     if (t == TY_CHAR) {
         if (v.kind != TK_STRING)
             return syntax(ps, "a string after CONST CHAR");
-        int32_t *codes = xrealloc(NULL, (v.len ? v.len : 1) * sizeof *codes);
+        int32_t *codes = vc_xrealloc(NULL, (v.len ? v.len : 1) * sizeof *codes);
         for (size_t i = 0; i < v.len; i++)
             codes[i] = (signed char)v.text[i];
         in->type = TY_INT;
@@ -186,9 +177,9 @@ static int parse_const(Parser *ps, Instr *in)
         int32_t *ints = NULL;
         double *fl = NULL;
         if (t == TY_FLOAT)
-            fl = xrealloc(NULL, cap * sizeof *fl);
+            fl = vc_xrealloc(NULL, cap * sizeof *fl);
         else
-            ints = xrealloc(NULL, cap * sizeof *ints);
+            ints = vc_xrealloc(NULL, cap * sizeof *ints);
         char mixing[2048];
         mixing[0] = 0;
         advance(ps);
@@ -223,9 +214,9 @@ static int parse_const(Parser *ps, Instr *in)
             if (n == cap) {
                 cap *= 2;
                 if (fl)
-                    fl = xrealloc(fl, cap * sizeof *fl);
+                    fl = vc_xrealloc(fl, cap * sizeof *fl);
                 else
-                    ints = xrealloc(ints, cap * sizeof *ints);
+                    ints = vc_xrealloc(ints, cap * sizeof *ints);
             }
             if (t == TY_INT)
                 ints[n++] = e.ival;
@@ -281,7 +272,7 @@ static int parse_const(Parser *ps, Instr *in)
     case TY_SEGDES: {
         if (v.kind != TK_INT)
             return syntax(ps, "a length after CONST SEGDES");
-        int32_t *l = xrealloc(NULL, sizeof *l);
+        int32_t *l = vc_xrealloc(NULL, sizeof *l);
         l[0] = v.ival;
         in->ckind = CK_VECTOR;
         in->cidx = add_const(ps, TY_SEGDES, 1, l, NULL, v.line);
@@ -329,7 +320,7 @@ static void add_func(Parser *ps, const Token *name, int line)
     Program *p = ps->p;
     if (p->nfuncs == p->capfuncs) {
         p->capfuncs = p->capfuncs ? 2 * p->capfuncs : 64;
-        p->funcs = xrealloc(p->funcs, (size_t)p->capfuncs * sizeof *p->funcs);
+        p->funcs = vc_xrealloc(p->funcs, (size_t)p->capfuncs * sizeof *p->funcs);
     }
     Func *f = &p->funcs[p->nfuncs++];
     memset(f, 0, sizeof *f);
@@ -537,7 +528,7 @@ int vc_parse_file(const char *path, Program *p, VcError *err)
         return -1;
     }
     size_t cap = 1 << 16, n = 0;
-    char *buf = xrealloc(NULL, cap);
+    char *buf = vc_xrealloc(NULL, cap);
     int bad = 0;
     for (;;) {
         errno = 0;
@@ -548,7 +539,7 @@ int vc_parse_file(const char *path, Program *p, VcError *err)
             break;
         }
         cap *= 2;
-        buf = xrealloc(buf, cap);
+        buf = vc_xrealloc(buf, cap);
     }
     fclose(f);
     if (bad) {
