@@ -203,6 +203,8 @@ static void exec_data_op(Interp *it, const Instr *ins)
     }
     case OP_POP: {
         stack_operands(it, ins);
+        if (ins->a == 0) /* moves nothing, however deep J reaches (the classic's no-op) */
+            break;
         int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
         Value **s = it->stk + base;
         for (int64_t k = 0; k < i; k++)
@@ -214,6 +216,8 @@ static void exec_data_op(Interp *it, const Instr *ins)
     case OP_CPOP: {
         /* rotate: the I entries at depth J go to the top */
         stack_operands(it, ins);
+        if (ins->a == 0) /* as POP 0 J */
+            break;
         int64_t i = ins->a, j = ins->b, base = it->sp - j - i;
         Value **s = it->stk + base;
         if (i == 1) {
