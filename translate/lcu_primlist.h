@@ -6,8 +6,9 @@
  * rewrites' unary minus; FLOOR..ROUND are float -> int by VCODE's rule;
  * RANDMOD is (draw, limit) -> draw % limit, the limit checked non-zero;
  * CHECKIDX is (index, length) -> index, fatal unless 0 <= index < length
- * (the segment-relative bounds checks of the VCODE instructions); a SEM2
- * row runs a VCODE instruction defined by vcode/semantics.h. */
+ * (the segment-relative bounds checks of the VCODE instructions). A BIN
+ * row without an infix (NULL) is printed name(a, b); every row runs its
+ * VCODE instruction's meaning from vcode/semantics.h. */
 #ifndef TRANSLATE_LCU_PRIMLIST_H
 #define TRANSLATE_LCU_PRIMLIST_H
 

@@ -7,9 +7,6 @@
 #define BIN(NAME, OPND, RES, INFIX, BINFIX, OP) { NAME, 2, OPND, RES, INFIX, BINFIX, NULL, NULL, OP }
 #define UN(NAME, OPND, RES, OP) { NAME, 1, OPND, RES, NULL, NULL, NULL, NULL, OP }
 #define MATH(NAME, FN, OP) { NAME, 1, LPO_FLOAT, LPR_FLOAT, NULL, NULL, #FN, FN, OP }
-/* A VCODE instruction defined by vcode/semantics.h (its OpInfo has the
- * functions): an elementwise binary primitive. */
-#define SEM2(NAME, OPND, RES, OP) { NAME, 2, OPND, RES, NULL, NULL, NULL, NULL, OP }
 
 #define LCU_PRIM_ROW(name, ...) [LP_##name] = __VA_ARGS__,
 const LcuPrimInfo lcu_prims[LP_COUNT] = {
