@@ -46,7 +46,10 @@
  * slowest part): one unit, 217 s; parts of 64 KB cut between kernels, 154
  * s and 14 s; cut between SOACs too, large SOACs' segment helpers called
  * (VK_BIG_PART): parts of 8 KB (196: the prelude compiled 196 times) 142 s
- * and 3.4 s, of 32 KB (46) 123 s and 4.9 s. */
+ * and 3.4 s, of 32 KB (46) 123 s and 4.9 s. The same machine idle
+ * (2026-11-27, `--cuda-check=sm_90 --no-cache -d stats`, 2 NVRTC threads):
+ * 47 parts of 32 KB, 57.6 s wall, 113 CPU s, the slowest part 5.07 s (one
+ * unit on one thread: 88 s wall). */
 #define CUDA_PART_BYTES 32768
 
 #endif
