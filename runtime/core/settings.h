@@ -106,6 +106,8 @@ typedef enum {
     X(CUDA_CHECK_DONE, "VINTERP_CUDA_CHECK_DONE", SK_TEXT, 0, 0, NULL, "none",                                    \
       "--cuda-check: a directory of kernels already compiled, left out")                                         \
     X(NVRTC, "VINTERP_NVRTC", SK_TEXT, 0, 0, NULL, "libnvrtc.so", "NVRTC's library")                               \
+    X(NVRTC_OPT, "VINTERP_NVRTC_OPT", SK_CHOICE, 0, 0, "full|fast", "full",                                      \
+      "fast: NVRTC with --Ofast-compile=max (compiles about 10x quicker; kernels may run slower)")              \
     X(NVRTC_THREADS, "VINTERP_NVRTC_THREADS", SK_COUNT, 1, 1024, NULL, "the online CPUs (at most 32)",            \
       "NVRTC compiles at once")                                                                                  \
     X(KERNELS_LIB, "VINTERP_KERNELS_LIB", SK_TEXT, 0, 0, NULL, "libvkernels.so beside vinterp",                    \

@@ -426,6 +426,13 @@ static void *keep_module(RealDev *r, void *mod, char *msg, size_t msglen)
 
 static const char *const rtc_opts_fixed[] = { "--std=c++17", "--fmad=false", "-default-device" };
 
+/* NVRTC's optimisation ($VINTERP_NVRTC_OPT): "" (full) or the option
+ * that trades the kernels' speed for the compile's. */
+static const char *rtc_opt_level(void)
+{
+    return settings_choice(SET_NVRTC_OPT, 0) == 1 ? "--Ofast-compile=max" : "";
+}
+
 /* SRC's cache key: its text, the architecture, NVRTC's version and
  * options, vinterp's version and the ABI. */
 static int unit_key(RealDev *r, const char *src, size_t len, char key[33], char *msg, size_t msglen)
@@ -439,8 +446,9 @@ static int unit_key(RealDev *r, const char *src, size_t len, char key[33], char 
         return -1;
     }
     memcpy(kb, src, len);
-    int extra = snprintf(kb + len, 512, "|--gpu-architecture=%s|nvrtc %d.%d|%s %s %s|%s|abi%d", r->base.arch, maj, min,
-                         rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], VINTERP_VERSION, VK_ABI_VERSION);
+    int extra = snprintf(kb + len, 512, "|--gpu-architecture=%s|nvrtc %d.%d|%s %s %s%s%s|%s|abi%d", r->base.arch, maj,
+                         min, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], *rtc_opt_level() ? " " : "",
+                         rtc_opt_level(), VINTERP_VERSION, VK_ABI_VERSION);
     jit_hash_hex(kb, len + (size_t)extra, key);
     free(kb);
     return 0;
@@ -481,8 +489,8 @@ static int rtc_compile(const RealDev *r, const char *src, size_t len, const char
         snprintf(msg, msglen, "nvrtcCreateProgram: %s", r->rtc.GetErrorString(rc));
         return -1;
     }
-    const char *opts[4] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2] };
-    rc = r->rtc.CompileProgram(prog, 4, opts);
+    const char *opts[5] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], rtc_opt_level() };
+    rc = r->rtc.CompileProgram(prog, *opts[4] ? 5 : 4, opts);
     *secs = thread_cpu() - c0;
     if (rc != 0) {
         size_t ls = 0;
