@@ -21,7 +21,9 @@
 #      share of 1% with a compiler that does not end (stopped by the
 #      pacer, then abandoned), at 10% and with no share (every compile
 #      done): the right answer, and no report;
-#   6. tests/run_exit_stress.sh: 12 runs at once sharing one cache, ending
+#   6. staged compiles (quick code, then the full code swapped in) under
+#      --tier=sync and in the background: the right answer, no report;
+#   7. tests/run_exit_stress.sh: 12 runs at once sharing one cache, ending
 #      while their workers compile (some held as if inside NVRTC).
 # Ends with "N passed, N failed".
 interp=$(cd "$(dirname "${1:-build-tsan/bin/vinterp}")" && pwd)/$(basename "${1:-build-tsan/bin/vinterp}")
@@ -128,6 +130,28 @@ for share in 1 10 100; do
     else
         bad "the tier worker and its pacer at a share of $share% (exit $rc)"
         grep -v '^ ' "$tmp/err" | head -n 20
+    fi
+done
+
+# staged compiles on the emulated device (runtime/fused/README.md, tiers
+# 9): the quick code installed, the full code compiled by the worker while
+# the program runs the block, then swapped in (the entry waits for it:
+# VINTERP_TEST_TIER_REFINE=wait), under --tier=sync (the main thread
+# compiles the quick code beside the worker's full compiles) and in the
+# background
+for mode in sync background; do
+    rm -rf "$tmp/tcache"
+    env VINTERP_CUDA_EMULATE=1 VINTERP_NVRTC_OPT=staged VINTERP_TEST_TIER_REFINE=wait VINTERP_TIER_SHARE=100 \
+        VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 VINTERP_TIER_IDLE=0 VINTERP_TEST_TIER_START=ready \
+        "$interp" --backend=cuda --tier=$mode --tier-work=0 --tier-min-len=0 --cache-dir="$tmp/tcache" -d stats \
+        "$here/tier/loop.vcode" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 0 ] && cmp -s "$tmp/out" "$tmp/loop.expected" && ! grep -q ThreadSanitizer "$tmp/err" &&
+        grep -Eq "staged compiles: [1-9][0-9]* blocks installed with quick code first, [1-9]" "$tmp/err"; then
+        ok
+    else
+        bad "staged compiles under --tier=$mode (exit $rc)"
+        grep -v '^ ' "$tmp/err" | grep -v "^stats: tier: " | head -n 20
     fi
 done
 

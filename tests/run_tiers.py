@@ -133,6 +133,39 @@ try:
         check("cuda (emulated), tiered, second run: both units from the cache",
               rc == 0 and out == ref and "0 units compiled, 4 cache hits" in err, err)
 
+        # ---- staged compiles (VINTERP_NVRTC_OPT=staged, a GPU's default): the
+        # quick code first (the emulated device: C++ at -O0), the full code
+        # compiled by the worker and swapped in at the block's next entry
+        # (VINTERP_TEST_TIER_REFINE=wait: that entry waits for it, so the
+        # swap is an event, not a race with the clock)
+        scache = tempfile.mkdtemp(prefix="vinterp-staged-")
+        sc = "--cache-dir=" + scache
+        senv = dict(emu, VINTERP_NVRTC_OPT="staged", VINTERP_TEST_TIER_REFINE="wait", VINTERP_TIER_SHARE="100")
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", sc, "-d", "stats",
+                              "-d", "tier", loop, env=senv, timeout=300)
+        quick = re.findall(r"block (\d+) \(lines [^)]*\): fused code installed \(quick compile\)", err)
+        full = re.findall(r"block (\d+) \(lines [^)]*\): full code installed", err)
+        check("staged: every block installed with its quick code, then given its full code",
+              rc == 0 and out == ref and len(quick) == 4 and sorted(quick) == sorted(full)
+              and "4 blocks installed with quick code first, 4 of them given their full code" in err, err)
+        check("staged: the quick code and the full code are cache entries of their own (-O0 in the key)",
+              len([f for f in os.listdir(scache) if f.endswith(".so")]) == 8, str(os.listdir(scache)))
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", sc, "-d", "tier",
+                              loop, env=senv)
+        check("staged, second run: the full code from the cache at once, no quick code",
+              rc == 0 and out == ref and "(quick compile)" not in err and "full code installed" not in err
+              and err.count("fused code installed") == 4, err)
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0",
+                              "--cache-dir=" + tempfile.mkdtemp(prefix="vinterp-fast-"), "-d", "tier", "-d", "stats",
+                              loop, env=dict(emu, VINTERP_NVRTC_OPT="fast"))
+        check("VINTERP_NVRTC_OPT=fast: the quick code only, nothing swapped",
+              rc == 0 and out == ref and err.count("fused code installed after") == 4 and "full code" not in err
+              and "staged compiles" not in err, err)
+        rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", c, "-d", "tier",
+                              loop, env=dict(emu, VINTERP_NVRTC_OPT="later"))
+        check("VINTERP_NVRTC_OPT=later is refused", rc == 1 and "VINTERP_NVRTC_OPT: 'later' is not one of" in err, err)
+        shutil.rmtree(scache, ignore_errors=True)
+
     # ---- the speeds of both tiers kept beside each unit ------------------------
     vcache = tempfile.mkdtemp(prefix="vinterp-verdict-")
     vc = "--cache-dir=" + vcache

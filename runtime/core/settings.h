@@ -73,6 +73,8 @@ typedef enum {
       "(tests) ready: the program starts once the worker has prepared it")                                       \
     X(TEST_TIER_END, "VINTERP_TEST_TIER_END", SK_CHOICE, 0, 0, "compiling|stopped|done", "none",                  \
       "(tests) the run ends once the worker reaches this point")                                                 \
+    X(TEST_TIER_REFINE, "VINTERP_TEST_TIER_REFINE", SK_CHOICE, 0, 0, "wait", "none",                              \
+      "(tests) wait: a promoted block's entries wait for its code, and (staged) for its full code")           \
     X(TEST_TIER_HOLD, "VINTERP_TEST_TIER_HOLD", SK_FLAG, 0, 1, NULL, "0",                                         \
       "(tests) 1: the worker's job never ends (as one inside NVRTC)")                                            \
     X(CUDA_EMULATE, "VINTERP_CUDA_EMULATE", SK_FLAG, 0, 1, NULL, "0",                                             \
@@ -106,8 +108,9 @@ typedef enum {
     X(CUDA_CHECK_DONE, "VINTERP_CUDA_CHECK_DONE", SK_TEXT, 0, 0, NULL, "none",                                    \
       "--cuda-check: a directory of kernels already compiled, left out")                                         \
     X(NVRTC, "VINTERP_NVRTC", SK_TEXT, 0, 0, NULL, "libnvrtc.so", "NVRTC's library")                               \
-    X(NVRTC_OPT, "VINTERP_NVRTC_OPT", SK_CHOICE, 0, 0, "full|fast", "full",                                      \
-      "fast: NVRTC with --Ofast-compile=max (compiles about 10x quicker; kernels may run slower)")              \
+    X(NVRTC_OPT, "VINTERP_NVRTC_OPT", SK_CHOICE, 0, 0, "full|fast|staged", "staged (emulated: full)",            \
+      "NVRTC: full; fast (--Ofast-compile=max: compiles ~10x quicker, kernels 1.5-8x slower); staged (the "      \
+      "tiers compile a block fast, then full in the background and swap)")                                     \
     X(NVRTC_THREADS, "VINTERP_NVRTC_THREADS", SK_COUNT, 1, 1024, NULL, "the online CPUs (at most 32)",            \
       "NVRTC compiles at once")                                                                                  \
     X(KERNELS_LIB, "VINTERP_KERNELS_LIB", SK_TEXT, 0, 0, NULL, "libvkernels.so beside vinterp",                    \

@@ -49,6 +49,11 @@ struct CudaDev {
     unsigned warp;              /* the warp-per-segment group (a power of two dividing block) */
     unsigned max_grid;          /* the most blocks a launch needs to fill the device */
     char unit_path[1200];       /* the cached source of the last unit loaded ("" when none) */
+    /* Set by the executor on the main thread before load or load_parts: 1
+     * loads the quick-compiled variant of a unit (NVRTC --Ofast-compile=max,
+     * the emulated device's C++ at -O0), a cache entry of its own; build
+     * takes the same choice from its JitBuildStats' fast. */
+    int load_fast;
     VkLib lib;
     /* memory (device pointers); alloc returns NULL on failure */
     void *(*alloc)(CudaDev *d, size_t bytes);

@@ -159,7 +159,7 @@ static void *em_load(CudaDev *d, const char *src, size_t len, char *msg, size_t 
 {
     EmulDev *e = (EmulDev *)d;
     char path[1200];
-    void *h = jit_load(&e->jo, JIT_CXX, src, len, &e->js, path, sizeof path, msg, msglen);
+    void *h = jit_load(&e->jo, d->load_fast ? JIT_CXX_QUICK : JIT_CXX, src, len, &e->js, path, sizeof path, msg, msglen);
     if (!h)
         return NULL;
     snprintf(d->unit_path, sizeof d->unit_path, "%s", path);
@@ -197,7 +197,7 @@ static int em_build(CudaDev *d, const char *src, size_t len, JitBuildStats *st, 
     EmulDev *e = (EmulDev *)d;
     JitStats js;
     memset(&js, 0, sizeof js);
-    int rc = jit_build(&e->jo, JIT_CXX, src, len, &js, st->probe, msg, msglen);
+    int rc = jit_build(&e->jo, st->fast ? JIT_CXX_QUICK : JIT_CXX, src, len, &js, st->probe, msg, msglen);
     st->compiled += js.compiled;
     st->hits += js.hits;
     st->compile_seconds += js.compile_seconds;

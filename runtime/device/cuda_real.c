@@ -426,16 +426,14 @@ static void *keep_module(RealDev *r, void *mod, char *msg, size_t msglen)
 
 static const char *const rtc_opts_fixed[] = { "--std=c++17", "--fmad=false", "-default-device" };
 
-/* NVRTC's optimisation ($VINTERP_NVRTC_OPT): "" (full) or the option
- * that trades the kernels' speed for the compile's. */
-static const char *rtc_opt_level(void)
-{
-    return settings_choice(SET_NVRTC_OPT, 0) == 1 ? "--Ofast-compile=max" : "";
-}
+/* The option of a quick compile (CudaDev.load_fast, JitBuildStats.fast):
+ * about a tenth of the CPU time, kernels 1.5-8x slower (H100, 2026-11-27:
+ * tests/bench/GPU_SUMMARY.md). */
+static const char *const rtc_opt_fast = "--Ofast-compile=max";
 
 /* SRC's cache key: its text, the architecture, NVRTC's version and
  * options, vinterp's version and the ABI. */
-static int unit_key(RealDev *r, const char *src, size_t len, char key[33], char *msg, size_t msglen)
+static int unit_key(RealDev *r, const char *src, size_t len, int fast, char key[33], char *msg, size_t msglen)
 {
     int maj = 0, min = 0;
     r->rtc.Version(&maj, &min);
@@ -447,8 +445,8 @@ static int unit_key(RealDev *r, const char *src, size_t len, char key[33], char 
     }
     memcpy(kb, src, len);
     int extra = snprintf(kb + len, 512, "|--gpu-architecture=%s|nvrtc %d.%d|%s %s %s%s%s|%s|abi%d", r->base.arch, maj,
-                         min, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], *rtc_opt_level() ? " " : "",
-                         rtc_opt_level(), VINTERP_VERSION, VK_ABI_VERSION);
+                         min, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], fast ? " " : "",
+                         fast ? rtc_opt_fast : "", VINTERP_VERSION, VK_ABI_VERSION);
     jit_hash_hex(kb, len + (size_t)extra, key);
     free(kb);
     return 0;
@@ -468,8 +466,8 @@ static double thread_cpu(void)
  * CPU time is the compile's cost, whatever else the machine does). Touches nothing of R but its NVRTC
  * functions and architecture: several threads may run it at once, each
  * on its own program. 0, or -1 with MSG. */
-static int rtc_compile(const RealDev *r, const char *src, size_t len, const char *key, char **cub, size_t *n,
-                       double *secs, char *msg, size_t msglen)
+static int rtc_compile(const RealDev *r, const char *src, size_t len, const char *key, int fast, char **cub,
+                       size_t *n, double *secs, char *msg, size_t msglen)
 {
     char archopt[48];
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", r->base.arch);
@@ -489,8 +487,8 @@ static int rtc_compile(const RealDev *r, const char *src, size_t len, const char
         snprintf(msg, msglen, "nvrtcCreateProgram: %s", r->rtc.GetErrorString(rc));
         return -1;
     }
-    const char *opts[5] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], rtc_opt_level() };
-    rc = r->rtc.CompileProgram(prog, *opts[4] ? 5 : 4, opts);
+    const char *opts[5] = { archopt, rtc_opts_fixed[0], rtc_opts_fixed[1], rtc_opts_fixed[2], rtc_opt_fast };
+    rc = r->rtc.CompileProgram(prog, fast ? 5 : 4, opts);
     *secs = thread_cpu() - c0;
     if (rc != 0) {
         size_t ls = 0;
@@ -571,7 +569,8 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
 {
     RealDev *r = (RealDev *)d;
     char key[33];
-    if (unit_key(r, src, len, key, msg, msglen) < 0)
+    int fast = load ? d->load_fast : bst->fast;
+    if (unit_key(r, src, len, fast, key, msg, msglen) < 0)
         return NULL;
     char dir[1024] = "", path[1200] = "";
     int cache = jit_dir(&r->jo, dir, sizeof dir);
@@ -611,7 +610,7 @@ static void *rd_unit(CudaDev *d, const char *src, size_t len, int load, JitBuild
     char *cub = NULL;
     size_t n = 0;
     double secs = 0.0;
-    int rc = rtc_compile(r, src, len, key, &cub, &n, &secs, msg, msglen);
+    int rc = rtc_compile(r, src, len, key, fast, &cub, &n, &secs, msg, msglen);
     if (load) {
         r->compile_seconds += secs;
         note_unit_secs(r, secs, len);
@@ -659,6 +658,7 @@ typedef struct {
     const char *src;
     size_t len;
     char key[33];
+    int fast;           /* the quick-compiled variant */
     char path[1200];    /* the cubin's place in the cache ("" when none) */
     char *cub;
     size_t n;
@@ -679,7 +679,7 @@ static void *rtc_worker(void *p)
     RtcPool *pool = p;
     for (int i; (i = atomic_fetch_add(&pool->next, 1)) < pool->njobs;) {
         RtcJob *j = pool->jobs[i];
-        j->rc = rtc_compile(pool->r, j->src, j->len, j->key, &j->cub, &j->n, &j->secs, j->msg, sizeof j->msg);
+        j->rc = rtc_compile(pool->r, j->src, j->len, j->key, j->fast, &j->cub, &j->n, &j->secs, j->msg, sizeof j->msg);
     }
     return NULL;
 }
@@ -719,7 +719,8 @@ static int rd_load_parts(CudaDev *d, int n, const char *const *srcs, const size_
         mods[i] = NULL;
         if (paths)
             paths[i][0] = '\0';
-        if (unit_key(r, srcs[i], lens[i], j->key, msg, msglen) < 0) {
+        j->fast = d->load_fast;
+        if (unit_key(r, srcs[i], lens[i], j->fast, j->key, msg, msglen) < 0) {
             rc = -1;
             break;
         }

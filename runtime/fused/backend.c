@@ -80,6 +80,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
     for (int k = 0; k < b->nblocks; k++) {
         b->entries[k].nin = -1;
         b->entries[k].promoted_t = b->entries[k].ready_t = b->entries[k].installed_t = -1.0;
+        b->entries[k].refined_t = -1.0;
         b->entries[k].warm = -1;
         if (b->blocks[k].nvector > 0)
             b->block_at[b->blocks[k].start] = k;
@@ -124,7 +125,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
                 translate_block(b, k);
             plans[k] = atomic_load(&b->entries[k].state) == BS_FUSED ? &b->entries[k].plan : NULL;
         }
-        int rc = x->prepare(x, p, b->nblocks, plans, msg, msglen);
+        int rc = x->prepare(x, p, b->nblocks, plans, 0, msg, msglen);
         free(plans);
         if (rc < 0) {
             backend_free(b);
@@ -420,6 +421,8 @@ static void rerun_on_reference(Backend *b, Interp *it, const BlockPlan *bp, Rand
 static int tier_dispatch(Backend *b, Interp *it, int k, int nin, int64_t *len)
 {
     BlockEntry *e = &b->entries[k];
+    if (e->quick)
+        tier_refine_check(b, k);
     *len = largest_input(it, nin);
     if (*len < b->opt.tier.min_len) {
         e->short_runs++;

@@ -58,7 +58,15 @@ typedef struct {
     double translate_s, compile_s;
     int compiled, hits;
     char why[160];      /* why it failed */
+    /* Staged (Executor.staged): QUICK while its code is the quick compile;
+     * its full compile on the worker, queued at the install (RF_*) and
+     * swapped in at the block's next entry once ready. */
+    int quick;          /* written by the job before READY, then the main thread's */
+    atomic_int refine;
+    double refine_s, refined_t;     /* the full compile's seconds; when it was swapped in (< 0: never) */
 } BlockEntry;
+
+enum { RF_NONE = 0, RF_QUEUED, RF_RUNNING, RF_READY, RF_FAILED, RF_DONE };
 
 struct Backend {
     const Program *prog;
@@ -92,6 +100,7 @@ struct Backend {
     BlockPlan **bg_plans, **fg_plans;   /* one-block plan lists: the worker's, the main thread's */
     double t_start;
     int64_t promotions, installs, demotions, failures, abandoned;
+    int64_t quick_installs, refines, refines_failed;    /* staged: quick code installed, replaced by the full */
     int64_t probe_hits, probe_misses; /* main-thread cache probes at promotion */
     uint64_t program_id;                /* tier_program_id: the speeds kept per program */
     HotSet hot_prior, hot_new; /* blocks hot in earlier runs, in this one (tier_hot.h) */
@@ -127,6 +136,9 @@ int tier_entry(Backend *b, Interp *it, int k, int st);
 void tier_judge(Backend *b, int k, int64_t w, double dt);
 void tier_save_speeds(Backend *b);
 void tier_job(void *arg, int k);
+/* Staged: block K runs its quick code; its full code, when the worker has
+ * it, replaces it now (between block runs, on the main thread). */
+void tier_refine_check(Backend *b, int k);
 /* The largest element count among a block's NIN inputs on the stack;
  * whether one of them is a lazy fill that the block should not take fused
  * (see backend_tier.c). */

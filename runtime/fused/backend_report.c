@@ -45,6 +45,21 @@ static void tier_report(const Backend *b, FILE *f)
             (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
             (long long)abandoned, (long long)never, (long long)b->slow_skipped, compile);
     (void)fused;
+    if (b->quick_installs) {
+        /* staged (Executor.staged): quick code first, the full code later */
+        int64_t pending = 0;
+        double full_s = 0.0;
+        for (int k = 0; k < b->nblocks; k++) {
+            int r = atomic_load(&b->entries[k].refine);
+            pending += r == RF_QUEUED || r == RF_RUNNING || r == RF_READY;
+            if (r == RF_READY || r == RF_FAILED || r == RF_DONE)
+                full_s += b->entries[k].refine_s;
+        }
+        fprintf(f, "stats: tiers: staged compiles: %lld blocks installed with quick code first, %lld of them given "
+                   "their full code (compiled in %.6f s), %lld full compiles failed, %lld not swapped in by the end\n",
+                (long long)b->quick_installs, (long long)b->refines, full_s, (long long)b->refines_failed,
+                (long long)pending);
+    }
     /* Per block: the promoted ones, then the busiest of the others. */
     int top[8], ntop = 0;
     for (int k = 0; k < b->nblocks; k++) {
@@ -84,6 +99,11 @@ static void tier_report(const Backend *b, FILE *f)
                             e->translate_s, e->compile_s, e->compiled, e->hits);
                 if (e->installed_t >= 0)
                     fprintf(f, ", in use from %.6f s", e->installed_t);
+                if (e->refined_t >= 0)
+                    fprintf(f, " (quick code; the full code, compiled in %.6f s, from %.6f s)", e->refine_s,
+                            e->refined_t);
+                else if (e->quick)
+                    fprintf(f, " (quick code to the end)");
                 else
                     fprintf(f, ", code not ready in time");
             }

@@ -17,10 +17,34 @@
 
 /* ---- tiers ---------------------------------------------------------------- */
 
-/* The worker's job: plan block K and build its code into the cache. */
+/* Staged: the worker's second job for block K (tier_job_second): its full
+ * code into the cache, swapped in by tier_refine_check. */
+static void tier_refine_job(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    if (tier_worker_stopping(b->worker))
+        return;
+    atomic_store_explicit(&e->refine, RF_RUNNING, memory_order_release);
+    JitBuildStats st;
+    memset(&st, 0, sizeof st);
+    b->bg_plans[k] = &e->plan;
+    char msg[400] = "";
+    int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
+    b->bg_plans[k] = NULL;
+    e->refine_s = st.compile_seconds;
+    atomic_store_explicit(&e->refine, rc == 0 ? RF_READY : RF_FAILED, memory_order_release);
+}
+
+/* The worker's job: plan block K and build its code into the cache (or a
+ * staged block's full code, tier_refine_job). Staged,
+ * the code is the full one when the cache has it, else the quick one. */
 void tier_job(void *arg, int k)
 {
     Backend *b = arg;
+    if (k <= tier_job_second(0)) {
+        tier_refine_job(b, tier_job_second_block(k));
+        return;
+    }
     BlockEntry *e = &b->entries[k];
     if (tier_worker_stopping(b->worker))
         return;
@@ -32,10 +56,25 @@ void tier_job(void *arg, int k)
         return;
     JitBuildStats st;
     memset(&st, 0, sizeof st);
-    b->bg_plans[k] = &e->plan;
+    /* the worker's plan list, or under --tier=sync the main thread's (the
+     * worker may be running a staged block's full compile with its own) */
+    BlockPlan **plans = b->worker && tier_worker_is_self(b->worker) ? b->bg_plans : b->fg_plans;
+    plans[k] = &e->plan;
     char msg[400] = "";
-    int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
-    b->bg_plans[k] = NULL;
+    int rc = 1;
+    e->quick = 0;
+    if (b->x->staged) {
+        st.probe = 1;
+        rc = b->x->build(b->x, b->nblocks, plans, &st, msg, sizeof msg);
+        st.probe = 0;
+        if (rc == 1 && !tier_worker_stopping(b->worker)) {
+            st.fast = 1;
+            e->quick = 1;
+        }
+    }
+    if (rc == 1)
+        rc = b->x->build(b->x, b->nblocks, plans, &st, msg, sizeof msg);
+    plans[k] = NULL;
     e->compile_s = st.compile_seconds;
     e->compiled = st.compiled;
     e->hits = st.hits;
@@ -72,6 +111,53 @@ static void tier_remember_slow(Backend *b, int k)
         rt_fatal("out of host memory");
 }
 
+/* Staged: queue block K's full compile on the worker (started here when
+ * there is none: --tier=sync), after every quick compile. */
+static void tier_queue_refine(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    TierWorkerConfig wc = tier_worker_config(&b->opt.tier, 0);
+    if (!b->worker && !(b->worker = tier_worker_start(tier_job, b, &wc)))
+        return; /* no thread: the quick code stays */
+    atomic_store(&e->refine, RF_QUEUED);
+    tier_worker_push_later(b->worker, tier_job_second(k));
+}
+
+void tier_refine_check(Backend *b, int k)
+{
+    BlockEntry *e = &b->entries[k];
+    int r = atomic_load_explicit(&e->refine, memory_order_acquire);
+    if (b->opt.tier.test_refine_wait)
+        while ((r == RF_QUEUED || r == RF_RUNNING) && b->worker && !tier_worker_stopping(b->worker)) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+            r = atomic_load_explicit(&e->refine, memory_order_acquire);
+        }
+    if (r != RF_READY && r != RF_FAILED)
+        return;
+    char msg[400] = "";
+    int rc = -1;
+    if (r == RF_READY) {
+        b->fg_plans[k] = &e->plan;
+        rc = b->x->refine(b->x, b->nblocks, b->fg_plans, msg, sizeof msg);
+        b->fg_plans[k] = NULL;
+    }
+    atomic_store(&e->refine, RF_DONE);
+    if (rc != 0) {
+        b->refines_failed++;
+        snprintf(e->why, sizeof e->why, "full compile failed, the quick code stays: %.110s", msg);
+        e->quick = 2; /* for good: no more checks, and never judged */
+        if (b->opt.tier.trace)
+            tier_trace(b, k, "full code failed");
+        return;
+    }
+    e->quick = 0;
+    e->refined_t = rt_seconds() - b->t_start;
+    b->refines++;
+    if (b->opt.tier.trace)
+        tier_trace(b, k, "full code installed");
+}
+
 /* Load block K's code (on the main thread): READY -> FUSED, or INTERP. */
 static void tier_install(Backend *b, int k)
 {
@@ -82,7 +168,7 @@ static void tier_install(Backend *b, int k)
     }
     char msg[400] = "";
     b->fg_plans[k] = &e->plan;
-    int rc = b->x->prepare(b->x, b->prog, b->nblocks, b->fg_plans, msg, sizeof msg);
+    int rc = b->x->prepare(b->x, b->prog, b->nblocks, b->fg_plans, e->quick, msg, sizeof msg);
     b->fg_plans[k] = NULL;
     e->installed_t = rt_seconds() - b->t_start;
     if (rc != 0) {
@@ -110,8 +196,12 @@ static void tier_install(Backend *b, int k)
     }
     e->sample_first = e->prior.fused_n >= 2 && e->prior.late_n < 2;
     atomic_store(&e->state, BS_FUSED);
+    if (e->quick) {
+        b->quick_installs++;
+        tier_queue_refine(b, k);
+    }
     if (b->opt.tier.trace)
-        tier_trace(b, k, "fused code installed");
+        tier_trace(b, k, e->quick ? "fused code installed (quick compile)" : "fused code installed");
 }
 
 /* This run's speeds of block K added to the earlier runs'. */
@@ -347,6 +437,15 @@ int lazy_input(const Backend *b, const Interp *it, int nin)
 int tier_entry(Backend *b, Interp *it, int k, int st)
 {
     BlockEntry *e = &b->entries[k];
+    if (st == BS_QUEUED && b->opt.tier.test_refine_wait) {
+        /* (tests) the block waits for its code, as it does for its full
+         * code (tier_refine_check): every install is an event */
+        while (st == BS_QUEUED && b->worker && !tier_worker_stopping(b->worker)) {
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+            st = atomic_load_explicit(&e->state, memory_order_acquire);
+        }
+    }
     if (st == BS_READY) {
         tier_install(b, k);
         if (atomic_load(&e->state) == BS_FUSED)
@@ -419,6 +518,8 @@ int tier_entry(Backend *b, Interp *it, int k, int st)
 void tier_judge(Backend *b, int k, int64_t w, double dt)
 {
     BlockEntry *e = &b->entries[k];
+    if (e->quick)
+        return; /* quick code is not what the block runs fused for good */
     if (e->runs == 0) {
         e->first_secs = dt;
         e->first_work = w;

@@ -266,8 +266,10 @@ static int cpu_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuild
 
 /* Generate, compile (or find) and load one unit for the blocks of PLANS;
  * called once for every block (eager) or once per promoted block (tiers). */
-static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen)
+static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, int fast, char *msg,
+                       size_t msglen)
 {
+    (void)fast; /* not staged: one compile of each unit */
     (void)p;
     CpuExec *c = (CpuExec *)x;
     double t0 = rt_seconds();

@@ -119,6 +119,8 @@ typedef struct {
     double generate_seconds, load_seconds;
     int64_t host_max[NFAM];
     int strategy;               /* ST_* */
+    int opt;                    /* NVRTC's optimisation: OPT_* ($VINTERP_NVRTC_OPT) */
+    int refined;                /* blocks whose quick code was replaced by the full */
     /* figures */
     int64_t runs[NRUN];         /* reductions, scans and filters, by how they ran */
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
@@ -1871,6 +1873,17 @@ static int unit_parts(const CudaExec *c, const CgUnit *u, UnitParts *up)
     return 0;
 }
 
+/* $VINTERP_NVRTC_OPT: every compile full, every compile quick, or staged
+ * (the tiers' first compile of a block quick, then the full one in the
+ * background, swapped in when ready: backend_tier.c). */
+enum { OPT_FULL, OPT_FAST, OPT_STAGED };
+
+/* Is a compile or load asked for the quick variant (FAST) to be one? */
+static int stage_fast(const CudaExec *c, int fast)
+{
+    return c->opt == OPT_FAST ? 1 : c->opt == OPT_FULL ? 0 : fast;
+}
+
 static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuildStats *st, char *msg, size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
@@ -1885,24 +1898,77 @@ static int cuda_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuil
     if (gen > 0 && unit_parts(c, u, &up) < 0)
         rt_fatal("out of host memory");
     /* each part into the cache (a probe: 1 as soon as one misses) */
+    int asked = st->fast;
+    st->fast = stage_fast(c, asked);
     for (int p = 0; gen > 0 && p < up.n && rc == 0; p++)
         rc = c->dev->build(c->dev, up.text[p], up.len[p], st, msg, msglen);
+    st->fast = asked;
     if (gen > 0)
         unit_parts_free(&up);
     cg_unit_free(u);
     return rc;
 }
 
+/* The entry points of kernel KC (its distinct kernel's, per SOAC) into
+ * EN, from the modules MODS of the unit's parts UP. 0, or -1 with MSG. */
+static int bind_entries(CudaExec *c, const CgKernelCode *kc, Entry *en, const UnitParts *up, void **mods, char *msg,
+                        size_t msglen)
+{
+    const LcuKernel *kk = kc->canon;
+    char name[32], ep[96];
+    cg_unique_name(name, sizeof name, kc->unique);
+    for (int j = 0; j < kk->nsoacs; j++)
+        for (int q = 0; q < NEP; q++) {
+            const char *sfx = q == EP_MAIN ? phase1(kk->soacs[j]->kind)
+                              : q == EP_PACK ? phase2(kk->soacs[j]->kind)
+                                             : ep_suffix[q];
+            if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
+                continue;
+            snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
+            int pt = part_of(up, kc->unique, j);
+            void *mod = pt >= 0 ? mods[pt] : NULL;
+            if (!mod || !(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
+                snprintf(msg, msglen, "the generated unit lacks %s", ep);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* Load the parts UP of a unit into MODS (and their cached sources into
+ * PATHS), the quick-compiled variant when FAST. 0, or -1 with MSG. */
+static int load_unit_parts(CudaExec *c, const UnitParts *up, int fast, void **mods, char (*paths)[1200], char *msg,
+                           size_t msglen)
+{
+    int rc = 0;
+    double l0 = rt_seconds();
+    c->dev->load_fast = fast;
+    if (c->dev->load_parts) {
+        rc = c->dev->load_parts(c->dev, up->n, (const char *const *)up->text, up->len, mods, paths, msg, msglen);
+    } else {
+        for (int p = 0; p < up->n && rc == 0; p++) {
+            if (!(mods[p] = c->dev->load(c->dev, up->text[p], up->len[p], msg, msglen)))
+                rc = -1;
+            else
+                snprintf(paths[p], sizeof paths[p], "%s", c->dev->unit_path);
+        }
+    }
+    c->dev->load_fast = 0;
+    c->load_seconds += rt_seconds() - l0;
+    c->parts += up->n;
+    return rc;
+}
+
 /* One unit for the blocks of PLANS: the host path's, then the CUDA text
  * compiled and loaded (in parts), and the entry points of its distinct
  * kernels. */
-static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg,
+static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, int fast, char *msg,
                         size_t msglen)
 {
     CudaExec *c = (CudaExec *)x;
     c->prog = p;
     if (!c->compile_only && c->inner->prepare && host_path_compiled(c) &&
-        c->inner->prepare(c->inner, p, nblocks, plans, msg, msglen) != 0)
+        c->inner->prepare(c->inner, p, nblocks, plans, 0, msg, msglen) != 0)
         return -1;
     double t0 = rt_seconds();
     if (!c->code) {
@@ -1939,19 +2005,7 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
         if (unit_parts(c, u, &up) < 0 || !(mods = calloc((size_t)up.n + 1, sizeof *mods)) ||
             !(paths = calloc((size_t)up.n + 1, sizeof *paths)))
             rt_fatal("out of host memory");
-        double l0 = rt_seconds();
-        if (c->dev->load_parts) {
-            rc = c->dev->load_parts(c->dev, up.n, (const char *const *)up.text, up.len, mods, paths, msg, msglen);
-        } else {
-            for (int p = 0; p < up.n && rc == 0; p++) {
-                if (!(mods[p] = c->dev->load(c->dev, up.text[p], up.len[p], msg, msglen)))
-                    rc = -1;
-                else
-                    snprintf(paths[p], sizeof paths[p], "%s", c->dev->unit_path);
-            }
-        }
-        c->load_seconds += rt_seconds() - l0;
-        c->parts += up.n;
+        rc = load_unit_parts(c, &up, stage_fast(c, fast), mods, paths, msg, msglen);
         if (rc == 0 && done)
             done_record(done, u);
     }
@@ -2003,32 +2057,56 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
             const CgKernelCode *kc = &c->code[k][s];
             if (kc->unique < 0 || ent[base + kc->unique])
                 continue;
-            const LcuKernel *kk = kc->canon;
             size_t w = ((size_t)width[kc->unique] + 1) * NEP;
-            Entry *en = calloc(w, sizeof *en);
-            if (!en)
+            if (!(ent[base + kc->unique] = calloc(w, sizeof **ent)))
                 rt_fatal("out of host memory");
-            ent[base + kc->unique] = en;
-            char name[32], ep[96];
-            cg_unique_name(name, sizeof name, kc->unique);
-            for (int j = 0; j < kk->nsoacs && rc == 0; j++)
-                for (int q = 0; q < NEP && rc == 0; q++) {
-                    const char *sfx = q == EP_MAIN ? phase1(kk->soacs[j]->kind)
-                                      : q == EP_PACK ? phase2(kk->soacs[j]->kind)
-                                                     : ep_suffix[q];
-                    if (!sfx || !cg_cuda_has_entry(kk->soacs[j], sfx))
-                        continue;
-                    snprintf(ep, sizeof ep, "%s_s%d_%s", name, j, sfx);
-                    int pt = part_of(&up, kc->unique, j);
-                    void *mod = pt >= 0 ? mods[pt] : NULL;
-                    if (!mod || !(en[(size_t)j * NEP + q] = c->dev->func(c->dev, mod, ep))) {
-                        snprintf(msg, msglen, "the generated unit lacks %s", ep);
-                        rc = -1;
-                    }
-                }
+            rc = bind_entries(c, kc, ent[base + kc->unique], &up, mods, msg, msglen);
         }
     }
     free(width);
+    unit_parts_free(&up);
+    free(mods);
+    free(paths);
+    return rc;
+}
+
+/* Staged (Executor.refine): the block of PLANS, prepared with its quick
+ * code, gets its full code (which the tiers' build put in the cache): the
+ * same unit loaded again without the quick option, the entry points of
+ * its kernels replaced. The quick modules stay loaded (a launch queued
+ * from them may not have run yet) until the end. */
+static int cuda_refine(Executor *x, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen)
+{
+    CudaExec *c = (CudaExec *)x;
+    int k = 0;
+    while (k < nblocks && !plans[k])
+        k++;
+    if (k == nblocks || k >= c->nblocks || !c->code || !c->code[k] || !c->ent) {
+        snprintf(msg, msglen, "internal error: a block refined before it was prepared");
+        return -1;
+    }
+    int gen = 0, notgen = 0;
+    CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen, NULL);
+    UnitParts up;
+    memset(&up, 0, sizeof up);
+    void **mods = NULL;
+    char (*paths)[1200] = NULL;
+    int rc = 0;
+    if (gen > 0) {
+        if (unit_parts(c, u, &up) < 0 || !(mods = calloc((size_t)up.n + 1, sizeof *mods)) ||
+            !(paths = calloc((size_t)up.n + 1, sizeof *paths)))
+            rt_fatal("out of host memory");
+        rc = load_unit_parts(c, &up, 0, mods, paths, msg, msglen);
+    }
+    cg_unit_free(u);
+    int base = c->ubase[k];
+    for (int s = 0; rc == 0 && gen > 0 && s < c->nsteps[k]; s++) {
+        const CgKernelCode *kc = &c->code[k][s];
+        if (kc->unique >= 0 && c->ent[base + kc->unique])
+            rc = bind_entries(c, kc, c->ent[base + kc->unique], &up, mods, msg, msglen);
+    }
+    if (rc == 0)
+        c->refined++;
     unit_parts_free(&up);
     free(mods);
     free(paths);
@@ -2231,6 +2309,16 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->part_bytes = (size_t)settings_count(SET_CUDA_PART_BYTES,
                                            strcmp(dev->kind, "cuda") == 0 ? CUDA_PART_BYTES : (int64_t)1 << 40);
     c->strategy = settings_choice(SET_CUDA_STRATEGY, 0); /* the order of st_name */
+    /* NVRTC's choice: staged by default; the emulated device compiles in
+     * full unless the setting is given (its -O0 saves little, and the
+     * tests that stage ask for it) */
+    c->opt = settings_given(SET_NVRTC_OPT) ? settings_choice(SET_NVRTC_OPT, 0)
+             : strcmp(dev->kind, "cuda") == 0 ? OPT_STAGED
+                                              : OPT_FULL;
+    if (tiered && c->opt == OPT_STAGED) {
+        c->base.staged = 1;
+        c->base.refine = cuda_refine;
+    }
     cg_set_plant_race((int)settings_count(SET_CG_PLANT_RACE, 0));
     wrap_lib(c);
     /* debug: every pointer a launch or a primitive receives checked against

@@ -33,12 +33,23 @@ struct Executor {
      * preparing steps ahead need not expect offers (exec_cuda.c
      * speculate_donation). */
     int no_donations;
+    /* 1: a tiered block's code may come in two stages (the cuda executor
+     * on a GPU: NVRTC's quick compile, then the full one): build with
+     * JitBuildStats.fast and prepare with FAST give the quick code, and
+     * refine replaces it by the full code once build (without fast) has
+     * put that in the cache. 0: fast is ignored, refine is NULL. */
+    int staged;
     /* Generate, compile (or find in the cache) and load the code of the
      * blocks whose PLANS[k] is not NULL, as one unit. Eager: once, with
      * every planned block; tiered: once per promoted block (a block is
      * prepared at most once). NULL: nothing to compile (lcu). Returns 0,
      * or -1 with MSG. */
-    int (*prepare)(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen);
+    int (*prepare)(Executor *x, const Program *p, int nblocks, BlockPlan *const *plans, int fast, char *msg,
+                   size_t msglen);
+    /* Staged: the block of PLANS (prepared with its quick code) gets its
+     * full code from the cache, on the main thread between block runs. 0,
+     * or -1 with MSG (the quick code stays). */
+    int (*refine)(Executor *x, int nblocks, BlockPlan *const *plans, char *msg, size_t msglen);
     /* Tiered: compile what prepare of the same PLANS will load into the
      * kernel cache, without loading (so prepare finds it). Runs on the
      * tier thread beside run_kernel: it reads only the executor's

@@ -62,6 +62,7 @@ void tier_defaults(TierOptions *o, const char *backend)
     o->budget_ms = settings_count(SET_TIER_BUDGET_MS, o->budget_ms);
     o->idle = (int)settings_count(SET_TIER_IDLE, 1);
     o->test_hold = (int)settings_count(SET_TEST_TIER_HOLD, 0);
+    o->test_refine_wait = settings_given(SET_TEST_TIER_REFINE);
     o->start_ready = settings_given(SET_TEST_TIER_START);
     /* compiling|stopped|done */
     o->end_gate = settings_given(SET_TEST_TIER_END) ? (TierGate)(TIER_GATE_COMPILING + settings_choice(SET_TEST_TIER_END, 0))
@@ -91,6 +92,7 @@ struct TierWorker {
     pthread_cond_t pcv; /* wakes the pacer: a job started, or stop */
     int *q;
     int qhead, qlen, qcap;
+    int nlater;         /* of the queued jobs, the last NLATER were pushed by tier_worker_push_later */
     atomic_int stop;
     atomic_int done;    /* the thread has returned */
     int busy;           /* a job is running (under mu) */
@@ -250,9 +252,11 @@ static void trace_pace(const TierWorker *w, double t, double busy, double allowe
 {
     if (!w->trace)
         return;
-    char what[32] = "the preparation";
+    char what[48] = "the preparation";
     if (w->job_k >= 0)
         snprintf(what, sizeof what, "block %d", w->job_k);
+    else if (w->job_k != TIER_JOB_PREPARE)
+        snprintf(what, sizeof what, "block %d's full compile", tier_job_second_block(w->job_k));
     fprintf(w->trace, "tier: %.6f s: %s: its compile %s: the worker busy %.6f s, its share %.6f s\n", t - w->t0,
             what, stopped ? "stopped for the share" : "resumed", busy, allowed);
 }
@@ -344,8 +348,8 @@ static void *worker_main(void *p)
             break;
         /* The share: the next job starts when the busy time so far is
          * within SHARE of the time since the start, and a block's job (not
-         * the program's preparation, k < 0) when BUDGET more is. */
-        double need = w->share < 1.0 && w->q[w->qhead] >= 0 ? w->budget : 0.0;
+         * the program's preparation) when BUDGET more is. */
+        double need = w->share < 1.0 && w->q[w->qhead] != TIER_JOB_PREPARE ? w->budget : 0.0;
         double t_ok = w->t0 + (w->busy_s + need) / w->share;
         double t = now_of(w);
         if (!w->draining && t_ok > t) {
@@ -355,6 +359,8 @@ static void *worker_main(void *p)
             continue; /* stopped, drained or the share reached: look again */
         }
         int k = w->q[w->qhead];
+        if (w->qlen <= w->nlater)
+            w->nlater--;
         w->qhead = (w->qhead + 1) % w->qcap;
         w->qlen--;
         w->busy = 1;
@@ -406,6 +412,7 @@ static int tell_stop(TierWorker *w)
     pthread_mutex_lock(&w->mu);
     int dropped = w->qlen;
     w->qlen = 0;
+    w->nlater = 0;
     atomic_store(&w->stop, 1);
     emit(w, TIER_EV_STOP, dropped, now_of(w));
     pthread_cond_broadcast(&w->cv);
@@ -508,7 +515,8 @@ TierWorker *tier_worker_start(TierJob job, void *arg, const TierWorkerConfig *cf
     return w;
 }
 
-void tier_worker_push(TierWorker *w, int k)
+/* Queue K: before the jobs pushed later (LATER 0), or after every job. */
+static void push(TierWorker *w, int k, int later)
 {
     pthread_mutex_lock(&w->mu);
     if (w->qlen == w->qcap) {
@@ -525,11 +533,19 @@ void tier_worker_push(TierWorker *w, int k)
         w->qhead = 0;
         w->qcap = cap;
     }
-    w->q[(w->qhead + w->qlen) % w->qcap] = k;
+    int at = later ? w->qlen : w->qlen - w->nlater; /* its place in the queue */
+    for (int i = w->qlen; i > at; i--)
+        w->q[(w->qhead + i) % w->qcap] = w->q[(w->qhead + i - 1) % w->qcap];
+    w->q[(w->qhead + at) % w->qcap] = k;
     w->qlen++;
+    w->nlater += later;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
+
+void tier_worker_push(TierWorker *w, int k) { push(w, k, 0); }
+
+void tier_worker_push_later(TierWorker *w, int k) { push(w, k, 1); }
 
 void tier_worker_tick(TierWorker *w)
 {

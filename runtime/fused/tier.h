@@ -44,6 +44,7 @@ typedef struct {
     int64_t budget_ms;  /* background, under a share: a block's compile waits for this much unused share */
     int idle;           /* background: the worker under SCHED_IDLE (1, the default) or at nice 10 (0) */
     int test_hold;      /* tests: a block's job, after its build, never returns (as if in NVRTC) */
+    int test_refine_wait; /* tests: a promoted block's entries wait for its code, and (staged) its full code */
     int start_ready;    /* tests: the run starts once the worker has the inlined program (or gave up) */
     TierGate end_gate;  /* tests: what the end of the run waits for */
     FILE *trace;        /* -d tier: promotions, installs, demotions, the pacer's stops */
@@ -74,6 +75,11 @@ void tier_defaults(TierOptions *o, const char *backend);
  * too short for a compile to finish pays for none). */
 typedef struct TierWorker TierWorker;
 typedef void (*TierJob)(void *arg, int k);
+/* The jobs K: a block (K >= 0), the program's preparation, or a block's
+ * second stage (a staged compile's full code, queued by push_later). */
+enum { TIER_JOB_PREPARE = -1 };
+static inline int tier_job_second(int block) { return -2 - block; }
+static inline int tier_job_second_block(int k) { return -2 - k; }
 
 /* What happened in the worker, for a trace (-d tier) and for tests. K is
  * the job's block (-1: the program's preparation), or for TIER_EV_STOP the
@@ -133,6 +139,10 @@ void tier_worker_figures(const TierWorker *w, double *busy, double *throttled, d
 /* A stepped clock moved: timed waits look at it again. */
 void tier_worker_tick(TierWorker *w);
 void tier_worker_push(TierWorker *w, int k);
+/* Queue K after every job, and after the jobs tier_worker_push queues
+ * from now on (a staged block's full compile waits for the quick compiles
+ * of blocks promoted since). */
+void tier_worker_push_later(TierWorker *w, int k);
 /* Drop what is queued, kill a compiler still running (jit_abandon), and
  * wait (bounded) for the job in progress; then free W. Also run at exit()
  * for a worker still alive. Returns the number of queued jobs dropped, or

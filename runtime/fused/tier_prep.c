@@ -77,7 +77,7 @@ static void prepare(TierPrep *tp)
 static void job(void *arg, int k)
 {
     TierPrep *tp = arg;
-    if (k < 0) {
+    if (k == TIER_JOB_PREPARE) {
         prepare(tp);
         atomic_store(&tp->prepared, 1);
     } else
@@ -101,7 +101,7 @@ TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor 
         free(tp);
         return NULL;
     }
-    tier_worker_push(tp->w, -1);
+    tier_worker_push(tp->w, TIER_JOB_PREPARE);
     return tp;
 }
 

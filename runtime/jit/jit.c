@@ -91,16 +91,25 @@ static atomic_int child_pid;
 static atomic_int abandoned;
 static atomic_uint tmp_seq;
 
+static int is_cxx(JitLang lang) { return lang == JIT_CXX || lang == JIT_CXX_QUICK; }
+
 static const char *cc_name(void)
 {
-    const char *cc = settings_text(cur_lang == JIT_CXX ? SET_CXX : SET_CC);
-    return cc && *cc ? cc : cur_lang == JIT_CXX ? "c++" : "cc";
+    const char *cc = settings_text(is_cxx(cur_lang) ? SET_CXX : SET_CC);
+    return cc && *cc ? cc : is_cxx(cur_lang) ? "c++" : "cc";
 }
 
+/* The options; the quick variant adds -O0 (the last -O wins). */
 static const char *cc_flags(void)
 {
-    const char *f = settings_text(cur_lang == JIT_CXX ? SET_CXXFLAGS : SET_CFLAGS);
-    return f ? f : cur_lang == JIT_CXX ? DEFAULT_CXXFLAGS : DEFAULT_FLAGS;
+    static _Thread_local char quick[1024];
+    const char *f = settings_text(is_cxx(cur_lang) ? SET_CXXFLAGS : SET_CFLAGS);
+    if (!f)
+        f = is_cxx(cur_lang) ? DEFAULT_CXXFLAGS : DEFAULT_FLAGS;
+    if (cur_lang != JIT_CXX_QUICK)
+        return f;
+    snprintf(quick, sizeof quick, "%s -O0", f);
+    return quick;
 }
 
 /* The compiler's file (searched on PATH) and its stat: its identity. */
@@ -136,7 +145,7 @@ int jit_have_compiler(void)
 
 int jit_have(JitLang lang)
 {
-    static int known[2] = { -1, -1 }; /* the main thread asks, before any worker */
+    static int known[3] = { -1, -1, -1 }; /* the main thread asks, before any worker */
     char path[PATH_MAX];
     struct stat st;
     cur_lang = lang;
@@ -441,20 +450,20 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
                              int *missing)
 {
     cur_lang = lang;
-    const char *ext = lang == JIT_CXX ? "cpp" : "c";
+    const char *ext = is_cxx(lang) ? "cpp" : "c";
     char ccpath[PATH_MAX];
     struct stat ccst;
     if (srcpathlen)
         srcpath[0] = '\0';
     if (cc_find(ccpath, sizeof ccpath, &ccst) < 0) {
-        snprintf(msg, msglen, "no %s compiler: '%s' is not on PATH (set %s)", lang == JIT_CXX ? "C++" : "C",
-                 cc_name(), lang == JIT_CXX ? "VINTERP_CXX" : "VINTERP_CC");
+        snprintf(msg, msglen, "no %s compiler: '%s' is not on PATH (set %s)", is_cxx(lang) ? "C++" : "C",
+                 cc_name(), is_cxx(lang) ? "VINTERP_CXX" : "VINTERP_CC");
         return NULL;
     }
     Hash h;
     hash_init(&h);
     hash_add(&h, src, len);
-    hash_str(&h, lang == JIT_CXX ? "target=cuda-emulated-c++" : "target=c");
+    hash_str(&h, is_cxx(lang) ? "target=cuda-emulated-c++" : "target=c");
     hash_str(&h, ccpath);
     char ident[96];
     snprintf(ident, sizeof ident, "%lld:%lld", (long long)ccst.st_size, (long long)ccst.st_mtime);
@@ -467,7 +476,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
     hash_hex(&h, key);
     char trailer[128];
     int tlen = snprintf(trailer, sizeof trailer, "\n%sconst char vk_unit_key[] = \"%s\";\n",
-                        lang == JIT_CXX ? "extern \"C\" " : "", key);
+                        is_cxx(lang) ? "extern \"C\" " : "", key);
 
     int off = cache_off(o);
     if (off && !load) {
@@ -549,7 +558,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
         }
     } else if (rc < 0) {
         log_excerpt(log, msg, msglen,
-                    lang == JIT_CXX ? "compiling the generated CUDA as host C++ failed" : "compiling the generated C failed");
+                    is_cxx(lang) ? "compiling the generated CUDA as host C++ failed" : "compiling the generated C failed");
     } else {
         if (retry)
             unlink(mark);

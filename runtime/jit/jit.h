@@ -40,6 +40,7 @@ typedef struct {
 /* One build request's figures (an executor's build, the device's). */
 typedef struct {
     int probe;                  /* in: compile nothing, only look in the cache */
+    int fast;                   /* in: the quick-compiled variant (a staged compile's first stage) */
     int compiled, hits;         /* units compiled, found in the cache */
     double compile_seconds;
 } JitBuildStats;
@@ -55,8 +56,10 @@ void *jit_load_c(const JitOptions *o, const char *src, size_t len, JitStats *st,
 
 /* The same for another language: C++ is the generated CUDA compiled for
  * the emulated device ($VINTERP_CXX, else c++; options $VINTERP_CXXFLAGS,
- * else "-x c++ -O2 -shared -fPIC -ffp-contract=off"). */
-typedef enum { JIT_C = 0, JIT_CXX } JitLang;
+ * else "-x c++ -O2 -shared -fPIC -ffp-contract=off"); C++ quick is the
+ * same with -O0 added (the first stage of a staged compile: the emulated
+ * device's counterpart of NVRTC's --Ofast-compile). */
+typedef enum { JIT_C = 0, JIT_CXX, JIT_CXX_QUICK } JitLang;
 int jit_have(JitLang lang);
 void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, char *srcpath,
                size_t srcpathlen, char *msg, size_t msglen);

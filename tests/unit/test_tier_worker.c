@@ -438,6 +438,33 @@ static void test_gates(void)
     CHECK(tier_worker_stop(w) == 0);
 }
 
+/* The order of the queue: jobs pushed later (a staged block's full
+ * compile) run after every job, also after those pushed since. Job 8
+ * holds the worker while the queue fills. */
+static void test_push_later(void)
+{
+    reset();
+    TierWorker *w = start(0.0, 1.0, 0.0);
+    tier_worker_push(w, 8);
+    WAIT_UNTIL(W.started[8] == 1);
+    tier_worker_push_later(w, 12);
+    tier_worker_push(w, 9);
+    tier_worker_push_later(w, 13);
+    tier_worker_push(w, 10);
+    tier_worker_push(w, 11);
+    for (int k = 8; k <= 13; k++)
+        release(k);
+    WAIT_UNTIL(W.ended[13] == 1);
+    CHECK_W(W.norder == 6 && W.order[0] == 8 && W.order[1] == 9 && W.order[2] == 10 && W.order[3] == 11 &&
+            W.order[4] == 12 && W.order[5] == 13);
+    /* stop drops what is queued, of either kind */
+    tier_worker_push(w, 14);
+    WAIT_UNTIL(W.started[14] == 1);
+    tier_worker_push_later(w, 12);
+    tier_worker_push(w, 9);
+    CHECK(tier_worker_stop(w) == 2);
+}
+
 /* The options: the gates and the worker's priority from the environment. */
 static void test_options(void)
 {
@@ -479,6 +506,7 @@ int main(void)
     test_drain();
     test_stop_abandons();
     test_gates();
+    test_push_later();
     test_options();
     return check_report("tier_worker");
 }
