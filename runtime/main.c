@@ -155,19 +155,12 @@ static void report(const char *file, const VcError *err)
 /* A count option's value: digits only, at least LO. */
 static int parse_count(const char *opt, const char *s, int64_t lo, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || s[strspn(s, "0123456789")] || v < lo) {
+    int r = settings_parse_count(s, lo, INT64_MAX, out);
+    if (r == -1)
         fprintf(stderr, "vinterp: %s: '%s' is not a count of at least %lld\n", opt, s, (long long)lo);
-        return -1;
-    }
-    if (errno == ERANGE) {
+    else if (r == -2)
         fprintf(stderr, "vinterp: %s: '%s' is too large\n", opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return r < 0 ? -1 : 0;
 }
 
 typedef enum { BK_AUTO = 0, BK_REF, BK_LCU, BK_CPU, BK_CUDA } BackendKind;

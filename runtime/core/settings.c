@@ -92,11 +92,8 @@ static int parse_one(int i, const char *e, SettingValue *v, FILE *err)
             fprintf(err, "vinterp: %s: '%s' is not '%s'\n", d->name, e, list);
         return -1;
     }
-    char *end;
-    errno = 0;
-    long long x = strtoll(e, &end, 10);
-    int digits = e[strspn(e, "0123456789")] == '\0';
-    if (!digits || errno == ERANGE || x < d->lo || x > d->hi || (d->kind == SK_POW2 && !is_pow2(x)) || *end) {
+    int64_t x = 0;
+    if (settings_parse_count(e, d->lo, d->hi, &x) < 0 || (d->kind == SK_POW2 && !is_pow2(x))) {
         if (d->kind == SK_FLAG)
             fprintf(err, "vinterp: %s: '%s' is not 0 or 1\n", d->name, e);
         else if (d->hi == INT64_MAX)
@@ -109,6 +106,21 @@ static int parse_one(int i, const char *e, SettingValue *v, FILE *err)
     }
     v->given = 1;
     v->num = x;
+    return 0;
+}
+
+int settings_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!*s || s[strspn(s, "0123456789")] != '\0')
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno == ERANGE)
+        return -2;
+    if (*end || v < lo || v > hi)
+        return -1;
+    *out = v;
     return 0;
 }
 

@@ -147,6 +147,12 @@ const char *settings_text(SettingId id);
 /* The name, for messages. */
 const char *settings_name(SettingId id);
 
+/* S as a count: decimal digits only, from LO to HI. 0 with the value in
+ * *OUT; -1 when S is not such a count; -2 when its digits pass 64 bits.
+ * The one number parser of the settings and of the command line's count
+ * options (main.c), which word their own messages. */
+int settings_parse_count(const char *s, int64_t lo, int64_t hi, int64_t *out);
+
 /* The table for --help: our variables, each with its values, default and
  * doc (test-only ones when TESTS), then the system's. */
 void settings_print(FILE *f, int tests);

@@ -120,7 +120,6 @@ typedef struct {
     int64_t host_max[NFAM];
     int strategy;               /* ST_* */
     int opt;                    /* NVRTC's optimisation: OPT_* ($VINTERP_NVRTC_OPT) */
-    int refined;                /* blocks whose quick code was replaced by the full */
     /* figures */
     int64_t runs[NRUN];         /* reductions, scans and filters, by how they ran */
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
@@ -2105,8 +2104,6 @@ static int cuda_refine(Executor *x, int nblocks, BlockPlan *const *plans, char *
         if (kc->unique >= 0 && c->ent[base + kc->unique])
             rc = bind_entries(c, kc, c->ent[base + kc->unique], &up, mods, msg, msglen);
     }
-    if (rc == 0)
-        c->refined++;
     unit_parts_free(&up);
     free(mods);
     free(paths);
