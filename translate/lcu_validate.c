@@ -186,11 +186,111 @@ static int want_type(V *v, const LcuExpr *e, VsElem t, const char *what)
     return 0;
 }
 
+/* x[i]: an array of this thunk's reads, subscripted by an int. */
+static int vsub(V *v, const LcuExpr *e, const Scope *sc, VsElem *tys)
+{
+    LcuVarType vt;
+    VsElem a;
+    int r;
+    if (want_kids(v, e, 1, 1, "a subscript") < 0)
+        return -1;
+    if ((r = check_thunk_read(v, e->var, "subscripted", &vt)) < 0)
+        return -1;
+    if (r == 1 && vt.kind != LV_ARRAY)
+        return fail(v, "subscript of x%d, a segdes", e->var);
+    if (r == 1 && e->type != vt.base)
+        return fail(v, "x%d[...] has type %s, but x%d is %s", e->var, lcu_base_name(e->type), e->var,
+                    type_str(vt));
+    if (!valid_base(e->type))
+        return fail(v, "x%d[...] has a bad type", e->var);
+    if (vscalar(v, e->kids[0], sc, &a) < 0)
+        return -1;
+    if (a != VS_INT)
+        return fail(v, "x%d subscripted by a %s", e->var, lcu_base_name(a));
+    tys[0] = e->type;
+    return 0;
+}
+
+/* The segment helpers: seg_of(i), seg_start(s), seg_len(s), seg_count of a
+ * segdes this thunk reads. */
+static int vseg(V *v, const LcuExpr *e, const Scope *sc, VsElem *tys)
+{
+    LcuVarType vt;
+    VsElem a;
+    int r;
+    const char *name = e->kind == LE_SEG_OF ? "seg_of" : e->kind == LE_SEG_START ? "seg_start"
+                     : e->kind == LE_SEG_LEN ? "seg_len" : "seg_count";
+    int nk = e->kind == LE_SEG_COUNT ? 0 : 1;
+    if (want_kids(v, e, nk, nk, name) < 0 || want_type(v, e, VS_INT, name) < 0)
+        return -1;
+    if ((r = check_thunk_read(v, e->var, "segment helper on", &vt)) < 0)
+        return -1;
+    if (r == 1 && vt.kind != LV_SEGDES)
+        return fail(v, "%s of x%d, which is %s, not a segdes", name, e->var, type_str(vt));
+    if (nk) {
+        if (vscalar(v, e->kids[0], sc, &a) < 0)
+            return -1;
+        if (a != VS_INT)
+            return fail(v, "%s of x%d with a %s argument", name, e->var, lcu_base_name(a));
+    }
+    tys[0] = VS_INT;
+    return 0;
+}
+
+/* A primitive: its arity, its operands' types, its result's. */
+static int vprim(V *v, const LcuExpr *e, const Scope *sc, VsElem *tys)
+{
+    VsElem a, b;
+    if ((unsigned)e->prim >= LP_COUNT)
+        return fail(v, "a bad prim %d", (int)e->prim);
+    const char *pn = lcu_prim_name(e->prim);
+    int ar = prim_arity(e->prim);
+    if (want_kids(v, e, ar, ar, pn) < 0)
+        return -1;
+    if (vscalar(v, e->kids[0], sc, &a) < 0)
+        return -1;
+    if (!prim_operand_ok(e->prim, a))
+        return fail(v, "%s applied to %s", pn, lcu_base_name(a));
+    if (ar == 2) {
+        if (vscalar(v, e->kids[1], sc, &b) < 0)
+            return -1;
+        if (b != a)
+            return fail(v, "%s applied to %s and %s", pn, lcu_base_name(a), lcu_base_name(b));
+    }
+    if (want_type(v, e, lcu_prim_result(e->prim, a), pn) < 0)
+        return -1;
+    tys[0] = e->type;
+    return 0;
+}
+
+/* if c a b: a bool condition, branches yielding the same values. */
+static int vif(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsElem *tys)
+{
+    int n1, n2;
+    VsElem a, t1[LCU_MAXRES], t2[LCU_MAXRES];
+    if (want_kids(v, e, 3, 3, "if") < 0)
+        return -1;
+    if (vscalar(v, e->kids[0], sc, &a) < 0)
+        return -1;
+    if (a != VS_BOOL)
+        return fail(v, "if condition of type %s, not bool", lcu_base_name(a));
+    if (vexpr(v, e->kids[1], sc, tail, &n1, t1) < 0 || vexpr(v, e->kids[2], sc, tail, &n2, t2) < 0)
+        return -1;
+    if (n1 != n2)
+        return fail(v, "if branches yield %d and %d values", n1, n2);
+    for (int i = 0; i < n1; i++)
+        if (t1[i] != t2[i])
+            return fail(v, "if branches disagree: %s and %s", lcu_base_name(t1[i]), lcu_base_name(t2[i]));
+    if (want_type(v, e, t1[0], "if") < 0)
+        return -1;
+    *n = n1;
+    memcpy(tys, t1, (size_t)n1 * sizeof *tys);
+    return 0;
+}
+
 static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsElem *tys)
 {
     LcuVarType vt;
-    VsElem a, b;
-    int r;
     *n = 1;
     if (!e)
         return fail(v, "a missing expression");
@@ -223,23 +323,7 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsEl
         tys[0] = e->type;
         return 0;
     case LE_SUB:
-        if (want_kids(v, e, 1, 1, "a subscript") < 0)
-            return -1;
-        if ((r = check_thunk_read(v, e->var, "subscripted", &vt)) < 0)
-            return -1;
-        if (r == 1 && vt.kind != LV_ARRAY)
-            return fail(v, "subscript of x%d, a segdes", e->var);
-        if (r == 1 && e->type != vt.base)
-            return fail(v, "x%d[...] has type %s, but x%d is %s", e->var, lcu_base_name(e->type), e->var,
-                        type_str(vt));
-        if (!valid_base(e->type))
-            return fail(v, "x%d[...] has a bad type", e->var);
-        if (vscalar(v, e->kids[0], sc, &a) < 0)
-            return -1;
-        if (a != VS_INT)
-            return fail(v, "x%d subscripted by a %s", e->var, lcu_base_name(a));
-        tys[0] = e->type;
-        return 0;
+        return vsub(v, e, sc, tys);
     case LE_LEN:
         if (want_kids(v, e, 0, 0, "#x") < 0 || want_type(v, e, VS_INT, "#x") < 0)
             return -1;
@@ -250,70 +334,12 @@ static int vexpr(V *v, const LcuExpr *e, const Scope *sc, int tail, int *n, VsEl
     case LE_SEG_OF:
     case LE_SEG_START:
     case LE_SEG_LEN:
-    case LE_SEG_COUNT: {
-        const char *name = e->kind == LE_SEG_OF ? "seg_of" : e->kind == LE_SEG_START ? "seg_start"
-                         : e->kind == LE_SEG_LEN ? "seg_len" : "seg_count";
-        int nk = e->kind == LE_SEG_COUNT ? 0 : 1;
-        if (want_kids(v, e, nk, nk, name) < 0 || want_type(v, e, VS_INT, name) < 0)
-            return -1;
-        if ((r = check_thunk_read(v, e->var, "segment helper on", &vt)) < 0)
-            return -1;
-        if (r == 1 && vt.kind != LV_SEGDES)
-            return fail(v, "%s of x%d, which is %s, not a segdes", name, e->var, type_str(vt));
-        if (nk) {
-            if (vscalar(v, e->kids[0], sc, &a) < 0)
-                return -1;
-            if (a != VS_INT)
-                return fail(v, "%s of x%d with a %s argument", name, e->var, lcu_base_name(a));
-        }
-        tys[0] = VS_INT;
-        return 0;
-    }
-    case LE_PRIM: {
-        if ((unsigned)e->prim >= LP_COUNT)
-            return fail(v, "a bad prim %d", (int)e->prim);
-        const char *pn = lcu_prim_name(e->prim);
-        int ar = prim_arity(e->prim);
-        if (want_kids(v, e, ar, ar, pn) < 0)
-            return -1;
-        if (vscalar(v, e->kids[0], sc, &a) < 0)
-            return -1;
-        if (!prim_operand_ok(e->prim, a))
-            return fail(v, "%s applied to %s", pn, lcu_base_name(a));
-        if (ar == 2) {
-            if (vscalar(v, e->kids[1], sc, &b) < 0)
-                return -1;
-            if (b != a)
-                return fail(v, "%s applied to %s and %s", pn, lcu_base_name(a), lcu_base_name(b));
-        }
-        if (want_type(v, e, lcu_prim_result(e->prim, a), pn) < 0)
-            return -1;
-        tys[0] = e->type;
-        return 0;
-    }
-    case LE_IF: {
-        int n1, n2;
-        VsElem t1[LCU_MAXRES], t2[LCU_MAXRES];
-        if (want_kids(v, e, 3, 3, "if") < 0)
-            return -1;
-        if (vscalar(v, e->kids[0], sc, &a) < 0)
-            return -1;
-        if (a != VS_BOOL)
-            return fail(v, "if condition of type %s, not bool", lcu_base_name(a));
-        if (vexpr(v, e->kids[1], sc, tail, &n1, t1) < 0 || vexpr(v, e->kids[2], sc, tail, &n2, t2) < 0)
-            return -1;
-        if (n1 != n2)
-            return fail(v, "if branches yield %d and %d values", n1, n2);
-        for (int i = 0; i < n1; i++)
-            if (t1[i] != t2[i])
-                return fail(v, "if branches disagree: %s and %s", lcu_base_name(t1[i]),
-                            lcu_base_name(t2[i]));
-        if (want_type(v, e, t1[0], "if") < 0)
-            return -1;
-        *n = n1;
-        memcpy(tys, t1, (size_t)n1 * sizeof *tys);
-        return 0;
-    }
+    case LE_SEG_COUNT:
+        return vseg(v, e, sc, tys);
+    case LE_PRIM:
+        return vprim(v, e, sc, tys);
+    case LE_IF:
+        return vif(v, e, sc, tail, n, tys);
     case LE_LET: {
         if (want_kids(v, e, 2, 2, "let") < 0)
             return -1;
