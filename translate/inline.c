@@ -160,27 +160,18 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
     return inline_program_map(src, dst, opt, st, NULL);
 }
 
-int inline_program_map(const Program *src, Program *dst, const InlineOptions *opt, InlineStats *st, int *pcmap)
+/* The functions in post-order over SRC's non-recursive call edges (REC:
+ * per function, 1 when recursive): callees before their callers. Returns
+ * how many went into ORDER (every function). */
+static int call_order(const Program *src, const int *rec, int *order)
 {
-    InlineOptions def;
-    if (!opt) {
-        inline_default_options(&def);
-        opt = &def;
-    }
-    memset(st, 0, sizeof *st);
-    memset(dst, 0, sizeof *dst);
-    for (int i = 0; pcmap && i < src->ncode; i++)
-        pcmap[i] = -1;
-    int nf = src->nfuncs;
-    int *rec = recursive_functions(src, &st->recursive_funcs);
-    /* Inlined bodies (without RET), computed callees first by memoised
-     * recursion over the acyclic part of the call graph. */
-    Code *body = calloc((size_t)nf + 1, sizeof *body);
+    int nf = src->nfuncs, norder = 0;
     int *state = calloc((size_t)nf + 1, sizeof *state); /* 0 unvisited, 1 in progress, 2 finished */
-    int *order = vc_xmalloc((size_t)nf * sizeof *order);
-    /* Post-order over the non-recursive call edges. */
-    int norder = 0;
     int *fstack = vc_xmalloc((size_t)(nf + 1) * sizeof *fstack), *pcs = vc_xmalloc((size_t)(nf + 1) * sizeof *pcs);
+    if (!state) {
+        fprintf(stderr, "vinterp: out of memory while inlining\n");
+        exit(1);
+    }
     for (int root = 0; root < nf; root++) {
         if (state[root])
             continue;
@@ -211,50 +202,15 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
     }
     free(fstack);
     free(pcs);
-    /* The program's size as inlined so far (bodies done, the others as
-     * they are), and its cap: bodies are built callees first, so without
-     * a cap a chain of n small functions each calling the next grows to
-     * about n * max_callee / 2. */
-    long size = src->ncode, growth = opt->max_growth > 0 ? opt->max_growth : 200000;
-    long cap = size + (size > growth ? size : growth);
-    for (int k = 0; k < norder; k++) {
-        if (opt->cancel && atomic_load(opt->cancel)) { /* a tier worker told to stop */
-            for (int f = 0; f < nf; f++)
-                free(body[f].code);
-            free(body);
-            free(state);
-            free(order);
-            free(rec);
-            return -1;
-        }
-        int f = order[k];
-        const Func *fn = &src->funcs[f];
-        Code *c = &body[f];
-        for (int i = fn->start; i < fn->end - 1; i++) {
-            const Instr *in = &src->code[i];
-            int g = in->op == OP_CALL ? in->target : -1;
-            if (pcmap)
-                pcmap[i] = c->n; /* made absolute below */
-            int ok = g >= 0 && !rec[g] && body[g].n <= opt->max_callee &&
-                     c->n + body[g].n + (fn->end - 1 - i) <= opt->max_function;
-            if (ok && size + body[g].n - 1 > cap) {
-                ok = 0;
-                st->calls_over_budget++;
-            }
-            if (ok) {
-                for (int j = 0; j < body[g].n; j++)
-                    code_push(c, &body[g].code[j]);
-                size += body[g].n - 1;
-                st->calls_inlined++;
-            } else {
-                code_push(c, in);
-                if (g >= 0)
-                    st->calls_kept++;
-            }
-        }
-    }
-    /* Assemble DST: every function's inlined body plus its RET. */
-    int total = 0;
+    free(state);
+    return norder;
+}
+
+/* DST from the inlined BODY of each of SRC's functions, each with its RET;
+ * PCMAP (or NULL), relative to each body, made absolute. */
+static void assemble(const Program *src, const Code *body, Program *dst, int *pcmap)
+{
+    int nf = src->nfuncs, total = 0;
     for (int f = 0; f < nf; f++)
         total += body[f].n + 1;
     dst->code = vc_xmalloc((size_t)total * sizeof *dst->code);
@@ -283,7 +239,12 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
     }
     for (int i = 0; i < dst->ncode; i++)
         dst->code[i].name = xstrdup(dst->code[i].name);
-    /* Constants: a deep copy, so that vc_free(dst) is independent of SRC. */
+}
+
+/* SRC's constants into DST: a deep copy, so that vc_free(dst) is
+ * independent of SRC. */
+static void copy_consts(const Program *src, Program *dst)
+{
     dst->nconsts = dst->capconsts = src->nconsts;
     dst->consts = vc_xmalloc((size_t)(src->nconsts ? src->nconsts : 1) * sizeof *dst->consts);
     for (int i = 0; i < src->nconsts; i++) {
@@ -301,17 +262,82 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
         }
         dst->consts[i] = c;
     }
-    dst->filename = xstrdup(src->filename);
-    dst->entry = src->entry;
-    st->code_before = src->ncode;
-    st->code_after = dst->ncode;
+}
+
+int inline_program_map(const Program *src, Program *dst, const InlineOptions *opt, InlineStats *st, int *pcmap)
+{
+    InlineOptions def;
+    if (!opt) {
+        inline_default_options(&def);
+        opt = &def;
+    }
+    memset(st, 0, sizeof *st);
+    memset(dst, 0, sizeof *dst);
+    for (int i = 0; pcmap && i < src->ncode; i++)
+        pcmap[i] = -1;
+    int nf = src->nfuncs;
+    int *rec = recursive_functions(src, &st->recursive_funcs);
+    /* Inlined bodies (without RET), computed callees first by memoised
+     * recursion over the acyclic part of the call graph. */
+    Code *body = calloc((size_t)nf + 1, sizeof *body);
+    int *order = vc_xmalloc((size_t)(nf ? nf : 1) * sizeof *order);
+    if (!body) {
+        fprintf(stderr, "vinterp: out of memory while inlining\n");
+        exit(1);
+    }
+    int norder = call_order(src, rec, order);
+    /* The program's size as inlined so far (bodies done, the others as
+     * they are), and its cap: bodies are built callees first, so without
+     * a cap a chain of n small functions each calling the next grows to
+     * about n * max_callee / 2. */
+    long size = src->ncode, growth = opt->max_growth > 0 ? opt->max_growth : 200000;
+    long cap = size + (size > growth ? size : growth);
+    int rc = 0;
+    for (int k = 0; k < norder && rc == 0; k++) {
+        if (opt->cancel && atomic_load(opt->cancel)) { /* a tier worker told to stop */
+            rc = -1;
+            break;
+        }
+        int f = order[k];
+        const Func *fn = &src->funcs[f];
+        Code *c = &body[f];
+        for (int i = fn->start; i < fn->end - 1; i++) {
+            const Instr *in = &src->code[i];
+            int g = in->op == OP_CALL ? in->target : -1;
+            if (pcmap)
+                pcmap[i] = c->n; /* made absolute by assemble */
+            int ok = g >= 0 && !rec[g] && body[g].n <= opt->max_callee &&
+                     c->n + body[g].n + (fn->end - 1 - i) <= opt->max_function;
+            if (ok && size + body[g].n - 1 > cap) {
+                ok = 0;
+                st->calls_over_budget++;
+            }
+            if (ok) {
+                for (int j = 0; j < body[g].n; j++)
+                    code_push(c, &body[g].code[j]);
+                size += body[g].n - 1;
+                st->calls_inlined++;
+            } else {
+                code_push(c, in);
+                if (g >= 0)
+                    st->calls_kept++;
+            }
+        }
+    }
+    if (rc == 0) {
+        assemble(src, body, dst, pcmap);
+        copy_consts(src, dst);
+        dst->filename = xstrdup(src->filename);
+        dst->entry = src->entry;
+        st->code_before = src->ncode;
+        st->code_after = dst->ncode;
+    }
     for (int f = 0; f < nf; f++)
         free(body[f].code);
     free(body);
-    free(state);
     free(order);
     free(rec);
-    return 0;
+    return rc;
 }
 
 void inline_default_options(InlineOptions *o)
