@@ -924,6 +924,64 @@ static int solve_component(Ilp *m, int *sol, FuseResult *res, const char **why)
  * A component whose ILP reaches the work limit keeps the best solution
  * lp_solve found when its clusters are valid, else its greedy clusters; the
  * schedule is then kept only if it is cheaper than the greedy one. */
+/* The greedy clusters of G into *GCL (made on first use), and the K
+ * nodes NODE of one component given them in SOL (each the first node of
+ * its greedy cluster; none when K is 0). 0, or -1 out of memory. */
+static int greedy_component(const FuseGraph *g, int **gcl, const int *node, int k, int *sol)
+{
+    if (!*gcl && (*gcl = malloc((size_t)g->nnodes * sizeof **gcl)) != NULL) {
+        FuseResult gres;
+        fuse_greedy(g, *gcl, &gres);
+    }
+    if (!*gcl)
+        return -1;
+    for (int t = 0; t < k; t++) {
+        int rep = node[t];
+        for (int t2 = 0; t2 < t && rep == node[t]; t2++)
+            if ((*gcl)[node[t2]] == (*gcl)[node[t]])
+                rep = node[t2];
+        sol[node[t]] = rep;
+    }
+    return 0;
+}
+
+/* The clusters GPARENT (union-find) of several components form a cycle:
+ * merge the components of the clusters on cycles into the lowest of them,
+ * marked DIRTY with its nodes unfused in SOL, to be solved again. NULL, or
+ * why not (no cycle found: the schedule is wrong). */
+static const char *merge_cyclic(Whole *w, int *gparent, int *cluster, unsigned char *core, unsigned char *dirty,
+                                int *sol)
+{
+    int n = w->n;
+    cyclic_core(w->g, gparent, cluster, core);
+    int root = -1;
+    for (int i = 0; i < n; i++)
+        if (core[uf_find(gparent, i)] && (root < 0 || w->comp[i] < root))
+            root = w->comp[i];
+    if (root < 0)
+        return "ILP schedule failed fuse_check";
+    int merged = 0;
+    for (int i = 0; i < n; i++)
+        if (core[uf_find(gparent, i)] && w->comp[i] != root) {
+            int old = w->comp[i];
+            for (int j = 0; j < n; j++)
+                if (w->comp[j] == old)
+                    w->comp[j] = root;
+            merged++;
+        }
+    if (!merged)
+        return "ILP schedule failed fuse_check";
+    dirty[root] = 1;
+    for (int i = 0; i < n; i++)
+        if (w->comp[i] == root)
+            sol[i] = i;
+    if (w->trace)
+        fprintf(w->trace, "fusion: clusters of several components form a cycle: merged them "
+                          "into the component of node %d\n",
+                root);
+    return NULL;
+}
+
 static const char *solve_ilp(const FuseGraph *g, long max_work, FILE *trace, int *cluster,
                              FuseResult *res)
 {
@@ -981,20 +1039,9 @@ static const char *solve_ilp(const FuseGraph *g, long max_work, FILE *trace, int
                      * these nodes (greedy never joins nodes of two
                      * components). */
                     reason = cwhy;
-                    if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
-                        FuseResult gres;
-                        fuse_greedy(g, gcl, &gres);
-                    }
-                    if (!gcl) {
+                    if (greedy_component(g, &gcl, node, k, sol) < 0) {
                         why = "out of memory";
                         break;
-                    }
-                    for (int t = 0; t < k; t++) {
-                        int rep = node[t];
-                        for (int t2 = 0; t2 < t && rep == node[t]; t2++)
-                            if (gcl[node[t2]] == gcl[node[t]])
-                                rep = node[t2];
-                        sol[node[t]] = rep;
                     }
                     if (trace)
                         fprintf(trace, "fusion: %s: greedy clusters for the component of node %d\n",
@@ -1019,38 +1066,8 @@ static const char *solve_ilp(const FuseGraph *g, long max_work, FILE *trace, int
             }
             break;
         }
-        /* A cycle between the clusters of several components: merge the
-         * components of the clusters on cycles. */
-        cyclic_core(g, gparent, cluster, core);
-        int root = -1;
-        for (int i = 0; i < n; i++)
-            if (core[uf_find(gparent, i)] && (root < 0 || w.comp[i] < root))
-                root = w.comp[i];
-        if (root < 0) {
-            why = "ILP schedule failed fuse_check";
-            break;
-        }
-        int merged = 0;
-        for (int i = 0; i < n; i++)
-            if (core[uf_find(gparent, i)] && w.comp[i] != root) {
-                int old = w.comp[i];
-                for (int j = 0; j < n; j++)
-                    if (w.comp[j] == old)
-                        w.comp[j] = root;
-                merged++;
-            }
-        if (!merged) {
-            why = "ILP schedule failed fuse_check";
-            break;
-        }
-        dirty[root] = 1;
-        for (int i = 0; i < n; i++)
-            if (w.comp[i] == root)
-                sol[i] = i;
-        if (trace)
-            fprintf(trace, "fusion: clusters of several components form a cycle: merged them "
-                           "into the component of node %d\n",
-                    root);
+        /* A cycle between the clusters of several components */
+        why = merge_cyclic(&w, gparent, cluster, core, dirty, sol);
     }
     int proven = 1;
     for (int c = 0; c < n && !why; c++)
@@ -1061,11 +1078,7 @@ static const char *solve_ilp(const FuseGraph *g, long max_work, FILE *trace, int
         why = reason;
     } else if (!why && !proven) {
         /* Not proven optimal: keep it only if it beats greedy. */
-        if (!gcl && (gcl = malloc((size_t)n * sizeof *gcl)) != NULL) {
-            FuseResult gres;
-            fuse_greedy(g, gcl, &gres);
-        }
-        if (!gcl) {
+        if (greedy_component(g, &gcl, NULL, 0, NULL) < 0) {
             why = "out of memory";
         } else {
             double gc = cost_of(&w, gcl);
