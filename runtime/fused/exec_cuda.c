@@ -1284,17 +1284,185 @@ static void run_fused_filter(CudaExec *c, Entry *e, const LcuSoac *s)
     dfree(c, off);
 }
 
+/* A reduction or scan, flat or segmented: fused (red_plan) or values by
+ * the SOAC's kernel, then the library's primitive per result. */
+static void run_red(CudaExec *c, Entry *e, int j, const LcuSoac *s)
+{
+    int nr = s->nres;
+    int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
+    int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
+    int sd = s->shape.var;
+    int64_t n = 0, m = 0;
+    int how = red_plan(c, s, &n, &m);
+    c->runs[how]++;
+    for (int r = 0; r < nr; r++)
+        result(c, s->res[r], red ? m : n);
+    /* the temporaries made when the step was prepared, when they fit
+     * (a SCAN's by the general path are its results: made again) */
+    SoacPrep *t = &c->sp[j];
+    if (t->how != how || t->n != n || (how == RUN_LIB && !red)) {
+        temps_drop(c, t);
+        temps_make(c, j, s, how, n);
+    }
+    if (how != RUN_LIB) {
+        run_fused_red(c, e, j, s, how, n, m);
+        temps_drop(c, t);
+        return;
+    }
+    upload_table(c);
+    launch(c, e[EP_MAIN], n, 4, temps_table(c, j), NULL);
+    for (int r = 0; r < nr; r++) {
+        VkOp op = vk_op(s->rops[r]);
+        VsElem ty = c->types[s->res[r]].base;
+        void *out = c->hv[s->res[r]].d;
+        int rc;
+        if (!seg)
+            rc = red ? c->lib.reduce(op, ty, t->p[r], n, out) : c->lib.scan(op, ty, t->p[r], n, out);
+        else if (red)
+            rc = c->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
+        else
+            rc = c->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
+        c->lib_calls++;
+        if (rc != 0) {
+            temps_drop(c, t);
+            lib_fail(c, red ? "a reduction" : "a scan");
+        }
+    }
+    temps_drop(c, t);
+}
+
+/* A SEG_FILTER's result descriptor NV: the kept elements per segment (a
+ * segmented sum of the flags F over N elements), their offsets, COUNT in
+ * all. */
+static void filter_segdes(CudaExec *c, const LcuSoac *s, int nv, const int32_t *f, int64_t n, int64_t count)
+{
+    int sd = s->shape.var;
+    int64_t m = c->hv[sd].len;
+    Value *ns = new_result(c, nv, m);
+    DevCopy *dc = ns->dev;
+    if (m > 0) {
+        if (c->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), dc->d) != 0)
+            lib_fail(c, "counting a filter's segments");
+        dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
+        int64_t total = 0;
+        check_errors(c);
+        if (c->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
+            lib_fail(c, "the offsets of a filter's segments");
+        c->lib_calls += 2;
+        note_sync(c); /* the total came back */
+        c->d2h_count++;
+        c->d2h_bytes += 8;
+        if (total != count)
+            rt_fatal("cuda: internal error: filter kept %lld elements, its segments %lld", (long long)count,
+                     (long long)total);
+    }
+    ns->n = count;
+    ns->sane = 1;
+    c->hv[nv].n = count;
+    c->hv[nv].off = dc->off;
+}
+
+/* FILTER, PARTITION, SEG_FILTER: fused (run_fused_filter), or by flags,
+ * the library's scan of them, and the pack. */
+static void run_filter(CudaExec *c, Entry *e, const LcuSoac *s)
+{
+    int nr = s->nres;
+    if ((s->kind != LS_SEG_FILTER || c->hv[s->shape.var].len == 1) && c->strategy != ST_LIB) {
+        c->runs[RUN_FILTER]++;
+        run_fused_filter(c, e, s);
+        return;
+    }
+    c->runs[RUN_FLAGS]++;
+    int sd = s->shape.var;
+    int64_t n = s->kind == LS_SEG_FILTER ? c->hv[sd].n : shape_n(c, &s->shape);
+    int32_t *f = dalloc(c, (size_t)(n ? n : 1) * 4), *p = dalloc(c, (size_t)(n ? n : 1) * 4);
+    upload_table(c);
+    launch(c, e[EP_MAIN], n, 4, f, NULL);
+    int64_t count = 0;
+    if (n > 0)
+        count = scan_count(c, f, n, p, "the scan of a filter's flags");
+    int nkept = s->kind == LS_PARTITION ? nr / 2 : s->kind == LS_SEG_FILTER ? nr - 1 : nr;
+    for (int r = 0; r < nkept; r++)
+        new_result(c, s->res[r], count);
+    if (s->kind == LS_PARTITION)
+        for (int r = nkept; r < nr; r++)
+            new_result(c, s->res[r], n - count);
+    if (s->kind == LS_SEG_FILTER)
+        filter_segdes(c, s, s->res[nr - 1], f, n, count);
+    upload_table(c);
+    launch(c, e[EP_PACK], n, 5, f, p);
+    dfree(c, f);
+    dfree(c, p);
+}
+
+/* SEG_PERMUTE: results of the destination descriptor's length, from their
+ * defaults or zero, then the permute's passes. */
+static void run_seg_permute(CudaExec *c, Entry *e, const LcuSoac *s)
+{
+    int ssd = s->shape.var, dsd = s->dst_sd;
+    int64_t nd = c->hv[dsd].n, n = c->hv[ssd].n;
+    for (int r = 0; r < s->nres; r++) {
+        Value *v = result(c, s->res[r], nd);
+        size_t bytes = (size_t)nd * esize_of(v);
+        if (s->dflt[r] >= 0) {
+            const vk_arr *d = &c->hv[s->dflt[r]];
+            if (d->len != nd)
+                kernel_fail(VKF_DFLTLEN, nd, d->len, 0);
+            if (bytes && c->dev->d2d(c->dev, c->hv[s->res[r]].d, d->d, bytes) != 0)
+                dev_fail(c, "copying a default");
+        } else if (bytes && c->dev->memset0(c->dev, c->hv[s->res[r]].d, bytes) != 0) {
+            dev_fail(c, "clearing a result");
+        }
+    }
+    upload_table(c);
+    permute_passes(c, e[EP_MAIN], e[EP_PACK], n, nd);
+}
+
+/* A library call: RAND's stream, or a segmented RANK. */
+static void run_lib(CudaExec *c, const LcuSoac *s)
+{
+    int res = s->res[0];
+    if (s->lib == LL_RAND_STREAM) {
+        const vk_arr *lim = &c->hv[s->args[0]];
+        int64_t n = c->types[s->args[0]].kind == LV_SEGDES ? lim->n : lim->len;
+        result(c, res, n);
+        RandState *st = rnd_global();
+        if (n > 0) {
+            check_errors(c);
+            if (c->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
+                lib_fail(c, "RAND");
+            c->lib_calls++;
+            vkr_jump(st->ring, &st->k, (uint64_t)n);
+        }
+        return;
+    }
+    int dv = s->args[0], sd = s->args[1];
+    const vk_arr *d = &c->hv[dv];
+    VsElem b = c->types[dv].base;
+    if (b != VS_INT && b != VS_FLOAT)
+        rt_fatal("%s of a Bool vector", lcu_lib_name(s->lib));
+    if (c->hv[sd].n != d->len)
+        rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),
+                 (long long)c->hv[sd].n, (long long)d->len);
+    result(c, res, d->len);
+    if (d->len > 0) {
+        if (c->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off, c->hv[sd].len, d->len,
+                            c->hv[res].d) != 0)
+            lib_fail(c, "RANK");
+        c->lib_calls++;
+    }
+}
+
 static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
 {
     Entry *e = &c->ent[unique][(size_t)j * NEP];
     void *f1 = e[EP_MAIN], *f2 = e[EP_PACK];
     if (s->kind != LS_LIB && !f1)
         rt_fatal("cuda: internal error: no entry point for SOAC %d of vk_u%d", j, unique);
-    int nr = s->nres;
     switch (s->kind) {
     case LS_MAP: case LS_ONCE: case LS_PERMUTE: {
         int64_t n = shape_n(c, &s->shape);
-        for (int r = 0; r < nr; r++) {
+        for (int r = 0; r < s->nres; r++) {
             Value *v = result(c, s->res[r], n);
             if (s->kind == LS_PERMUTE && c->dev->memset0(c->dev, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
                 dev_fail(c, "clearing a result");
@@ -1306,158 +1474,18 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
             launch(c, f1, n, 3, NULL, NULL);
         return;
     }
-    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN: {
-        int seg = s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN;
-        int red = s->kind == LS_REDUCE || s->kind == LS_SEG_REDUCE;
-        int sd = s->shape.var;
-        int64_t n = 0, m = 0;
-        int how = red_plan(c, s, &n, &m);
-        c->runs[how]++;
-        for (int r = 0; r < nr; r++)
-            result(c, s->res[r], red ? m : n);
-        /* the temporaries made when the step was prepared, when they fit
-         * (a SCAN's by the general path are its results: made again) */
-        SoacPrep *t = &c->sp[j];
-        if (t->how != how || t->n != n || (how == RUN_LIB && !red)) {
-            temps_drop(c, t);
-            temps_make(c, j, s, how, n);
-        }
-        if (how != RUN_LIB) {
-            run_fused_red(c, e, j, s, how, n, m);
-            temps_drop(c, t);
-            return;
-        }
-        upload_table(c);
-        launch(c, f1, n, 4, temps_table(c, j), NULL);
-        for (int r = 0; r < nr; r++) {
-            VkOp op = vk_op(s->rops[r]);
-            VsElem ty = c->types[s->res[r]].base;
-            void *out = c->hv[s->res[r]].d;
-            int rc;
-            if (!seg)
-                rc = red ? c->lib.reduce(op, ty, t->p[r], n, out) : c->lib.scan(op, ty, t->p[r], n, out);
-            else if (red)
-                rc = c->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
-                                            out);
-            else
-                rc = c->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
-                                          out);
-            c->lib_calls++;
-            if (rc != 0) {
-                temps_drop(c, t);
-                lib_fail(c, red ? "a reduction" : "a scan");
-            }
-        }
-        temps_drop(c, t);
+    case LS_REDUCE: case LS_SCAN: case LS_SEG_REDUCE: case LS_SEG_SCAN:
+        run_red(c, e, j, s);
         return;
-    }
-    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER: {
-        if ((s->kind != LS_SEG_FILTER || c->hv[s->shape.var].len == 1) && c->strategy != ST_LIB) {
-            c->runs[RUN_FILTER]++;
-            run_fused_filter(c, e, s);
-            return;
-        }
-        c->runs[RUN_FLAGS]++;
-        int sd = s->shape.var;
-        int64_t n = s->kind == LS_SEG_FILTER ? c->hv[sd].n : shape_n(c, &s->shape);
-        int32_t *f = dalloc(c, (size_t)(n ? n : 1) * 4), *p = dalloc(c, (size_t)(n ? n : 1) * 4);
-        upload_table(c);
-        launch(c, f1, n, 4, f, NULL);
-        int64_t count = 0;
-        if (n > 0)
-            count = scan_count(c, f, n, p, "the scan of a filter's flags");
-        int nkept = s->kind == LS_PARTITION ? nr / 2 : s->kind == LS_SEG_FILTER ? nr - 1 : nr;
-        for (int r = 0; r < nkept; r++)
-            new_result(c, s->res[r], count);
-        if (s->kind == LS_PARTITION)
-            for (int r = nkept; r < nr; r++)
-                new_result(c, s->res[r], n - count);
-        if (s->kind == LS_SEG_FILTER) {
-            int nv = s->res[nr - 1];
-            int64_t m = c->hv[sd].len;
-            Value *ns = new_result(c, nv, m);
-            DevCopy *dc = ns->dev;
-            if (m > 0) {
-                if (c->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd),
-                                                   dc->d) != 0)
-                    lib_fail(c, "counting a filter's segments");
-                dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
-                int64_t total = 0;
-                check_errors(c);
-                if (c->lib.seg_offsets(dc->d, m, dc->off, &total) != 0)
-                    lib_fail(c, "the offsets of a filter's segments");
-                c->lib_calls += 2;
-                note_sync(c); /* the total came back */
-                c->d2h_count++;
-                c->d2h_bytes += 8;
-                if (total != count)
-                    rt_fatal("cuda: internal error: filter kept %lld elements, its segments %lld",
-                             (long long)count, (long long)total);
-            }
-            ns->n = count;
-            ns->sane = 1;
-            c->hv[nv].n = count;
-            c->hv[nv].off = dc->off;
-        }
-        upload_table(c);
-        launch(c, f2, n, 5, f, p);
-        dfree(c, f);
-        dfree(c, p);
+    case LS_FILTER: case LS_PARTITION: case LS_SEG_FILTER:
+        run_filter(c, e, s);
         return;
-    }
-    case LS_SEG_PERMUTE: {
-        int ssd = s->shape.var, dsd = s->dst_sd;
-        int64_t nd = c->hv[dsd].n, n = c->hv[ssd].n;
-        for (int r = 0; r < nr; r++) {
-            Value *v = result(c, s->res[r], nd);
-            size_t bytes = (size_t)nd * esize_of(v);
-            if (s->dflt[r] >= 0) {
-                const vk_arr *d = &c->hv[s->dflt[r]];
-                if (d->len != nd)
-                    kernel_fail(VKF_DFLTLEN, nd, d->len, 0);
-                if (bytes && c->dev->d2d(c->dev, c->hv[s->res[r]].d, d->d, bytes) != 0)
-                    dev_fail(c, "copying a default");
-            } else if (bytes && c->dev->memset0(c->dev, c->hv[s->res[r]].d, bytes) != 0) {
-                dev_fail(c, "clearing a result");
-            }
-        }
-        upload_table(c);
-        permute_passes(c, f1, f2, n, nd);
+    case LS_SEG_PERMUTE:
+        run_seg_permute(c, e, s);
         return;
-    }
-    case LS_LIB: {
-        int res = s->res[0];
-        if (s->lib == LL_RAND_STREAM) {
-            const vk_arr *lim = &c->hv[s->args[0]];
-            int64_t n = c->types[s->args[0]].kind == LV_SEGDES ? lim->n : lim->len;
-            result(c, res, n);
-            RandState *st = rnd_global();
-            if (n > 0) {
-                check_errors(c);
-                if (c->lib.rand(st->ring, st->k, n, c->hv[res].d) != 0)
-                    lib_fail(c, "RAND");
-                c->lib_calls++;
-                vkr_jump(st->ring, &st->k, (uint64_t)n);
-            }
-            return;
-        }
-        int dv = s->args[0], sd = s->args[1];
-        const vk_arr *d = &c->hv[dv];
-        VsElem b = c->types[dv].base;
-        if (b != VS_INT && b != VS_FLOAT)
-            rt_fatal("%s of a Bool vector", lcu_lib_name(s->lib));
-        if (c->hv[sd].n != d->len)
-            rt_fatal("%s: the descriptor covers %lld elements, the data has %lld", lcu_lib_name(s->lib),
-                     (long long)c->hv[sd].n, (long long)d->len);
-        result(c, res, d->len);
-        if (d->len > 0) {
-            if (c->lib.seg_rank(s->lib == LL_RANK_DOWN, b, d->d, c->hv[sd].d, c->hv[sd].off,
-                                     c->hv[sd].len, d->len, c->hv[res].d) != 0)
-                lib_fail(c, "RANK");
-            c->lib_calls++;
-        }
+    case LS_LIB:
+        run_lib(c, s);
         return;
-    }
     default:
         rt_fatal("cuda: internal error: SOAC %s", lcu_soac_name(s->kind));
     }
