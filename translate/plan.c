@@ -464,6 +464,179 @@ static void free_fuse_graph(FuseGraph *fg)
     free(fg->array_producer);
 }
 
+/* The shapes of G's values (shape.h); RAND streams: their length equals
+ * the limit vector's. */
+static void analyse_shapes(const Dfg *g, const Lowered *low, BlockPlan *out)
+{
+    int *extra = vc_xcalloc((size_t)(2 * low->nsteps + 1), sizeof *extra);
+    int ne = 0;
+    for (int i = 0; i < low->nsteps; i++)
+        if (low->steps[i].kind == STEP_KERNEL && low->steps[i].k->soacs[0]->kind == LS_LIB &&
+            low->steps[i].k->soacs[0]->lib == LL_RAND_STREAM) {
+            extra[ne++] = SQ_LEN(low->steps[i].k->soacs[0]->res[0]);
+            extra[ne++] = SQ_LEN(low->steps[i].k->soacs[0]->args[0]);
+        }
+    extra[ne] = -1;
+    shape_analyse(g, out->nvars, extra, &out->shapes);
+    free(extra);
+}
+
+/* The N steps by cluster (CLUSTER[i] < NCL), each cluster's in program
+ * order: cluster c's are BY_CL[CL_FIRST[c] .. CL_FIRST[c + 1] - 1] (a
+ * counting sort: a scan of all steps per cluster would be quadratic in
+ * the block). */
+static void cluster_order(const int *cluster, int n, int ncl, int **cl_first, int **by_cl)
+{
+    int *first = vc_xcalloc((size_t)ncl + 1, sizeof *first), *by = vc_xcalloc((size_t)n + 1, sizeof *by);
+    for (int i = 0; i < n; i++)
+        first[cluster[i] + 1]++;
+    for (int c = 0; c < ncl; c++)
+        first[c + 1] += first[c];
+    int *at = vc_xcalloc((size_t)ncl + 1, sizeof *at);
+    memcpy(at, first, ((size_t)ncl + 1) * sizeof *at);
+    for (int i = 0; i < n; i++)
+        by[at[cluster[i]]++] = i;
+    free(at);
+    *cl_first = first;
+    *by_cl = by;
+}
+
+/* OUT's steps in cluster order: host steps as they are, each cluster's
+ * kernels (taken from LOW) merged into one (rewrite.h); NEED: the values
+ * read outside their cluster or live out. */
+static void merge_clusters(BlockPlan *out, Lowered *low, unsigned char *need, int ncl, const int *cl_first,
+                           const int *by_cl)
+{
+    int n = low->nsteps, nv = out->nvars;
+    int *shape_class = vc_xcalloc((size_t)nv, sizeof *shape_class);
+    for (int v = 0; v < nv; v++)
+        shape_class[v] = shape_find(&out->shapes, SQ_LEN(v));
+    unsigned char *mark = vc_xcalloc((size_t)nv, 1);
+    RewriteCtx cx = { nv, out->types, need, shape_class, &low->nlocals, mark };
+    out->steps = vc_xcalloc((size_t)n, sizeof *out->steps);
+    LcuKernel **ks = vc_xcalloc((size_t)n, sizeof *ks);
+    int kid = 0;
+    for (int c = 0; c < ncl; c++) {
+        int nk = 0, first = -1;
+        for (int t = cl_first[c]; t < cl_first[c + 1]; t++) {
+            int i = by_cl[t];
+            if (low->steps[i].kind == STEP_HOST) {
+                PlanStep *ps = &out->steps[out->nsteps++];
+                ps->kind = STEP_HOST;
+                ps->node = low->steps[i].node;
+                continue;
+            }
+            if (first < 0)
+                first = low->steps[i].node;
+            ks[nk++] = low->steps[i].k;
+            low->steps[i].k = NULL;
+        }
+        if (nk == 0)
+            continue;
+        PlanStep *ps = &out->steps[out->nsteps++];
+        ps->kind = STEP_KERNEL;
+        ps->node = first;
+        if (nk == 1) {
+            ps->k = ks[0];
+            ps->k->id = kid++;
+            lcu_kernel_finish(ps->k, need, nv);
+        } else {
+            ps->k = rewrite_cluster(ks, nk, kid++, &cx);
+        }
+        if (out->fused)
+            scalar_maps_to_once(ps->k, &out->shapes);
+        lcu_kernel_finish(ps->k, need, nv);
+        out->kernels_fused++;
+        out->arrays_fused += ps->k->nrets;
+    }
+    free(ks);
+    free(mark);
+    free(shape_class);
+    if (!out->fused)
+        out->arrays_fused = out->arrays_unfused;
+}
+
+/* Every kernel of OUT valid (lcu_validate.h)? 0, or -1 with MSG (and the
+ * kernel on TRACE). */
+static int validate_kernels(const BlockPlan *out, FILE *trace, char *msg, size_t msglen)
+{
+    for (int i = 0; i < out->nsteps; i++) {
+        if (out->steps[i].kind != STEP_KERNEL)
+            continue;
+        char vm[300];
+        if (lcu_validate_kernel(out->steps[i].k, out->types, out->nvars, vm, sizeof vm) < 0) {
+            snprintf(msg, msglen, "invalid kernel K%d after fusion: %s", out->steps[i].k->id, vm);
+            if (trace) {
+                fprintf(trace, "-- INVALID: %s\n", msg);
+                lcu_print_kernel(trace, out->steps[i].k, out->types);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Release points: each variable after its last reading step, unless it is
+ * live out (LIVE); inputs no step reads are dead on entry. READS and BINDS
+ * are scratch of the values' size. */
+static void place_releases(const Dfg *g, BlockPlan *out, const unsigned char *live, int *reads, int *binds)
+{
+    int nv = out->nvars;
+    int *last = vc_xcalloc((size_t)nv, sizeof *last);
+    for (int v = 0; v < nv; v++)
+        last[v] = -1;
+    for (int i = 0; i < out->nsteps; i++) {
+        PlanStep *ps = &out->steps[i];
+        int nr = 0, nb = 0;
+        LowStep tmp = { ps->kind, ps->node, ps->k };
+        step_io(g, &tmp, reads, &nr, binds, &nb);
+        for (int k = 0; k < nr; k++)
+            last[reads[k]] = i;
+        for (int k = 0; k < nb; k++)
+            if (last[binds[k]] < i)
+                last[binds[k]] = i;
+    }
+    for (int v = 0; v < g->nin && v < nv; v++)
+        if (!live[v] && last[v] < 0) {
+            out->dead_in = vc_xrealloc(out->dead_in, (size_t)(out->ndead_in + 1) * sizeof *out->dead_in);
+            out->dead_in[out->ndead_in++] = v;
+        }
+    for (int v = 0; v < nv; v++) {
+        if (live[v] || last[v] < 0)
+            continue;
+        PlanStep *ps = &out->steps[last[v]];
+        ps->release = vc_xrealloc(ps->release, (size_t)(ps->nrelease + 1) * sizeof *ps->release);
+        ps->release[ps->nrelease++] = v;
+    }
+    free(last);
+}
+
+/* -d plan: the schedule, its clusters and the steps of the plan. */
+static void trace_plan(FILE *trace, const Program *p, const Dfg *g, const BlockPlan *out, int ncl,
+                       const int *cl_first, const int *by_cl)
+{
+    if (out->fused) {
+        fprintf(trace, "-- schedule: %d clusters%s%s%s; ILP %d variables, %d constraints, objective %g, %.3f ms\n",
+                out->fr.nclusters, out->fr.fell_back ? " (greedy fallback: " : "",
+                out->fr.fell_back && out->fr.why ? out->fr.why : "", out->fr.fell_back ? ")" : "", out->fr.nvars,
+                out->fr.nconstraints, out->fr.objective, out->fr.seconds * 1e3);
+        fprintf(trace, "-- clusters:");
+        for (int c = 0; c < ncl; c++) {
+            fprintf(trace, " {");
+            for (int t = cl_first[c]; t < cl_first[c + 1]; t++)
+                fprintf(trace, t > cl_first[c] ? " %d" : "%d", by_cl[t]);
+            fprintf(trace, "}");
+        }
+        fputc('\n', trace);
+    }
+    fprintf(trace, "-- %s (%d kernels, %d arrays materialised; unfused %d, %d)\n", out->fused ? "fused" : "plan",
+            out->kernels_fused, out->arrays_fused, out->kernels_unfused, out->arrays_unfused);
+    for (int i = 0; i < out->nsteps; i++) {
+        LowStep tmp = { out->steps[i].kind, out->steps[i].node, out->steps[i].k };
+        print_steps(trace, p, g, &tmp, 1, out->types);
+    }
+}
+
 int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPlan *out,
                char *msg, size_t msglen)
 {
@@ -487,18 +660,7 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
     out->typed = low.typed;
     low.types = NULL;
     low.typed = NULL;
-    /* RAND streams: their length equals the limit vector's. */
-    int *extra = vc_xcalloc((size_t)(2 * low.nsteps + 1), sizeof *extra);
-    int ne = 0;
-    for (int i = 0; i < low.nsteps; i++)
-        if (low.steps[i].kind == STEP_KERNEL && low.steps[i].k->soacs[0]->kind == LS_LIB &&
-            low.steps[i].k->soacs[0]->lib == LL_RAND_STREAM) {
-            extra[ne++] = SQ_LEN(low.steps[i].k->soacs[0]->res[0]);
-            extra[ne++] = SQ_LEN(low.steps[i].k->soacs[0]->args[0]);
-        }
-    extra[ne] = -1;
-    shape_analyse(g, out->nvars, extra, &out->shapes);
-    free(extra);
+    analyse_shapes(g, &low, out);
     for (int i = 0; i < low.nsteps; i++)
         if (low.steps[i].k)
             lcu_kernel_finish(low.steps[i].k, NULL, out->nvars);
@@ -560,137 +722,18 @@ int plan_build(const Program *p, const Block *b, const PlanOptions *opt, BlockPl
                 need[reads[k]] = 1;
         }
     }
-    /* Steps in cluster order; each cluster's kernels merged into one. */
-    int *shape_class = vc_xcalloc((size_t)nv, sizeof *shape_class);
-    for (int v = 0; v < nv; v++)
-        shape_class[v] = shape_find(&out->shapes, SQ_LEN(v));
-    unsigned char *mark = vc_xcalloc((size_t)nv, 1);
-    RewriteCtx cx = { nv, out->types, need, shape_class, &low.nlocals, mark };
-    out->steps = vc_xcalloc((size_t)n, sizeof *out->steps);
-    LcuKernel **ks = vc_xcalloc((size_t)n, sizeof *ks);
-    /* The steps of each cluster, in program order (a counting sort: a
-     * scan of all steps per cluster would be quadratic in the block). */
-    int *cl_first = vc_xcalloc((size_t)ncl + 1, sizeof *cl_first), *by_cl = vc_xcalloc((size_t)n, sizeof *by_cl);
-    for (int i = 0; i < n; i++)
-        cl_first[cluster[i] + 1]++;
-    for (int c = 0; c < ncl; c++)
-        cl_first[c + 1] += cl_first[c];
-    {
-        int *at = vc_xcalloc((size_t)ncl + 1, sizeof *at);
-        memcpy(at, cl_first, ((size_t)ncl + 1) * sizeof *at);
-        for (int i = 0; i < n; i++)
-            by_cl[at[cluster[i]]++] = i;
-        free(at);
-    }
-    int kid = 0;
-    for (int c = 0; c < ncl; c++) {
-        int nk = 0, first = -1;
-        for (int t = cl_first[c]; t < cl_first[c + 1]; t++) {
-            int i = by_cl[t];
-            if (low.steps[i].kind == STEP_HOST) {
-                PlanStep *ps = &out->steps[out->nsteps++];
-                ps->kind = STEP_HOST;
-                ps->node = low.steps[i].node;
-                continue;
-            }
-            if (first < 0)
-                first = low.steps[i].node;
-            ks[nk++] = low.steps[i].k;
-            low.steps[i].k = NULL;
-        }
-        if (nk == 0)
-            continue;
-        PlanStep *ps = &out->steps[out->nsteps++];
-        ps->kind = STEP_KERNEL;
-        ps->node = first;
-        if (nk == 1) {
-            ps->k = ks[0];
-            ps->k->id = kid++;
-            lcu_kernel_finish(ps->k, need, nv);
-        } else {
-            ps->k = rewrite_cluster(ks, nk, kid++, &cx);
-        }
-        if (out->fused)
-            scalar_maps_to_once(ps->k, &out->shapes);
-        lcu_kernel_finish(ps->k, need, nv);
-        out->kernels_fused++;
-        out->arrays_fused += ps->k->nrets;
-    }
-    free(ks);
-    free(mark);
-    free(shape_class);
-    if (!out->fused)
-        out->arrays_fused = out->arrays_unfused;
-    /* Validate every kernel. */
-    int rc = 0;
-    for (int i = 0; i < out->nsteps && rc == 0; i++) {
-        if (out->steps[i].kind != STEP_KERNEL)
-            continue;
-        char vm[300];
-        if (lcu_validate_kernel(out->steps[i].k, out->types, nv, vm, sizeof vm) < 0) {
-            snprintf(msg, msglen, "invalid kernel K%d after fusion: %s", out->steps[i].k->id, vm);
-            if (opt->trace) {
-                fprintf(opt->trace, "-- INVALID: %s\n", msg);
-                lcu_print_kernel(opt->trace, out->steps[i].k, out->types);
-            }
-            rc = -1;
-        }
-    }
+    /* The steps of each cluster, in program order; each cluster's kernels
+     * merged into one. */
+    int *cl_first = NULL, *by_cl = NULL;
+    cluster_order(cluster, n, ncl, &cl_first, &by_cl);
+    merge_clusters(out, &low, need, ncl, cl_first, by_cl);
+    int rc = validate_kernels(out, opt->trace, msg, msglen);
     if (rc < 0)
         goto done;
-    /* Release points: after a variable's last reading step, unless it is live out. */
-    int *last = vc_xcalloc((size_t)nv, sizeof *last);
-    for (int v = 0; v < nv; v++)
-        last[v] = -1;
-    for (int i = 0; i < out->nsteps; i++) {
-        PlanStep *ps = &out->steps[i];
-        int nr = 0, nb = 0;
-        LowStep tmp = { ps->kind, ps->node, ps->k };
-        step_io(g, &tmp, reads, &nr, binds, &nb);
-        for (int k = 0; k < nr; k++)
-            last[reads[k]] = i;
-        for (int k = 0; k < nb; k++)
-            if (last[binds[k]] < i)
-                last[binds[k]] = i;
-    }
-    for (int v = 0; v < g->nin && v < nv; v++)
-        if (!live[v] && last[v] < 0) {
-            out->dead_in = realloc(out->dead_in, (size_t)(out->ndead_in + 1) * sizeof *out->dead_in);
-            out->dead_in[out->ndead_in++] = v;
-        }
-    for (int v = 0; v < nv; v++) {
-        if (live[v] || last[v] < 0)
-            continue;
-        PlanStep *ps = &out->steps[last[v]];
-        ps->release = realloc(ps->release, (size_t)(ps->nrelease + 1) * sizeof *ps->release);
-        ps->release[ps->nrelease++] = v;
-    }
-    free(last);
+    place_releases(g, out, live, reads, binds);
     plan_donors(out);
-    if (opt->trace) {
-        if (out->fused) {
-            fprintf(opt->trace, "-- schedule: %d clusters%s%s%s; ILP %d variables, %d constraints, "
-                                "objective %g, %.3f ms\n",
-                    out->fr.nclusters, out->fr.fell_back ? " (greedy fallback: " : "",
-                    out->fr.fell_back && out->fr.why ? out->fr.why : "", out->fr.fell_back ? ")" : "",
-                    out->fr.nvars, out->fr.nconstraints, out->fr.objective, out->fr.seconds * 1e3);
-            fprintf(opt->trace, "-- clusters:");
-            for (int c = 0; c < ncl; c++) {
-                fprintf(opt->trace, " {");
-                for (int t = cl_first[c]; t < cl_first[c + 1]; t++)
-                    fprintf(opt->trace, t > cl_first[c] ? " %d" : "%d", by_cl[t]);
-                fprintf(opt->trace, "}");
-            }
-            fputc('\n', opt->trace);
-        }
-        fprintf(opt->trace, "-- %s (%d kernels, %d arrays materialised; unfused %d, %d)\n",
-                out->fused ? "fused" : "plan", out->kernels_fused, out->arrays_fused, out->kernels_unfused,
-                out->arrays_unfused);
-        for (int i = 0; i < out->nsteps; i++) {
-            LowStep tmp = { out->steps[i].kind, out->steps[i].node, out->steps[i].k };
-            print_steps(opt->trace, p, g, &tmp, 1, out->types);
-        }
-    }
+    if (opt->trace)
+        trace_plan(opt->trace, p, g, out, ncl, cl_first, by_cl);
 done:
     free(cl_first);
     free(by_cl);
