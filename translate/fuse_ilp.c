@@ -517,12 +517,180 @@ static int way_col(const Ilp *m, const int req[2])
     return v < 0 || x < 0 || v == x ? 0 : m->fcol[lix(m, v, x)];
 }
 
+/* The columns: o (1..k), then an f for each pair that may fuse and is
+ * not ordered strictly, then a c for each array produced here, not live
+ * out, whose every consumer is joined to its producer by an f; and the
+ * objective's weights. Returns the last column; *NF, *NC: the counts. */
+static int assign_columns(Ilp *m, int *nf, int *nc)
+{
+    Whole *w = m->w;
+    const FuseGraph *g = w->g;
+    int k = m->k, na = g->narrays, ncol = k;
+    long srsum = 0;
+    for (int u = 0; u < k; u++)
+        for (int v = u + 1; v < k; v++) {
+            size_t ij = gix(w, m->node[u], m->node[v]);
+            if (w->freef[ij] && !m->strict[(size_t)u * (size_t)k + (size_t)v]) {
+                m->fcol[lix(m, u, v)] = ++ncol;
+                (*nf)++;
+                srsum += w->sr[ij];
+            }
+        }
+    for (int e = 0; e < g->nedges; e++) {
+        int a = g->edges[e].array, p = g->edges[e].producer;
+        if (m->loc[p] >= 0 && !(g->live_out && g->live_out[a]))
+            m->ccol[a] = -1; /* candidate */
+    }
+    for (int e = 0; e < g->nedges; e++) {
+        const FuseEdge *ed = &g->edges[e];
+        if (m->ccol[ed->array] == -1 &&
+            (m->loc[ed->consumer] < 0 || !m->fcol[lix(m, m->loc[ed->producer], m->loc[ed->consumer])]))
+            m->ccol[ed->array] = 0;
+    }
+    for (int a = 0; a < na; a++)
+        if (m->ccol[a] == -1) {
+            m->ccol[a] = ++ncol;
+            (*nc)++;
+        }
+    long big = *nf > srsum ? *nf : srsum;
+    if (*nc > big)
+        big = *nc;
+    m->w1 = (double)big + 1.0;
+    m->w2 = m->w1 * m->w1;
+    return ncol;
+}
+
+/* The rows of the pair of component nodes U < V (program order, so a path
+ * goes from u to v): strictly before, ordered when fused along an edge,
+ * the same position unless fused (compatible), and HFUSE-PREDS. */
+static void add_pair_rows(Ilp *m, int u, int v)
+{
+    Whole *w = m->w;
+    const FuseGraph *g = w->g;
+    int *cols = m->cols;
+    double *vals = m->vals;
+    const double M = (double)m->k;
+    int gu = m->node[u], gv = m->node[v];
+    size_t ij = gix(w, gu, gv);
+    int ou = 1 + u, ov = 1 + v, f = m->fcol[lix(m, u, v)];
+    if (m->strict[(size_t)u * (size_t)m->k + (size_t)v]) {
+        cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1;
+        add_row(&m->rows, 2, cols, vals, GE, 1, "before_%d_%d", gu, gv);
+        return;
+    }
+    if (w->ptype[ij] == P_EDGE && f) {
+        /* o_v - o_u - f >= 0;  o_v - o_u - M f <= 0 */
+        cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1, cols[2] = f, vals[2] = -1;
+        add_row(&m->rows, 3, cols, vals, GE, 0, "order_%d_%d", gu, gv);
+        cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1, cols[2] = f, vals[2] = -M;
+        add_row(&m->rows, 3, cols, vals, LE, 0, "fused_%d_%d", gu, gv);
+        return;
+    }
+    if (w->ptype[ij] != P_COMPAT)
+        return;
+    /* f = 0 => o_u = o_v:  |o_u - o_v| <= M f */
+    cols[0] = ou, vals[0] = 1, cols[1] = ov, vals[1] = -1, cols[2] = f, vals[2] = -M;
+    add_row(&m->rows, 3, cols, vals, LE, 0, "same_%d_%d", gu, gv);
+    cols[0] = ou, vals[0] = -1, cols[1] = ov, vals[1] = 1, cols[2] = f, vals[2] = -M;
+    add_row(&m->rows, 3, cols, vals, LE, 0, "same2_%d_%d", gu, gv);
+    /* HFUSE-PREDS */
+    FusePairOpt *opts = w->opts;
+    int no = fuse_pair_options(g, w->r, gu, gv, opts, w->n + 4), uncond = 0, singles = 0;
+    for (int t = 0; t < no; t++) {
+        uncond |= opts[t].nreq == 0;
+        singles += opts[t].nreq == 1;
+    }
+    if (uncond)
+        return;
+    /* The fusions a way needs join nodes of this component. */
+    if (singles > 0) {
+        /* 1 - f_uv <= sum over the ways (1 - f_way) */
+        int c2 = 0;
+        cols[c2] = f, vals[c2++] = 1;
+        for (int t = 0; t < no; t++)
+            if (opts[t].nreq == 1) {
+                int fw = way_col(m, opts[t].req[0]);
+                if (fw)
+                    cols[c2] = fw, vals[c2++] = -1;
+            }
+        add_row(&m->rows, c2, cols, vals, GE, 1 - (c2 - 1), "preds_%d_%d", gu, gv);
+        return;
+    }
+    /* The one way, needing two fusions: both. */
+    for (int t = 0; t < 2; t++) {
+        int fw = way_col(m, opts[0].req[t]);
+        cols[0] = f, vals[0] = 1;
+        if (fw)
+            cols[1] = fw, vals[1] = -1;
+        add_row(&m->rows, fw ? 2 : 1, cols, vals, GE, fw ? 0 : 1, "preds%d_%d_%d", t, gu, gv);
+    }
+}
+
+/* c_a >= f_pq for each edge p -> q carrying a (once per pair). */
+static void add_alloc_rows(Ilp *m)
+{
+    const FuseGraph *g = m->w->g;
+    int *cols = m->cols;
+    double *vals = m->vals;
+    for (int e = 0; e < g->nedges; e++) {
+        const FuseEdge *ed = &g->edges[e];
+        if (!m->ccol[ed->array])
+            continue;
+        int dup = 0;
+        for (int e2 = 0; e2 < e && !dup; e2++)
+            dup = g->edges[e2].array == ed->array && g->edges[e2].producer == ed->producer &&
+                  g->edges[e2].consumer == ed->consumer;
+        if (dup)
+            continue;
+        cols[0] = m->ccol[ed->array], vals[0] = 1;
+        cols[1] = m->fcol[lix(m, m->loc[ed->producer], m->loc[ed->consumer])], vals[1] = -1;
+        add_row(&m->rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer, ed->consumer);
+    }
+}
+
+/* Bounds and kinds of the columns; their names when tracing. */
+static void kinds_and_names(Ilp *m, int zcol)
+{
+    lprec *lp = m->lp;
+    FILE *trace = m->w->trace;
+    int k = m->k, na = m->w->g->narrays;
+    char name[48];
+    for (int u = 0; u < k; u++) {
+        set_bounds(lp, 1 + u, 0, (double)(k - 1));
+        if (trace) {
+            snprintf(name, sizeof name, "o%d", m->node[u]);
+            set_col_name(lp, 1 + u, name);
+        }
+    }
+    for (int u = 0; u < k; u++)
+        for (int v = u + 1; v < k; v++) {
+            int f = m->fcol[lix(m, u, v)];
+            if (!f)
+                continue;
+            set_binary(lp, f, TRUE);
+            if (trace) {
+                snprintf(name, sizeof name, "f%d_%d", m->node[u], m->node[v]);
+                set_col_name(lp, f, name);
+            }
+        }
+    if (trace)
+        set_col_name(lp, zcol, "z");
+    for (int a = 0; a < na; a++) {
+        if (!m->ccol[a])
+            continue;
+        set_binary(lp, m->ccol[a], TRUE);
+        if (trace) {
+            snprintf(name, sizeof name, "c%d", a);
+            set_col_name(lp, m->ccol[a], name);
+        }
+    }
+}
+
 /* Build the component's ILP (all but the cuts). NULL, or what went wrong. */
 static const char *build(Ilp *m)
 {
     Whole *w = m->w;
     const FuseGraph *g = w->g;
-    const FuseRel *r = w->r;
     FILE *trace = w->trace;
     int k = m->k, na = g->narrays;
     size_t kk = (size_t)k * (size_t)k;
@@ -538,41 +706,8 @@ static const char *build(Ilp *m)
     if (why)
         return why;
 
-    /* Columns: o, then f, then c. */
-    int ncol = k, nf = 0, nc = 0;
-    long srsum = 0;
-    for (int u = 0; u < k; u++)
-        for (int v = u + 1; v < k; v++) {
-            size_t ij = gix(w, m->node[u], m->node[v]);
-            if (w->freef[ij] && !m->strict[(size_t)u * (size_t)k + (size_t)v]) {
-                m->fcol[lix(m, u, v)] = ++ncol;
-                nf++;
-                srsum += w->sr[ij];
-            }
-        }
-    /* c_a: arrays produced here, not live out, every consumer joined to
-     * the producer by an f. */
-    for (int e = 0; e < g->nedges; e++) {
-        int a = g->edges[e].array, p = g->edges[e].producer;
-        if (m->loc[p] >= 0 && !(g->live_out && g->live_out[a]))
-            m->ccol[a] = -1; /* candidate */
-    }
-    for (int e = 0; e < g->nedges; e++) {
-        const FuseEdge *ed = &g->edges[e];
-        if (m->ccol[ed->array] == -1 &&
-            (m->loc[ed->consumer] < 0 || !m->fcol[lix(m, m->loc[ed->producer], m->loc[ed->consumer])]))
-            m->ccol[ed->array] = 0;
-    }
-    for (int a = 0; a < na; a++)
-        if (m->ccol[a] == -1) {
-            m->ccol[a] = ++ncol;
-            nc++;
-        }
-    long big = nf > srsum ? nf : srsum;
-    if (nc > big)
-        big = nc;
-    m->w1 = (double)big + 1.0;
-    m->w2 = m->w1 * m->w1;
+    int nf = 0, nc = 0;
+    int ncol = assign_columns(m, &nf, &nc);
 
     size_t buf = (size_t)ncol + (size_t)k + 9;
     m->cols = malloc(buf * sizeof *m->cols);
@@ -613,7 +748,6 @@ static const char *build(Ilp *m)
     if (!set_obj_fnex(lp, 1, &one, &zcol))
         return "lp_solve: set_obj_fnex failed";
 
-    const double M = (double)k;
     m->rows.lp = lp;
     m->rows.ok = 1;
     m->rows.trace = trace;
@@ -621,112 +755,14 @@ static const char *build(Ilp *m)
     /* z = W2 sum c + sum (W1 sr + 1) f */
     add_row(&m->rows, cnt, cols, vals, EQ, 0, "objective");
     for (int u = 0; u < k; u++)
-        for (int v = u + 1; v < k; v++) {
-            int gu = m->node[u], gv = m->node[v];
-            size_t ij = gix(w, gu, gv);
-            int ou = 1 + u, ov = 1 + v, f = m->fcol[lix(m, u, v)];
-            /* Nodes are in program order, so a path goes from u to v. */
-            if (m->strict[(size_t)u * (size_t)k + (size_t)v]) {
-                cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1;
-                add_row(&m->rows, 2, cols, vals, GE, 1, "before_%d_%d", gu, gv);
-            } else if (w->ptype[ij] == P_EDGE && f) {
-                /* o_v - o_u - f >= 0;  o_v - o_u - M f <= 0 */
-                cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1, cols[2] = f, vals[2] = -1;
-                add_row(&m->rows, 3, cols, vals, GE, 0, "order_%d_%d", gu, gv);
-                cols[0] = ov, vals[0] = 1, cols[1] = ou, vals[1] = -1, cols[2] = f, vals[2] = -M;
-                add_row(&m->rows, 3, cols, vals, LE, 0, "fused_%d_%d", gu, gv);
-            } else if (w->ptype[ij] == P_COMPAT) {
-                /* f = 0 => o_u = o_v:  |o_u - o_v| <= M f */
-                cols[0] = ou, vals[0] = 1, cols[1] = ov, vals[1] = -1, cols[2] = f, vals[2] = -M;
-                add_row(&m->rows, 3, cols, vals, LE, 0, "same_%d_%d", gu, gv);
-                cols[0] = ou, vals[0] = -1, cols[1] = ov, vals[1] = 1, cols[2] = f, vals[2] = -M;
-                add_row(&m->rows, 3, cols, vals, LE, 0, "same2_%d_%d", gu, gv);
-                /* HFUSE-PREDS */
-                FusePairOpt *opts = w->opts;
-                int no = fuse_pair_options(g, r, gu, gv, opts, w->n + 4), uncond = 0, singles = 0;
-                for (int t = 0; t < no; t++) {
-                    uncond |= opts[t].nreq == 0;
-                    singles += opts[t].nreq == 1;
-                }
-                if (uncond)
-                    continue;
-                /* The fusions a way needs join nodes of this component. */
-                if (singles > 0) {
-                    /* 1 - f_uv <= sum over the ways (1 - f_way) */
-                    int c2 = 0;
-                    cols[c2] = f, vals[c2++] = 1;
-                    for (int t = 0; t < no; t++)
-                        if (opts[t].nreq == 1) {
-                            int fw = way_col(m, opts[t].req[0]);
-                            if (fw)
-                                cols[c2] = fw, vals[c2++] = -1;
-                        }
-                    add_row(&m->rows, c2, cols, vals, GE, 1 - (c2 - 1), "preds_%d_%d", gu, gv);
-                } else {
-                    /* The one way, needing two fusions: both. */
-                    for (int t = 0; t < 2; t++) {
-                        int fw = way_col(m, opts[0].req[t]);
-                        cols[0] = f, vals[0] = 1;
-                        if (fw)
-                            cols[1] = fw, vals[1] = -1;
-                        add_row(&m->rows, fw ? 2 : 1, cols, vals, GE, fw ? 0 : 1, "preds%d_%d_%d", t,
-                                gu, gv);
-                    }
-                }
-            }
-        }
-    /* c_a >= f_pq for each edge p -> q carrying a (once per pair). */
-    for (int e = 0; e < g->nedges; e++) {
-        const FuseEdge *ed = &g->edges[e];
-        if (!m->ccol[ed->array])
-            continue;
-        int dup = 0;
-        for (int e2 = 0; e2 < e && !dup; e2++)
-            dup = g->edges[e2].array == ed->array && g->edges[e2].producer == ed->producer &&
-                  g->edges[e2].consumer == ed->consumer;
-        if (dup)
-            continue;
-        cols[0] = m->ccol[ed->array], vals[0] = 1;
-        cols[1] = m->fcol[lix(m, m->loc[ed->producer], m->loc[ed->consumer])], vals[1] = -1;
-        add_row(&m->rows, 2, cols, vals, GE, 0, "alloc_%d_%d_%d", ed->array, ed->producer,
-                ed->consumer);
-    }
+        for (int v = u + 1; v < k; v++)
+            add_pair_rows(m, u, v);
+    add_alloc_rows(m);
     int ntri = add_triangles(m);
     set_add_rowmode(lp, FALSE);
     if (!m->rows.ok)
         return "lp_solve: add_constraintex failed";
-
-    /* Bounds, kinds, names. */
-    char name[48];
-    for (int u = 0; u < k; u++) {
-        set_bounds(lp, 1 + u, 0, (double)(k - 1));
-        if (trace) {
-            snprintf(name, sizeof name, "o%d", m->node[u]);
-            set_col_name(lp, 1 + u, name);
-        }
-    }
-    for (int u = 0; u < k; u++)
-        for (int v = u + 1; v < k; v++) {
-            int f = m->fcol[lix(m, u, v)];
-            if (!f)
-                continue;
-            set_binary(lp, f, TRUE);
-            if (trace) {
-                snprintf(name, sizeof name, "f%d_%d", m->node[u], m->node[v]);
-                set_col_name(lp, f, name);
-            }
-        }
-    if (trace)
-        set_col_name(lp, zcol, "z");
-    for (int a = 0; a < na; a++) {
-        if (!m->ccol[a])
-            continue;
-        set_binary(lp, m->ccol[a], TRUE);
-        if (trace) {
-            snprintf(name, sizeof name, "c%d", a);
-            set_col_name(lp, m->ccol[a], name);
-        }
-    }
+    kinds_and_names(m, zcol);
     if (trace)
         fprintf(trace,
                 "fusion: ILP for a component of %d nodes (first %d): %d f, %d c, %d triangle "
