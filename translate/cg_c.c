@@ -216,7 +216,7 @@ static void emit_permute(CgBuf *b, const char *name, int j, const LcuSoac *s, co
     cg_puts(b, ");\n        }\n");
 }
 
-static int rop_float(LcuRop r) { return r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN; }
+static int rop_float(VsRop r) { return r == VS_FADD || r == VS_FMUL || r == VS_FMAX || r == VS_FMIN; }
 
 /* Does result R of reduction S fold by chunks: an Int or Bool operator
  * (associative: the same result in any grouping), or a float + or * of a
@@ -540,7 +540,7 @@ static void emit_fold_step(CgBuf *b, const char *name, int j, const LcuSoac *s, 
     cg_puts(b, ");\n");
     for (int r = 0; r < s->nres; r++) {
         combine_line(b, s, r, a, v, in4);
-        if (lane >= 0 && s->rops[r] == LR_FADD)
+        if (lane >= 0 && s->rops[r] == VS_FADD)
             cg_printf(b, "%svs_fsum_exact_note(%c%d, &fa%d, &fe%d);\n", in4, v, r, lane, lane);
     }
     cg_printf(b, "%s}\n", in);
@@ -653,7 +653,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
     int spec = 0; /* float sums folded in parallel when their terms allow it */
     for (int r = 0; r < nr; r++) {
         chunked |= by[r] = s->chunked && vs_rop_chunks(s->rops[r]);
-        if (!rop_by_chunks(s, r) && s->rops[r] == LR_FADD)
+        if (!rop_by_chunks(s, r) && s->rops[r] == VS_FADD)
             spec = 1;
         else
             par1 &= rop_by_chunks(s, r);
@@ -682,7 +682,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
         /* the checked sums vectorised (emit_fold_lanes) */
         int simd = spec && fast_pull_vectorises(loads);
         for (int r = 0; r < nr; r++)
-            simd &= s->rops[r] == LR_FADD;
+            simd &= s->rops[r] == VS_FADD;
         cg_puts(b, "        int done = 0;\n");
         /* a checked float sum pays from two threads */
         cg_printf(b, "        if (m == 1 && L[0] > %d%s) {\n", ch, spec ? " && VK_THREADS() > 1" : "");
@@ -750,7 +750,7 @@ static void emit_seg_reduce(CgBuf *b, const char *name, int j, const LcuSoac *s,
             /* a guard only: a NaN term already fails its chunk's check */
             cg_puts(b, "            done = !failed");
             for (int r = 0; r < nr; r++)
-                if (s->rops[r] == LR_FADD)
+                if (s->rops[r] == VS_FADD)
                     cg_printf(b, " && a%d == a%d", r, r);
             cg_puts(b, ";\n");
         } else {

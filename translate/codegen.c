@@ -314,9 +314,9 @@ static void emit_double(CgBuf *b, double d)
     }
 }
 
-static int rop_is_float(LcuRop r) { return r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN; }
+static int rop_is_float(VsRop r) { return r == VS_FADD || r == VS_FMUL || r == VS_FMAX || r == VS_FMIN; }
 
-void cg_rop_identity(CgBuf *b, LcuRop r)
+void cg_rop_identity(CgBuf *b, VsRop r)
 {
     if (rop_is_float(r)) {
         cg_puts(b, "(");
@@ -333,7 +333,7 @@ void cg_rop_identity(CgBuf *b, LcuRop r)
 
 /* The combine is the pasted semantics' (vs_rop_*combine), the operator a
  * constant: the compiler folds it to the one expression. */
-void cg_rop_combine(CgBuf *b, LcuRop r, const char *a, const char *x)
+void cg_rop_combine(CgBuf *b, VsRop r, const char *a, const char *x)
 {
     cg_printf(b, "%s = vs_rop_%ccombine(%d, %s, %s);", a, rop_is_float(r) ? 'f' : 'i', (int)r, a, x);
 }

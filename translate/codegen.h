@@ -133,8 +133,8 @@ int cg_emit_kernel_ends(CgBuf *b, CgTarget t, const char *name, const LcuKernel 
 const char *cg_ctype(VsElem b);
 /* The reduction operator's identity and combination, as C expressions of
  * the target (ACC and X are operand texts). */
-void cg_rop_identity(CgBuf *b, LcuRop r);
-void cg_rop_combine(CgBuf *b, LcuRop r, const char *acc, const char *x);
+void cg_rop_identity(CgBuf *b, VsRop r);
+void cg_rop_combine(CgBuf *b, VsRop r, const char *acc, const char *x);
 
 /* Emit thunk TH of SOAC number J of kernel NAME as an inline function
  * NAME_s<J>_<ROLE>(V, er, i, seg, hint, r0, r1, ...) writing its ARITY

@@ -496,15 +496,15 @@ const char *lcu_soac_name(LcuSoacKind k)
     return (unsigned)k < LS_COUNT ? names[k] : "?soac";
 }
 
-const char *lcu_rop_name(LcuRop r)
+const char *lcu_rop_name(VsRop r)
 {
     static const char *const names[] = {
         "iadd", "imul", "imax", "imin", "iand", "ior", "ixor",
         "fadd", "fmul", "fmax", "fmin",
         "band", "bor", "bxor",
     };
-    _Static_assert(sizeof names / sizeof names[0] == LR_COUNT, "one name per value");
-    return (unsigned)r < LR_COUNT ? names[r] : "?rop";
+    _Static_assert(sizeof names / sizeof names[0] == VS_NROPS, "one name per value");
+    return (unsigned)r < VS_NROPS ? names[r] : "?rop";
 }
 
 const char *lcu_prim_name(LcuPrim p)
@@ -525,12 +525,12 @@ const char *lcu_base_name(VsElem b)
     return (unsigned)b <= VS_FLOAT ? names[b] : "?base";
 }
 
-VsElem lcu_rop_base(LcuRop r)
+VsElem lcu_rop_base(VsRop r)
 {
     switch (r) {
-    case LR_FADD: case LR_FMUL: case LR_FMAX: case LR_FMIN:
+    case VS_FADD: case VS_FMUL: case VS_FMAX: case VS_FMIN:
         return VS_FLOAT;
-    case LR_BAND: case LR_BOR: case LR_BXOR:
+    case VS_BAND: case VS_BOR: case VS_BXOR:
         return VS_BOOL;
     default:
         return VS_INT;

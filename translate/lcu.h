@@ -102,15 +102,8 @@ typedef enum {
     LS_COUNT
 } LcuSoacKind;
 
-/* Reduction operators (thesis Fig. 6): VCODE's (vcode/semantics.h, which
- * defines their identities and combines). */
-typedef enum {
-    LR_IADD = VS_IADD, LR_IMUL = VS_IMUL, LR_IMAX = VS_IMAX, LR_IMIN = VS_IMIN, LR_IAND = VS_IAND,
-    LR_IOR = VS_IOR, LR_IXOR = VS_IXOR,
-    LR_FADD = VS_FADD, LR_FMUL = VS_FMUL, LR_FMAX = VS_FMAX, LR_FMIN = VS_FMIN,
-    LR_BAND = VS_BAND, LR_BOR = VS_BOR, LR_BXOR = VS_BXOR,
-    LR_COUNT = VS_NROPS
-} LcuRop;
+/* Reduction operators (thesis Fig. 6): VCODE's, enum vs_rop of
+ * vcode/semantics.h (VsRop), which defines their identities and combines. */
 
 /* Library kernels: what fusion never merges. */
 typedef enum {
@@ -143,7 +136,7 @@ typedef struct {
                                    PARTITION: arity = nres/2) */
     LcuThunk *idx;              /* PERMUTE / SEG_PERMUTE: destination index (segment-relative for SEG_) */
     LcuThunk *pred;             /* FILTER / PARTITION / SEG_FILTER: keep? ; SEG_PERMUTE: optional flag */
-    LcuRop rops[LCU_MAXRES];    /* REDUCE / SCAN / SEG_REDUCE / SEG_SCAN, one per result */
+    VsRop rops[LCU_MAXRES];    /* REDUCE / SCAN / SEG_REDUCE / SEG_SCAN, one per result */
     int chunked;                /* REDUCE / SEG_REDUCE: its float + and * rops fold by chunks
                                    (vcode/semantics.h VS_CHUNK; --float-reassoc) */
     LcuShape shape;             /* iteration space; SEG_*: LSH_SEG_N of the (source) segdes */
@@ -214,11 +207,11 @@ LcuKernel *lcu_kernel_renumber(const LcuKernel *k, const int *to);
 /* ---- names and printing ------------------------------------------------ */
 
 const char *lcu_soac_name(LcuSoacKind k);
-const char *lcu_rop_name(LcuRop r);
+const char *lcu_rop_name(VsRop r);
 const char *lcu_prim_name(LcuPrim p);
 const char *lcu_lib_name(LcuLib l);
 const char *lcu_base_name(VsElem b);
-VsElem lcu_rop_base(LcuRop r);
+VsElem lcu_rop_base(VsRop r);
 /* The result type of prim P applied to operands of type T (comparisons and
  * I_TO_B give bool, conversions their target, arithmetic and logic T). */
 VsElem lcu_prim_result(LcuPrim p, VsElem t);

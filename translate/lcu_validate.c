@@ -536,7 +536,7 @@ static int vsoac(V *v, const LcuSoac *s)
 
     if (s->kind == LS_REDUCE || s->kind == LS_SCAN || s->kind == LS_SEG_REDUCE || s->kind == LS_SEG_SCAN) {
         for (int r = 0; r < nres; r++) {
-            if ((unsigned)s->rops[r] >= LR_COUNT)
+            if ((unsigned)s->rops[r] >= VS_NROPS)
                 return fail(v, "a bad rop %d for result %d", (int)s->rops[r], r);
             if (lcu_rop_base(s->rops[r]) != tys[r])
                 return fail(v, "rop %s (%s) for result %d, whose type is %s", lcu_rop_name(s->rops[r]),

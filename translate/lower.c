@@ -93,20 +93,6 @@ static LcuExpr *at_i(int x, VsElem b) { return lcu_sub(x, b, lcu_index()); }
 
 static LcuPrim prim_of(Opcode op) { return lcu_prim_of_op(op); }
 
-static LcuRop rop_of(Opcode op, VcType t)
-{
-    int f = t == TY_FLOAT, b = t == TY_BOOL;
-    switch (op) {
-    case OP_PLUS_SCAN: case OP_PLUS_REDUCE: return f ? LR_FADD : LR_IADD;
-    case OP_MUL_SCAN: case OP_MUL_REDUCE: return f ? LR_FMUL : LR_IMUL;
-    case OP_MAX_SCAN: case OP_MAX_REDUCE: return f ? LR_FMAX : LR_IMAX;
-    case OP_MIN_SCAN: case OP_MIN_REDUCE: return f ? LR_FMIN : LR_IMIN;
-    case OP_AND_SCAN: case OP_AND_REDUCE: return b ? LR_BAND : LR_IAND;
-    case OP_OR_SCAN: case OP_OR_REDUCE: return b ? LR_BOR : LR_IOR;
-    default: return b ? LR_BXOR : LR_IXOR;
-    }
-}
-
 /* let k = seg_of(sd, i) in BODY(k) — BODY builds with the local number. */
 static int fresh(Low *w) { return w->nlocals++; }
 
@@ -284,7 +270,7 @@ static LcuSoac *lower_node(Low *w, const Dfg *g, int n, int *host, char *msg, si
         int scan = nd->op <= OP_XOR_SCAN;
         s = lcu_soac_new(scan ? LS_SEG_SCAN : LS_SEG_REDUCE);
         s->pull = lcu_thunk(at_i(a[0], T), 1);
-        s->rops[0] = rop_of(nd->op, nd->type);
+        s->rops[0] = vc_rop_of(nd->op, nd->type);
         s->shape = shape_segn(a[1]);
         return s;
     }

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-LcuExpr *rewrite_rop_identity(LcuRop r)
+LcuExpr *rewrite_rop_identity(VsRop r)
 {
     switch (r) {
-    case LR_FADD: case LR_FMUL: case LR_FMAX: case LR_FMIN: return lcu_float(vs_rop_fident(r));
-    case LR_BAND: case LR_BOR: case LR_BXOR: return lcu_bool(vs_rop_iident(r));
+    case VS_FADD: case VS_FMUL: case VS_FMAX: case VS_FMIN: return lcu_float(vs_rop_fident(r));
+    case VS_BAND: case VS_BOR: case VS_BXOR: return lcu_bool(vs_rop_iident(r));
     default: return lcu_int(vs_rop_iident(r));
     }
 }
@@ -335,11 +335,11 @@ static void vertical_maps(SoacList *l, const RewriteCtx *cx)
     }
 }
 
-static int rop_filter_safe(LcuRop r)
+static int rop_filter_safe(VsRop r)
 {
     /* Adding the identity for filtered-out elements is exact for these;
      * float MAX/MIN differ from skipping when a NaN is involved. */
-    return r != LR_FMAX && r != LR_FMIN;
+    return r != VS_FMAX && r != VS_FMIN;
 }
 
 /* Does E use the index i other than in an element F-data[i] of the data

@@ -25,6 +25,6 @@ typedef struct {
 LcuKernel *rewrite_cluster(LcuKernel **kernels, int n, int id, const RewriteCtx *cx);
 
 /* The reduction operator's identity as an expression. */
-LcuExpr *rewrite_rop_identity(LcuRop r);
+LcuExpr *rewrite_rop_identity(VsRop r);
 
 #endif

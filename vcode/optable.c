@@ -58,6 +58,21 @@ Opcode vc_op_lookup(const char *word)
     return OP_COUNT;
 }
 
+VsRop vc_rop_of(Opcode op, VcType t)
+{
+    int i = t == TY_INT, f = t == TY_FLOAT, b = t == TY_BOOL;
+    switch (op) {
+    case OP_PLUS_SCAN: case OP_PLUS_REDUCE: return i ? VS_IADD : f ? VS_FADD : VS_NROPS;
+    case OP_MUL_SCAN: case OP_MUL_REDUCE: return i ? VS_IMUL : f ? VS_FMUL : VS_NROPS;
+    case OP_MAX_SCAN: case OP_MAX_REDUCE: return i ? VS_IMAX : f ? VS_FMAX : VS_NROPS;
+    case OP_MIN_SCAN: case OP_MIN_REDUCE: return i ? VS_IMIN : f ? VS_FMIN : VS_NROPS;
+    case OP_AND_SCAN: case OP_AND_REDUCE: return i ? VS_IAND : b ? VS_BAND : VS_NROPS;
+    case OP_OR_SCAN: case OP_OR_REDUCE: return i ? VS_IOR : b ? VS_BOR : VS_NROPS;
+    case OP_XOR_SCAN: case OP_XOR_REDUCE: return i ? VS_IXOR : b ? VS_BXOR : VS_NROPS;
+    default: return VS_NROPS;
+    }
+}
+
 const char *vc_type_name(VcType t)
 {
     switch (t) {

@@ -77,4 +77,10 @@ Opcode vc_op_lookup(const char *word);
 /* "Int", "Bool", "Float", "Segdes", "String" — the -d program spellings. */
 const char *vc_type_name(VcType t);
 
+/* The reduction operator (vcode/semantics.h) of scan or reduction OP over
+ * elements of type T: + * MAX MIN over Int or Float, AND OR XOR over Int
+ * (bitwise) or Bool; VS_NROPS for any other pair (no such operator). The
+ * one mapping the interpreter and the lowering to λcu share. */
+VsRop vc_rop_of(Opcode op, VcType t);
+
 #endif

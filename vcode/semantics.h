@@ -195,6 +195,11 @@ typedef enum { VS_INT = 0, VS_BOOL = 1, VS_FLOAT = 2 } VsElem;
 
 VS_SEMANTICS(VS_EXPAND)
 
+/* The reduction operators: one per VCODE reduction and element type (the
+ * interpreter, λcu, the code generators; kernels/ takes VkOp with the
+ * element type). */
+typedef enum vs_rop VsRop;
+
 /* RAND's stream (vcode/SPEC.md §4.14): glibc's random() TYPE_3. RING holds
  * r[k-31 .. k-1] (r[j] at ring[j % 31]) and *K is the index of the next
  * r[] to compute; each draw is r[k] = r[k-31] + r[k-3] (mod 2^32), shifted

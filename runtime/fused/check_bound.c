@@ -952,7 +952,7 @@ void cb_perturb_kernel(const CbPerturb *p, const LcuKernel *k, Value **env)
             int64_t i = v->len - 1;
             switch (p->kind) {
             case CB_PERTURB_FSUM:
-                if (v->type == VT_FLOAT && fold && (s->rops[r] == LR_FADD || s->rops[r] == LR_FMUL)) {
+                if (v->type == VT_FLOAT && fold && (s->rops[r] == VS_FADD || s->rops[r] == VS_FMUL)) {
                     val_drop_device(v);
                     VF(v)[i] += p->amount;
                 }

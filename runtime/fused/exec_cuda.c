@@ -904,15 +904,15 @@ static int64_t longest_of(const CudaExec *c, int sd)
 
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
-static VkOp vk_op(LcuRop r)
+static VkOp vk_op(VsRop r)
 {
     switch (r) {
-    case LR_IADD: case LR_FADD: return VK_ADD;
-    case LR_IMUL: case LR_FMUL: return VK_MUL;
-    case LR_IMAX: case LR_FMAX: return VK_MAX;
-    case LR_IMIN: case LR_FMIN: return VK_MIN;
-    case LR_IAND: case LR_BAND: return VK_AND;
-    case LR_IOR: case LR_BOR: return VK_OR;
+    case VS_IADD: case VS_FADD: return VK_ADD;
+    case VS_IMUL: case VS_FMUL: return VK_MUL;
+    case VS_IMAX: case VS_FMAX: return VK_MAX;
+    case VS_IMIN: case VS_FMIN: return VK_MIN;
+    case VS_IAND: case VS_BAND: return VK_AND;
+    case VS_IOR: case VS_BOR: return VK_OR;
     default: return VK_XOR;
     }
 }

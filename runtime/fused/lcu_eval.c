@@ -555,19 +555,19 @@ static inline void outs_put(const Outs *o, int first, int n, int64_t at, const S
 
 /* ---- reduction operators ------------------------------------------------ */
 
-static Scal rop_identity(LcuRop r)
+static Scal rop_identity(VsRop r)
 {
     Scal s;
-    if (r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN)
+    if (r == VS_FADD || r == VS_FMUL || r == VS_FMAX || r == VS_FMIN)
         s.f = vs_rop_fident(r);
     else
         s.i = vs_rop_iident(r);
     return s;
 }
 
-static inline Scal rop_combine(LcuRop r, Scal a, Scal v)
+static inline Scal rop_combine(VsRop r, Scal a, Scal v)
 {
-    if (r == LR_FADD || r == LR_FMUL || r == LR_FMAX || r == LR_FMIN)
+    if (r == VS_FADD || r == VS_FMUL || r == VS_FMAX || r == VS_FMIN)
         a.f = vs_rop_fcombine(r, a.f, v.f);
     else
         a.i = vs_rop_icombine(r, a.i, v.i);
@@ -577,7 +577,7 @@ static inline Scal rop_combine(LcuRop r, Scal a, Scal v)
 static void check_rops(const LcuSoac *s, const LcuVarType *types)
 {
     for (int r = 0; r < s->nres; r++) {
-        if ((int)s->rops[r] < 0 || s->rops[r] >= LR_COUNT)
+        if ((int)s->rops[r] < 0 || s->rops[r] >= VS_NROPS)
             rt_fatal("lcu: internal error: reduction operator %d", (int)s->rops[r]);
         const LcuVarType *t = &types[s->res[r]];
         if (t->kind != LV_ARRAY || (lcu_rop_base(s->rops[r]) == VS_FLOAT) != (t->base == VS_FLOAT))

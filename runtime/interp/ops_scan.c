@@ -8,25 +8,11 @@
 #include "runtime/interp/ops.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/par.h"
+#include "vcode/optable.h"
 
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-
-typedef enum { K_PLUS, K_MUL, K_MAX, K_MIN, K_AND, K_OR, K_XOR } Kind;
-
-static Kind kind_of(Opcode op)
-{
-    switch (op) {
-    case OP_PLUS_SCAN: case OP_PLUS_REDUCE: return K_PLUS;
-    case OP_MUL_SCAN: case OP_MUL_REDUCE: return K_MUL;
-    case OP_MAX_SCAN: case OP_MAX_REDUCE: return K_MAX;
-    case OP_MIN_SCAN: case OP_MIN_REDUCE: return K_MIN;
-    case OP_AND_SCAN: case OP_AND_REDUCE: return K_AND;
-    case OP_OR_SCAN: case OP_OR_REDUCE: return K_OR;
-    default: return K_XOR;
-    }
-}
 
 /* The combine rules and identities are vcode/semantics.h's; each function
  * below fixes the operator, so the switch folds away. Bool values are 0
@@ -249,10 +235,10 @@ static int fadd_exact_par(const Value *d, Value *r)
 #define INT_CHUNK 1024
 
 /* SCAN, or REDUCE; REASSOC: --float-reassoc. */
-static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan, int reassoc)
+static void run(Value *d, Value *sd, Value *r, VsRop rop, VcType ty, int scan, int reassoc)
 {
     int64_t ch = 0;
-    if (!scan && ty == TY_FLOAT && reassoc && (kind == K_PLUS || kind == K_MUL))
+    if (!scan && reassoc && vs_rop_chunks(rop))
         ch = VS_CHUNK;
     else if (!scan && ty != TY_FLOAT)
         ch = INT_CHUNK;
@@ -260,7 +246,7 @@ static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan, i
     int par = ch && sd->len == 1 && VI(sd)[0] == d->len && d->len > ch;
     if (ty != TY_FLOAT && !par)
         ch = 0;
-    if (!scan && ty == TY_FLOAT && kind == K_PLUS && !ch && sd->len == 1 && VI(sd)[0] == d->len &&
+    if (!scan && rop == VS_FADD && !ch && sd->len == 1 && VI(sd)[0] == d->len &&
         d->len > 4 * INT_CHUNK && par_threads() > 1 && fadd_exact_par(d, r))
         return;
 #define RUN(F)                                                                \
@@ -270,31 +256,22 @@ static void run(Value *d, Value *sd, Value *r, Kind kind, VcType ty, int scan, i
         else                                                                  \
             F(d, sd, r, scan, ch);                                            \
     } while (0)
-    if (ty == TY_FLOAT) {
-        switch (kind) {
-        case K_PLUS: RUN(run_fadd); break;
-        case K_MUL: RUN(run_fmul); break;
-        case K_MAX: RUN(run_fmax); break;
-        case K_MIN: RUN(run_fmin); break;
-        default: rt_fatal("internal error: bad float scan");
-        }
-    } else if (ty == TY_INT) {
-        switch (kind) {
-        case K_PLUS: RUN(run_iadd); break;
-        case K_MUL: RUN(run_imul); break;
-        case K_MAX: RUN(run_imax); break;
-        case K_MIN: RUN(run_imin); break;
-        case K_AND: RUN(run_iand); break;
-        case K_OR: RUN(run_ior); break;
-        case K_XOR: RUN(run_ixor); break;
-        }
-    } else {
-        switch (kind) {
-        case K_AND: RUN(run_band); break;
-        case K_OR: RUN(run_bor); break;
-        case K_XOR: RUN(run_bxor); break;
-        default: rt_fatal("internal error: bad bool scan");
-        }
+    switch (rop) {
+    case VS_FADD: RUN(run_fadd); break;
+    case VS_FMUL: RUN(run_fmul); break;
+    case VS_FMAX: RUN(run_fmax); break;
+    case VS_FMIN: RUN(run_fmin); break;
+    case VS_IADD: RUN(run_iadd); break;
+    case VS_IMUL: RUN(run_imul); break;
+    case VS_IMAX: RUN(run_imax); break;
+    case VS_IMIN: RUN(run_imin); break;
+    case VS_IAND: RUN(run_iand); break;
+    case VS_IOR: RUN(run_ior); break;
+    case VS_IXOR: RUN(run_ixor); break;
+    case VS_BAND: RUN(run_band); break;
+    case VS_BOR: RUN(run_bor); break;
+    case VS_BXOR: RUN(run_bxor); break;
+    default: rt_fatal("internal error: a scan or reduction of %s without an operator", vc_type_name(ty));
     }
 #undef RUN
 }
@@ -309,7 +286,7 @@ void op_scan(Interp *it, const Instr *ins)
         val_ref(r);
     else
         r = val_new((ValType)d->type, d->len);
-    run(d, sd, r, kind_of(ins->op), ins->type, 1, 0);
+    run(d, sd, r, vc_rop_of(ins->op, ins->type), ins->type, 1, 0);
     ops_finish(it, 2, r);
 }
 
@@ -318,6 +295,6 @@ void op_reduce(Interp *it, const Instr *ins)
     Value *d = vs_at(it, 1), *sd = vs_at(it, 0);
     ops_check_segments(sd);
     Value *r = val_new((ValType)d->type, sd->len);
-    run(d, sd, r, kind_of(ins->op), ins->type, 0, it->opt.float_reassoc);
+    run(d, sd, r, vc_rop_of(ins->op, ins->type), ins->type, 0, it->opt.float_reassoc);
     ops_finish(it, 2, r);
 }

@@ -26,7 +26,7 @@ static LcuKernel *map_reduce(int id, int xa, int xb, int xr, int xs)
     LcuSoac *r = lcu_soac_new(LS_REDUCE);
     r->nres = 1;
     r->res[0] = xs;
-    r->rops[0] = LR_IADD;
+    r->rops[0] = VS_IADD;
     r->pull = lcu_thunk(lcu_sub(xr, VS_INT, lcu_index()), 1);
     r->shape.kind = LSH_LEN;
     r->shape.var = xr;
@@ -219,7 +219,7 @@ static void test_omit_seen(LcuVarType *types)
 {
     char msg[300];
     LcuKernel *ka = map_reduce(1, 7, 3, 12, 20), *kb = map_reduce(2, 4, 9, 5, 6);
-    kb->soacs[1]->rops[0] = LR_IMAX;
+    kb->soacs[1]->rops[0] = VS_IMAX;
     CgUnit *first = cg_unit_new(CG_C);
     CgKernelCode c1, c2, c3;
     CHECK(cg_unit_add(first, ka, types, NV, &c1, msg, sizeof msg) == 0);
@@ -254,7 +254,7 @@ static void test_parts(LcuVarType *types)
 {
     char msg[300];
     LcuKernel *ka = map_reduce(1, 7, 3, 12, 20), *kb = map_reduce(2, 4, 9, 5, 6);
-    kb->soacs[1]->rops[0] = LR_IMAX; /* another kernel */
+    kb->soacs[1]->rops[0] = VS_IMAX; /* another kernel */
     CgUnit *u = cg_unit_new(CG_CUDA);
     CgKernelCode c1, c2;
     CHECK(cg_unit_add(u, ka, types, NV, &c1, msg, sizeof msg) == 0);
@@ -301,7 +301,7 @@ static void test_parts(LcuVarType *types)
 
 /* let x2 = SEG_REDUCE { i => x1[i] } (ROP) x0, x0 a descriptor and x1, x2
  * of BASE; CHUNKED as --float-reassoc marks it. */
-static LcuKernel *seg_reduce(LcuRop rop, VsElem base, int chunked)
+static LcuKernel *seg_reduce(VsRop rop, VsElem base, int chunked)
 {
     LcuKernel *k = lcu_kernel_new(3);
     LcuSoac *r = lcu_soac_new(LS_SEG_REDUCE);
@@ -330,14 +330,14 @@ static void test_reduce_skeletons(const LcuVarType *types0)
     types[0].kind = LV_SEGDES;
     char msg[300];
     struct {
-        LcuRop rop;
+        VsRop rop;
         VsElem base;
         int chunked;
         int par1, spec, chunk64k, counter;
     } t[] = {
-        { LR_IADD, VS_INT, 0, 1, 0, 0, 0 },   { LR_FADD, VS_FLOAT, 0, 1, 1, 0, 0 },
-        { LR_FADD, VS_FLOAT, 1, 1, 0, 1, 1 }, { LR_FMUL, VS_FLOAT, 0, 0, 0, 0, 0 },
-        { LR_FMAX, VS_FLOAT, 0, 0, 0, 0, 0 }, { LR_BXOR, VS_BOOL, 0, 1, 0, 0, 0 },
+        { VS_IADD, VS_INT, 0, 1, 0, 0, 0 },   { VS_FADD, VS_FLOAT, 0, 1, 1, 0, 0 },
+        { VS_FADD, VS_FLOAT, 1, 1, 0, 1, 1 }, { VS_FMUL, VS_FLOAT, 0, 0, 0, 0, 0 },
+        { VS_FMAX, VS_FLOAT, 0, 0, 0, 0, 0 }, { VS_BXOR, VS_BOOL, 0, 1, 0, 0, 0 },
     };
     for (size_t c = 0; c < sizeof t / sizeof t[0]; c++) {
         int failed_before = check_failed;
@@ -386,7 +386,7 @@ static void test_checked_sum_scalar_pull(const LcuVarType *types0)
     types[0].kind = LV_SEGDES;
     types[1].base = types[2].base = VS_FLOAT;
     char msg[300];
-    LcuKernel *k = seg_reduce(LR_FADD, VS_FLOAT, 0);
+    LcuKernel *k = seg_reduce(VS_FADD, VS_FLOAT, 0);
     LcuExpr *body = k->soacs[0]->pull->body;
     k->soacs[0]->pull->body = lcu_prim1(LP_EXP, VS_FLOAT, body);
     CgBuf b = { 0 };
@@ -467,7 +467,7 @@ int main(void)
             CHECK(text_count(text, "vk_canonical") == 0);
             /* A different kernel: a second function. */
             LcuKernel *k4 = map_reduce(4, 1, 2, 3, 4);
-            k4->soacs[1]->rops[0] = LR_IMAX;
+            k4->soacs[1]->rops[0] = VS_IMAX;
             CgKernelCode c4;
             CHECK(cg_unit_add(u, k4, types, NV, &c4, msg, sizeof msg) == 0);
             /* The operator is in the text (CUDA: the fused block reduce
@@ -475,7 +475,7 @@ int main(void)
             CHECK(c4.unique == 2 && cg_unit_distinct(u) == 3);
             text = cg_unit_text(u, &len);
             CHECK(text_count(text, "vk_u2") > 0);
-            CHECK(c4.canon->soacs[1]->rops[0] == LR_IMAX);
+            CHECK(c4.canon->soacs[1]->rops[0] == VS_IMAX);
             if (t == 1) {
                 /* REDUCE: the general path (values for the primitive) and
                  * the fused block reduce with its barriers; no scan pass,
@@ -499,7 +499,7 @@ int main(void)
             k5->soacs[0]->pull->body->kids[0]->type = VS_FLOAT;
             k5->soacs[0]->pull->body->kids[1]->type = VS_FLOAT;
             k5->soacs[1]->pull->body->type = VS_FLOAT;
-            k5->soacs[1]->rops[0] = LR_FADD;
+            k5->soacs[1]->rops[0] = VS_FADD;
             CgKernelCode c5;
             CHECK(cg_unit_add(u, k5, ft, NV, &c5, msg, sizeof msg) == 0);
             CHECK(c5.unique == 3 && c5.ltypes[0].base == VS_FLOAT);
@@ -510,7 +510,7 @@ int main(void)
             k6->soacs[0]->pull->body->kids[0]->type = VS_FLOAT;
             k6->soacs[0]->pull->body->kids[1]->type = VS_FLOAT;
             k6->soacs[1]->pull->body->type = VS_FLOAT;
-            k6->soacs[1]->rops[0] = LR_FMAX;
+            k6->soacs[1]->rops[0] = VS_FMAX;
             CHECK(!cg_tree_safe(k6->soacs[1]) && cg_tree_safe(k5->soacs[1]));
             CgKernelCode c6;
             CHECK(cg_unit_add(u, k6, ft, NV, &c6, msg, sizeof msg) == 0);

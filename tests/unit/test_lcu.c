@@ -138,7 +138,7 @@ static LcuKernel *k1(int id, int res, int arr)
 {
     LcuKernel *k = lcu_kernel_new(id);
     LcuSoac *s = soac1(LS_REDUCE, res, lcu_thunk(at_i(arr), 1), arr);
-    s->rops[0] = LR_FADD;
+    s->rops[0] = VS_FADD;
     lcu_kernel_add(k, s);
     need_only(res, -1);
     lcu_kernel_finish(k, need, NV);
@@ -210,10 +210,10 @@ static void test_norm2(void)
     LcuKernel *m = lcu_kernel_new(11);
     lcu_kernel_add(m, k2_filter());
     LcuSoac *r1 = soac1(LS_REDUCE, 2, lcu_thunk(at_i(1), 1), 1);
-    r1->rops[0] = LR_FADD;
+    r1->rops[0] = VS_FADD;
     lcu_kernel_add(m, r1);
     LcuSoac *r2 = soac1(LS_REDUCE, 4, lcu_thunk(at_i(3), 1), 3);
-    r2->rops[0] = LR_FADD;
+    r2->rops[0] = VS_FADD;
     lcu_kernel_add(m, r2);
     need_only(2, 4);
     lcu_kernel_finish(m, need, NV);
@@ -244,8 +244,8 @@ static void test_norm2(void)
     red->nres = 2;
     red->res[0] = 2;
     red->res[1] = 4;
-    red->rops[0] = LR_FADD;
-    red->rops[1] = LR_FADD;
+    red->rops[0] = VS_FADD;
+    red->rops[1] = VS_FADD;
     red->pull = lcu_thunk(lcu_tuple(2, items), 2);
     red->shape = (LcuShape){LSH_LEN, 1};
     lcu_kernel_add(f1, red);
@@ -466,7 +466,7 @@ static void test_print_soacs(void)
 
     /* x10 = SCAN over x13 with iadd */
     s = soac1(LS_SCAN, 10, lcu_thunk(at_i(13), 1), 13);
-    s->rops[0] = LR_IADD;
+    s->rops[0] = VS_IADD;
     CHECK(same(soac_text(s), "let x10 = SCAN { i => x13[i] using x13 } (iadd) (#x13)"));
     lcu_kernel_add(k, s);
 
@@ -483,7 +483,7 @@ static void test_print_soacs(void)
     s->nres = 1;
     s->res[0] = 5;
     s->pull = lcu_thunk(at_i(12), 1);
-    s->rops[0] = LR_FMAX;
+    s->rops[0] = VS_FMAX;
     s->shape = (LcuShape){LSH_SEG_N, 7};
     CHECK(same(soac_text(s), "let x5 = SEG_REDUCE { i => x12[i] using x12 } (fmax) x7"));
     lcu_kernel_add(k, s);
@@ -491,7 +491,7 @@ static void test_print_soacs(void)
     s->nres = 1;
     s->res[0] = 6;
     s->pull = lcu_thunk(at_i(12), 1);
-    s->rops[0] = LR_FMUL;
+    s->rops[0] = VS_FMUL;
     s->shape = (LcuShape){LSH_SEG_N, 7};
     CHECK(same(soac_text(s), "let x6 = SEG_SCAN { i => x12[i] using x12 } (fmul) x7"));
     lcu_kernel_add(k, s);
@@ -625,7 +625,7 @@ static void test_reject(void)
     LcuSoac *s = soac1(LS_REDUCE, 2, lcu_thunk(at_i(1), 1), 1);
     s->nres = 2;
     s->res[1] = 4;
-    s->rops[0] = s->rops[1] = LR_FADD;
+    s->rops[0] = s->rops[1] = VS_FADD;
     lcu_kernel_add(k, s);
     lcu_kernel_finish(k, NULL, 0);
     CHECK(invalid(k, "SOAC 0 (REDUCE), pull thunk", "has arity 1, the SOAC needs 2"));
@@ -640,11 +640,11 @@ static void test_reject(void)
     s->nres = 2;
 
     /* A rop whose base is not the component's type. */
-    s->rops[1] = LR_IADD;
+    s->rops[1] = VS_IADD;
     CHECK(invalid(k, "rop iadd (int) for result 1, whose type is float", NULL));
-    s->rops[1] = LR_BOR;
+    s->rops[1] = VS_BOR;
     CHECK(invalid(k, "rop bor (bool)", NULL));
-    s->rops[1] = LR_FMIN;
+    s->rops[1] = VS_FMIN;
     CHECK(valid(k));
     /* A result whose declared type is not what the SOAC produces. */
     s->res[1] = 8;
@@ -782,7 +782,7 @@ static void test_reject(void)
     s->nres = 1;
     s->res[0] = 5;
     s->pull = lcu_thunk(at_i(1), 1);
-    s->rops[0] = LR_FADD;
+    s->rops[0] = VS_FADD;
     s->shape = (LcuShape){LSH_LEN, 1};
     lcu_kernel_add(k, s);
     lcu_kernel_finish(k, NULL, 0);
@@ -838,18 +838,18 @@ static void test_names(void)
 {
     CHECK(strcmp(lcu_soac_name(LS_SEG_PERMUTE), "SEG_PERMUTE") == 0);
     CHECK(strcmp(lcu_soac_name(LS_LIB), "LIB") == 0);
-    CHECK(strcmp(lcu_rop_name(LR_BXOR), "bxor") == 0);
-    CHECK(strcmp(lcu_rop_name(LR_IMIN), "imin") == 0);
+    CHECK(strcmp(lcu_rop_name(VS_BXOR), "bxor") == 0);
+    CHECK(strcmp(lcu_rop_name(VS_IMIN), "imin") == 0);
     CHECK(strcmp(lcu_prim_name(LP_RANDMOD), "randmod") == 0);
     CHECK(strcmp(lcu_prim_name(LP_TANH), "tanh") == 0);
     CHECK(strcmp(lcu_prim_name(LP_B_TO_I), "b_to_i") == 0);
     CHECK(strcmp(lcu_lib_name(LL_RAND_STREAM), "rand_stream") == 0);
     CHECK(strcmp(lcu_base_name(VS_BOOL), "bool") == 0);
-    CHECK(lcu_rop_base(LR_IXOR) == VS_INT && lcu_rop_base(LR_FMIN) == VS_FLOAT && lcu_rop_base(LR_BAND) == VS_BOOL);
+    CHECK(lcu_rop_base(VS_IXOR) == VS_INT && lcu_rop_base(VS_FMIN) == VS_FLOAT && lcu_rop_base(VS_BAND) == VS_BOOL);
     for (int p = 0; p < LP_COUNT; p++)
         CHECK(lcu_prim_name((LcuPrim)p)[0] != '?');
-    for (int r = 0; r < LR_COUNT; r++)
-        CHECK(lcu_rop_name((LcuRop)r)[0] != '?');
+    for (int r = 0; r < VS_NROPS; r++)
+        CHECK(lcu_rop_name((VsRop)r)[0] != '?');
     LcuSoac *s = lcu_soac_new(LS_SEG_PERMUTE);
     CHECK(s->dst_sd == -1 && s->dflt[0] == -1 && s->dflt[LCU_MAXRES - 1] == -1 && s->nres == 0 && !s->pull);
     lcu_soac_free(s);

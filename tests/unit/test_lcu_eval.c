@@ -401,10 +401,10 @@ static void test_seg_reduce_scan(void)
                           at(0, VS_INT) };
     LcuSoac *s = soac(LS_SEG_REDUCE, 4, (int[]){ 2, 3, 4, 5 }, LSH_SEG_N, 1);
     s->pull = lcu_thunk(lcu_tuple(4, items), 4);
-    s->rops[0] = LR_FADD;
-    s->rops[1] = LR_IMAX;
-    s->rops[2] = LR_IAND;
-    s->rops[3] = LR_IADD;
+    s->rops[0] = VS_FADD;
+    s->rops[1] = VS_IMAX;
+    s->rops[2] = VS_IAND;
+    s->rops[3] = VS_IADD;
     run(kernel1(s));
     CHECK(is_floats(2, 4, (double[]){ 8.0, 0.0, 23.0, 0.0 }));
     CHECK(is_ints(3, 4, (int32_t[]){ 4, INT32_MIN, 9, INT32_MIN }));
@@ -417,9 +417,9 @@ static void test_seg_reduce_scan(void)
     LcuExpr *sc[3] = { at(0, VS_INT), at(0, VS_INT), p1(LP_I_TO_F, VS_INT, at(0, VS_INT)) };
     s = soac(LS_SEG_SCAN, 3, (int[]){ 6, 7, 8 }, LSH_SEG_N, 1);
     s->pull = lcu_thunk(lcu_tuple(3, sc), 3);
-    s->rops[0] = LR_IADD;
-    s->rops[1] = LR_IMAX;
-    s->rops[2] = LR_FMIN;
+    s->rops[0] = VS_IADD;
+    s->rops[1] = VS_IMAX;
+    s->rops[2] = VS_FMIN;
     run(kernel1(s));
     CHECK(is_ints(6, 8, (int32_t[]){ 0, 3, 4, 0, 1, 6, 15, 17 }));
     CHECK(is_ints(7, 8, (int32_t[]){ INT32_MIN, 3, 3, INT32_MIN, 1, 5, 9, 9 }));
@@ -431,7 +431,7 @@ static void test_seg_reduce_scan(void)
     bind(10, segs(1, (int32_t[]){ 2 }));
     decl(11, LV_ARRAY, VS_FLOAT);
     s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, VS_FLOAT));
-    s->rops[0] = LR_FMAX;
+    s->rops[0] = VS_FMAX;
     run(kernel1(s));
     CHECK(is_floats(11, 1, (double[]){ -big }));
 
@@ -441,12 +441,12 @@ static void test_seg_reduce_scan(void)
     decl(14, LV_ARRAY, VS_BOOL);
     decl(15, LV_ARRAY, VS_BOOL);
     s = soac1(LS_SCAN, 13, LSH_LEN, 0, at(0, VS_INT));
-    s->rops[0] = LR_IADD;
+    s->rops[0] = VS_IADD;
     LcuKernel *k = kernel1(s);
     s = soac(LS_REDUCE, 2, (int[]){ 14, 15 }, LSH_LEN, 12);
     s->pull = lcu_thunk(tup2(at(12, VS_BOOL), at(12, VS_BOOL)), 2);
-    s->rops[0] = LR_BAND;
-    s->rops[1] = LR_BXOR;
+    s->rops[0] = VS_BAND;
+    s->rops[1] = VS_BXOR;
     lcu_kernel_add(k, s);
     run(k);
     CHECK(is_ints(13, 8, (int32_t[]){ 0, 3, 4, 8, 9, 14, 23, 25 }));
@@ -472,8 +472,8 @@ static void test_norm2(void)
                                      lcu_if(p2(LP_GT, VS_FLOAT, lcu_local(0, VS_FLOAT), lcu_float(0.0)),
                                             lcu_local(0, VS_FLOAT), lcu_float(0.0)))),
                         2);
-    s->rops[0] = LR_FADD;
-    s->rops[1] = LR_FADD;
+    s->rops[0] = VS_FADD;
+    s->rops[1] = VS_FADD;
     run(kernel1(s));
     double sum1 = 0.0, sum2 = 0.0;
     for (int i = 0; i < n; i++) {
@@ -506,7 +506,7 @@ static void test_norm2(void)
     s->pred = lcu_thunk(p2(LP_GT, VS_FLOAT, at(0, VS_FLOAT), lcu_float(0.0)), 1);
     lcu_kernel_add(k, s);
     s = soac1(LS_REDUCE, 6, LSH_LEN, 5, at(5, VS_FLOAT));
-    s->rops[0] = LR_FADD;
+    s->rops[0] = VS_FADD;
     lcu_kernel_add(k, s);
     unsigned char need[NV] = { 0 };
     need[6] = 1;
@@ -654,7 +654,7 @@ static void test_seg_filter(void)
     s->pred = lcu_thunk(p2(LP_EQ, VS_INT, p2(LP_MOD, VS_INT, at(8, VS_INT), lcu_int(2)), lcu_int(1)), 1);
     lcu_kernel_add(k, s);
     s = soac1(LS_SEG_REDUCE, 11, LSH_SEG_N, 10, at(9, VS_INT));
-    s->rops[0] = LR_IADD;
+    s->rops[0] = VS_IADD;
     lcu_kernel_add(k, s);
     run(k);
     CHECK(is_ints(9, 5, (int32_t[]){ 3, 1, 1, 5, 9 }));
@@ -762,7 +762,7 @@ static void test_env(void)
     LcuKernel *k = lcu_kernel_new(5);
     lcu_kernel_add(k, soac1(LS_MAP, 2, LSH_LEN, 0, p2(LP_MUL, VS_INT, at(0, VS_INT), lcu_int(10))));
     LcuSoac *s = soac1(LS_REDUCE, 1, LSH_LEN, 2, at(2, VS_INT));
-    s->rops[0] = LR_IADD;
+    s->rops[0] = VS_IADD;
     lcu_kernel_add(k, s);
     unsigned char need[NV] = { 0 };
     need[1] = 1;
@@ -860,7 +860,7 @@ static void test_insane(void)
     decl(4, LV_ARRAY, VS_INT);
     LcuKernel *k = lcu_kernel_new(10);
     LcuSoac *s = soac1(LS_SEG_SCAN, 3, LSH_SEG_N, 1, at(0, VS_INT));
-    s->rops[0] = LR_IADD;
+    s->rops[0] = VS_IADD;
     lcu_kernel_add(k, s);
     lcu_kernel_add(k, soac1(LS_MAP, 4, LSH_SEG_N, 1, lcu_sub(2, VS_INT, lcu_seg(LE_SEG_OF, 1, lcu_index()))));
     run(k);
@@ -967,14 +967,14 @@ static Value *rnd_bools(int64_t n)
 
 static void test_diff_scans(void)
 {
-    static const struct { Opcode scan, reduce; VcType ty; LcuRop rop; } cases[] = {
-        { OP_PLUS_SCAN, OP_PLUS_REDUCE, TY_INT, LR_IADD },   { OP_MUL_SCAN, OP_MUL_REDUCE, TY_INT, LR_IMUL },
-        { OP_MAX_SCAN, OP_MAX_REDUCE, TY_INT, LR_IMAX },     { OP_MIN_SCAN, OP_MIN_REDUCE, TY_INT, LR_IMIN },
-        { OP_AND_SCAN, OP_AND_REDUCE, TY_INT, LR_IAND },     { OP_OR_SCAN, OP_OR_REDUCE, TY_INT, LR_IOR },
-        { OP_XOR_SCAN, OP_XOR_REDUCE, TY_INT, LR_IXOR },     { OP_PLUS_SCAN, OP_PLUS_REDUCE, TY_FLOAT, LR_FADD },
-        { OP_MUL_SCAN, OP_MUL_REDUCE, TY_FLOAT, LR_FMUL },   { OP_MAX_SCAN, OP_MAX_REDUCE, TY_FLOAT, LR_FMAX },
-        { OP_MIN_SCAN, OP_MIN_REDUCE, TY_FLOAT, LR_FMIN },   { OP_AND_SCAN, OP_AND_REDUCE, TY_BOOL, LR_BAND },
-        { OP_OR_SCAN, OP_OR_REDUCE, TY_BOOL, LR_BOR },       { OP_XOR_SCAN, OP_XOR_REDUCE, TY_BOOL, LR_BXOR },
+    static const struct { Opcode scan, reduce; VcType ty; VsRop rop; } cases[] = {
+        { OP_PLUS_SCAN, OP_PLUS_REDUCE, TY_INT, VS_IADD },   { OP_MUL_SCAN, OP_MUL_REDUCE, TY_INT, VS_IMUL },
+        { OP_MAX_SCAN, OP_MAX_REDUCE, TY_INT, VS_IMAX },     { OP_MIN_SCAN, OP_MIN_REDUCE, TY_INT, VS_IMIN },
+        { OP_AND_SCAN, OP_AND_REDUCE, TY_INT, VS_IAND },     { OP_OR_SCAN, OP_OR_REDUCE, TY_INT, VS_IOR },
+        { OP_XOR_SCAN, OP_XOR_REDUCE, TY_INT, VS_IXOR },     { OP_PLUS_SCAN, OP_PLUS_REDUCE, TY_FLOAT, VS_FADD },
+        { OP_MUL_SCAN, OP_MUL_REDUCE, TY_FLOAT, VS_FMUL },   { OP_MAX_SCAN, OP_MAX_REDUCE, TY_FLOAT, VS_FMAX },
+        { OP_MIN_SCAN, OP_MIN_REDUCE, TY_FLOAT, VS_FMIN },   { OP_AND_SCAN, OP_AND_REDUCE, TY_BOOL, VS_BAND },
+        { OP_OR_SCAN, OP_OR_REDUCE, TY_BOOL, VS_BOR },       { OP_XOR_SCAN, OP_XOR_REDUCE, TY_BOOL, VS_BXOR },
     };
     int bad = 0;
     for (int round = 0; round < 40; round++) {
