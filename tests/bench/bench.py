@@ -29,7 +29,7 @@ unset), so its time includes compiling the kernels.
 
 With --classic PATH (alias --ref-interp) the classic interpreter, with the
 classic command line `PATH -m 1000000000 NAME.vcode` (e.g. the CMU vinterp
-built by /work/classic/build.sh), is timed in the same run, taking its turn
+built by tests/bench/build_classic.sh), is timed in the same run, taking its turn
 with the backends run by run, as the pseudo-backend "classic"; every row then
 gets the ratios of its whole-process and timed-region medians to the
 classic's ("÷ classic", "timed ÷ classic").  A `# SUMMARY:` comment in a
@@ -855,7 +855,7 @@ def parse_args():
                     help="our interpreter (default: %(default)s)")
     ap.add_argument("--classic", "--ref-interp", dest="classic", metavar="PATH",
                     help="the classic interpreter (classic command line, e.g. the CMU vinterp "
-                         "built by /work/classic/build.sh), timed in the same run, interleaved "
+                         "built by tests/bench/build_classic.sh), timed in the same run, interleaved "
                          "with the backends, as 'classic'; adds the columns 'classic -O2 s "
                          "(this run)', 'classic timed s (this run)', '\u00f7 classic' and "
                          "'timed \u00f7 classic' (--ref-interp is an old name of this option)")

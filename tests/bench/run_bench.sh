@@ -23,7 +23,7 @@
 #                     warm-up; writes build/bench/RESULTS-quick.md and
 #                     build/bench/speedup-quick.png instead (make bench-quick)
 #   --classic PATH    also time the classic interpreter (classic command line,
-#                     e.g. /work/classic/bin/vinterp from /work/classic/build.sh)
+#                     e.g. /work/classic/bin/vinterp from tests/bench/build_classic.sh)
 #                     in the same run, interleaved run by run, as "classic":
 #                     columns "classic -O2 s (this run)", "classic timed s (this
 #                     run)" and per row "÷ classic" / "timed ÷ classic" (whole
