@@ -140,7 +140,8 @@ try:
         # swap is an event, not a race with the clock)
         scache = tempfile.mkdtemp(prefix="vinterp-staged-")
         sc = "--cache-dir=" + scache
-        senv = dict(emu, VINTERP_NVRTC_OPT="staged", VINTERP_TEST_TIER_REFINE="wait", VINTERP_TIER_SHARE="100")
+        senv = dict(emu, VINTERP_NVRTC_OPT="staged", VINTERP_TEST_TIER_REFINE="wait", VINTERP_TIER_SHARE="100",
+                    VINTERP_TIER_IDLE="0")
         rc, out, err, _ = run("--backend=cuda", "--tier=sync", "--tier-work=0", "--tier-min-len=0", sc, "-d", "stats",
                               "-d", "tier", loop, env=senv, timeout=300)
         quick = re.findall(r"block (\d+) \(lines [^)]*\): fused code installed \(quick compile\)", err)

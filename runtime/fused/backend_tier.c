@@ -123,16 +123,31 @@ static void tier_queue_refine(Backend *b, int k)
     tier_worker_push_later(b->worker, tier_job_second(k));
 }
 
+/* (tests, VINTERP_TEST_TIER_REFINE=wait) Wait until *A is no longer one
+ * of W1, W2 or the worker stops, for at most ten minutes (a hang guard,
+ * as the other test gates have; then a line on stderr). Returns *A. */
+static int test_wait(Backend *b, atomic_int *a, int w1, int w2, const char *what)
+{
+    int v = atomic_load_explicit(a, memory_order_acquire);
+    double t_end = rt_seconds() + 600.0;
+    while ((v == w1 || v == w2) && b->worker && !tier_worker_stopping(b->worker)) {
+        if (rt_seconds() > t_end) {
+            fprintf(stderr, "vinterp: VINTERP_TEST_TIER_REFINE=wait: %s not ready in 600 s\n", what);
+            break;
+        }
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+        v = atomic_load_explicit(a, memory_order_acquire);
+    }
+    return v;
+}
+
 void tier_refine_check(Backend *b, int k)
 {
     BlockEntry *e = &b->entries[k];
     int r = atomic_load_explicit(&e->refine, memory_order_acquire);
     if (b->opt.tier.test_refine_wait)
-        while ((r == RF_QUEUED || r == RF_RUNNING) && b->worker && !tier_worker_stopping(b->worker)) {
-            struct timespec ts = { 0, 1000000 };
-            nanosleep(&ts, NULL);
-            r = atomic_load_explicit(&e->refine, memory_order_acquire);
-        }
+        r = test_wait(b, &e->refine, RF_QUEUED, RF_RUNNING, "a block's full code");
     if (r != RF_READY && r != RF_FAILED)
         return;
     char msg[400] = "";
@@ -437,15 +452,8 @@ int lazy_input(const Backend *b, const Interp *it, int nin)
 int tier_entry(Backend *b, Interp *it, int k, int st)
 {
     BlockEntry *e = &b->entries[k];
-    if (st == BS_QUEUED && b->opt.tier.test_refine_wait) {
-        /* (tests) the block waits for its code, as it does for its full
-         * code (tier_refine_check): every install is an event */
-        while (st == BS_QUEUED && b->worker && !tier_worker_stopping(b->worker)) {
-            struct timespec ts = { 0, 1000000 };
-            nanosleep(&ts, NULL);
-            st = atomic_load_explicit(&e->state, memory_order_acquire);
-        }
-    }
+    if (st == BS_QUEUED && b->opt.tier.test_refine_wait) /* (tests) every install an event */
+        st = test_wait(b, &e->state, BS_QUEUED, BS_QUEUED, "a block's code");
     if (st == BS_READY) {
         tier_install(b, k);
         if (atomic_load(&e->state) == BS_FUSED)
