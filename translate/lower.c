@@ -112,38 +112,23 @@ static LcuSoac *lower_permute(Low *w, const DfgNode *nd, VsElem T)
     const int *a = nd->args;
     LcuSoac *s;
     switch (nd->op) {
-    case OP_PERMUTE: /* data idx sd */
+    case OP_PERMUTE: case OP_DPERMUTE: case OP_FPERMUTE: case OP_DFPERMUTE: {
+        /* data idx [flags] [dflt] ssd dsd (PERMUTE: data idx sd, one
+         * descriptor for both sides) */
+        int fl = nd->op == OP_FPERMUTE || nd->op == OP_DFPERMUTE;
+        int df = nd->op == OP_DPERMUTE || nd->op == OP_DFPERMUTE;
+        int ssd = 2 + fl + df;
         s = lcu_soac_new(LS_SEG_PERMUTE);
         s->pull = lcu_thunk(at_i(a[0], T), 1);
         s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
-        s->shape = shape_segn(a[2]);
-        s->dst_sd = a[2];
+        if (fl)
+            s->pred = lcu_thunk(at_i(a[2], VS_BOOL), 1);
+        if (df)
+            s->dflt[0] = a[2 + fl];
+        s->shape = shape_segn(a[ssd]);
+        s->dst_sd = nd->op == OP_PERMUTE ? a[ssd] : a[ssd + 1];
         return s;
-    case OP_DPERMUTE: /* data idx dflt ssd dsd */
-        s = lcu_soac_new(LS_SEG_PERMUTE);
-        s->pull = lcu_thunk(at_i(a[0], T), 1);
-        s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
-        s->shape = shape_segn(a[3]);
-        s->dst_sd = a[4];
-        s->dflt[0] = a[2];
-        return s;
-    case OP_FPERMUTE: /* data idx flags ssd dsd */
-        s = lcu_soac_new(LS_SEG_PERMUTE);
-        s->pull = lcu_thunk(at_i(a[0], T), 1);
-        s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
-        s->pred = lcu_thunk(at_i(a[2], VS_BOOL), 1);
-        s->shape = shape_segn(a[3]);
-        s->dst_sd = a[4];
-        return s;
-    case OP_DFPERMUTE: /* data idx flags dflt ssd dsd */
-        s = lcu_soac_new(LS_SEG_PERMUTE);
-        s->pull = lcu_thunk(at_i(a[0], T), 1);
-        s->idx = lcu_thunk(at_i(a[1], VS_INT), 1);
-        s->pred = lcu_thunk(at_i(a[2], VS_BOOL), 1);
-        s->shape = shape_segn(a[4]);
-        s->dst_sd = a[5];
-        s->dflt[0] = a[3];
-        return s;
+    }
     default: { /* BPERMUTE data idx ssd dsd: r[j] = data[start(ssd, k) + idx[j]], k = seg_of(dsd, j);
                 * BFPERMUTE data idx flags ssd dsd */
         int bf = nd->op == OP_BFPERMUTE;
