@@ -1962,11 +1962,32 @@ static int bind_entries(CudaExec *c, const CgKernelCode *kc, Entry *en, const Un
     return 0;
 }
 
-/* Load the parts UP of a unit into MODS (and their cached sources into
- * PATHS), the quick-compiled variant when FAST. 0, or -1 with MSG. */
-static int load_unit_parts(CudaExec *c, const UnitParts *up, int fast, void **mods, char (*paths)[1200], char *msg,
-                           size_t msglen)
+/* A unit loaded in parts: the parts, a module each, its cached source. */
+typedef struct {
+    UnitParts up;
+    void **mods;
+    char (*paths)[1200];
+} Loaded;
+
+static void loaded_free(Loaded *l)
 {
+    unit_parts_free(&l->up);
+    free(l->mods);
+    free(l->paths);
+    memset(l, 0, sizeof *l);
+}
+
+/* Unit U cut into parts and loaded into L, the quick-compiled variant
+ * when FAST. 0, or -1 with MSG (L to free either way). */
+static int load_unit(CudaExec *c, const CgUnit *u, int fast, Loaded *l, char *msg, size_t msglen)
+{
+    memset(l, 0, sizeof *l);
+    const UnitParts *up = &l->up;
+    if (unit_parts(c, u, &l->up) < 0 || !(l->mods = calloc((size_t)up->n + 1, sizeof *l->mods)) ||
+        !(l->paths = calloc((size_t)up->n + 1, sizeof *l->paths)))
+        rt_fatal("out of host memory");
+    void **mods = l->mods;
+    char (*paths)[1200] = l->paths;
     int rc = 0;
     double l0 = rt_seconds();
     c->dev->load_fast = fast;
@@ -1984,6 +2005,27 @@ static int load_unit_parts(CudaExec *c, const UnitParts *up, int fast, void **mo
     c->load_seconds += rt_seconds() - l0;
     c->parts += up->n;
     return rc;
+}
+
+/* The cached sources of L's parts kept (for messages and the -d stats
+ * unit keys), and each of the unit's ND distinct kernels (numbered from
+ * BASE) pointed at its part's (a kernel cut between parts: its first
+ * SOAC's). */
+static void keep_paths(CudaExec *c, const Loaded *l, int base, int nd)
+{
+    char **po = realloc(c->paths_owned, (size_t)(c->npaths + l->up.n + 1) * sizeof *po);
+    int nk = base + nd > c->ndistinct ? base + nd : c->ndistinct;
+    char **kp = realloc(c->kpath, (size_t)(nk + 1) * sizeof *kp);
+    if (!po || !kp)
+        rt_fatal("out of host memory");
+    c->paths_owned = po;
+    c->kpath = kp;
+    int pbase = c->npaths;
+    for (int p = 0; p < l->up.n; p++)
+        if (!(po[c->npaths++] = strdup(l->paths[p])))
+            rt_fatal("out of host memory");
+    for (int q = 0; q < nd; q++)
+        kp[base + q] = part_of(&l->up, q, 0) >= 0 ? po[pbase + part_of(&l->up, q, 0)] : NULL;
 }
 
 /* One unit for the blocks of PLANS: the host path's, then the CUDA text
@@ -2024,38 +2066,19 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     c->units++;
     c->generate_seconds += rt_seconds() - t0;
     int rc = 0;
-    UnitParts up;
-    memset(&up, 0, sizeof up);
-    void **mods = NULL;
-    char (*paths)[1200] = NULL;
+    Loaded l;
+    memset(&l, 0, sizeof l);
     if (nd > 0 && (!done || nemitted > 0)) {
-        if (unit_parts(c, u, &up) < 0 || !(mods = calloc((size_t)up.n + 1, sizeof *mods)) ||
-            !(paths = calloc((size_t)up.n + 1, sizeof *paths)))
-            rt_fatal("out of host memory");
-        rc = load_unit_parts(c, &up, stage_fast(c, fast), mods, paths, msg, msglen);
+        rc = load_unit(c, u, stage_fast(c, fast), &l, msg, msglen);
         if (rc == 0 && done)
             done_record(done, u);
     }
     cg_unit_free(u);
     if (c->compile_only || rc != 0) {
-        unit_parts_free(&up);
-        free(mods);
-        free(paths);
+        loaded_free(&l);
         return rc;
     }
-    /* the parts' sources, for messages and the -d stats unit keys */
-    char **po = realloc(c->paths_owned, (size_t)(c->npaths + up.n + 1) * sizeof *po);
-    char **kp = realloc(c->kpath, (size_t)(base + nd + 1) * sizeof *kp);
-    if (!po || !kp)
-        rt_fatal("out of host memory");
-    c->paths_owned = po;
-    c->kpath = kp;
-    int pbase = c->npaths;
-    for (int p = 0; p < up.n; p++)
-        if (!(po[c->npaths++] = strdup(paths[p])))
-            rt_fatal("out of host memory");
-    for (int q = 0; q < nd; q++) /* a kernel cut between parts: its first SOAC's */
-        kp[base + q] = part_of(&up, q, 0) >= 0 ? po[pbase + part_of(&up, q, 0)] : NULL;
+    keep_paths(c, &l, base, nd);
     /* Entry points per distinct kernel of this unit (numbered from BASE in
      * c->ent), from any kernel that uses it. */
     Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
@@ -2087,13 +2110,11 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
             size_t w = ((size_t)width[kc->unique] + 1) * NEP;
             if (!(ent[base + kc->unique] = calloc(w, sizeof **ent)))
                 rt_fatal("out of host memory");
-            rc = bind_entries(c, kc, ent[base + kc->unique], &up, mods, msg, msglen);
+            rc = bind_entries(c, kc, ent[base + kc->unique], &l.up, l.mods, msg, msglen);
         }
     }
     free(width);
-    unit_parts_free(&up);
-    free(mods);
-    free(paths);
+    loaded_free(&l);
     return rc;
 }
 
@@ -2114,27 +2135,20 @@ static int cuda_refine(Executor *x, int nblocks, BlockPlan *const *plans, char *
     }
     int gen = 0, notgen = 0;
     CgUnit *u = make_unit(nblocks, plans, NULL, &gen, &notgen, NULL);
-    UnitParts up;
-    memset(&up, 0, sizeof up);
-    void **mods = NULL;
-    char (*paths)[1200] = NULL;
-    int rc = 0;
-    if (gen > 0) {
-        if (unit_parts(c, u, &up) < 0 || !(mods = calloc((size_t)up.n + 1, sizeof *mods)) ||
-            !(paths = calloc((size_t)up.n + 1, sizeof *paths)))
-            rt_fatal("out of host memory");
-        rc = load_unit_parts(c, &up, 0, mods, paths, msg, msglen);
-    }
+    int nd = cg_unit_distinct(u), base = c->ubase[k], rc = 0;
+    Loaded l;
+    memset(&l, 0, sizeof l);
+    if (gen > 0)
+        rc = load_unit(c, u, 0, &l, msg, msglen);
     cg_unit_free(u);
-    int base = c->ubase[k];
+    if (gen > 0 && rc == 0)
+        keep_paths(c, &l, base, nd); /* --check reports name the full code's source */
     for (int s = 0; rc == 0 && gen > 0 && s < c->nsteps[k]; s++) {
         const CgKernelCode *kc = &c->code[k][s];
         if (kc->unique >= 0 && c->ent[base + kc->unique])
-            rc = bind_entries(c, kc, c->ent[base + kc->unique], &up, mods, msg, msglen);
+            rc = bind_entries(c, kc, c->ent[base + kc->unique], &l.up, l.mods, msg, msglen);
     }
-    unit_parts_free(&up);
-    free(mods);
-    free(paths);
+    loaded_free(&l);
     return rc;
 }
 
