@@ -212,6 +212,34 @@ int vk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
 int vk_rand_mod(const uint32_t ring[31], uint64_t k, int64_t n, const int32_t *bound_d,
                 int32_t *out_d);
 
+/* ---- The device tier's instructions (runtime/fused/cuda_tier.c) ------------
+ * An argument: a vector (D, a device pointer) or, when D is NULL, one
+ * value standing for every element (a lazy fill, a scalar): I for an Int
+ * or Bool, F for a Float. */
+typedef struct {
+    const void *d;
+    int32_t i;
+    double f;
+} VkArg;
+
+/* An elementwise instruction (kernels/vk_elem.h): out_d[i] = OP over
+ * element i of ARGS[0 .. nargs) (1 to 3), for i < n. OP is a vcode/program.h
+ * opcode, TY the instruction's type operand as a VsElem,
+ * FMASK has bit k set when ARGS[k] holds Floats, OUT_F when the result
+ * does. FAULT_D (a device word the caller set to all ones; NULL when OP
+ * cannot fail) receives the first failing element and its code
+ * (vk_fault_pack); the call does not wait for it. */
+int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
+           unsigned long long *fault_d);
+/* DIST: out_d[i] = VAL's element for the segment holding element i, over
+ * the descriptor's offsets OFF_D (m segments tiling n elements). ESIZE
+ * is 4 or 8 (VAL's F then used for a scalar). */
+int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+/* INDEX: out_d[i] = start + (i - off[s]) * stride of the segment s that
+ * holds element i, in wrapping Int arithmetic. */
+int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
+             int32_t *out_d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "runtime/fused/backend.h"
 #include "runtime/fused/exec_cpu.h"
 #include "runtime/fused/exec_cuda.h"
+#include "runtime/fused/cuda_tier.h"
 #include "runtime/jit/jit.h"
 #include "runtime/core/errors.h"
 #include "runtime/interp/interp.h"
@@ -620,6 +621,10 @@ static void run_program(Cli *cl, Run *r)
 {
     Interp it;
     interp_init(&it, r->run, &cl->opt);
+    if (cl->bk == BK_CUDA && cuda_tier_current()) {
+        it.dev_op = cuda_tier_op;
+        it.dev_ctx = cuda_tier_current();
+    }
     it.run_block = r->backend ? backend_block_hook : NULL;
     it.block_ctx = r->backend;
     if (r->backend && cl->profile != PROF_OFF)

@@ -99,6 +99,10 @@ typedef enum {
       "the same for the library's sorts and permutes")                                                           \
     X(CUDA_PART_BYTES, "VINTERP_CUDA_PART_BYTES", SK_COUNT, 1, INT64_MAX, NULL, "32768 (emulated: one part)",     \
       "bytes of CUDA per NVRTC program")                                                                         \
+    X(DEVICE_TIER, "VINTERP_DEVICE_TIER", SK_CHOICE, 0, 0, "off|on", "off",                                         \
+      "on: the cuda backend runs vector instructions on device vectors one by one, from the first (device tier)") \
+    X(DEVICE_MIN, "VINTERP_DEVICE_MIN", SK_COUNT, 1, INT64_MAX, NULL, "4096",                                      \
+      "the device tier's placement: vectors made from shorter operands go to the device from this length")       \
     X(CUDA_STRATEGY, "VINTERP_CUDA_STRATEGY", SK_CHOICE, 0, 0, "auto|lib|thread|warp|block", "auto",              \
       "how reductions and scans run on the device")                                                              \
     X(CUDA_CHECK_PTRS, "VINTERP_CUDA_CHECK_PTRS", SK_FLAG, 0, 1, NULL, "0",                                       \

@@ -37,6 +37,12 @@ typedef struct {
     int (*rand)(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
     int (*elems_get)(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d);
     int (*elems_put)(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d);
+    /* the device tier's instructions */
+    int (*map)(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
+               unsigned long long *fault_d);
+    int (*dist)(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+    int (*index)(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
+                 int32_t *out_d);
     const char *(*last_error)(void);
 } VkLib;
 

@@ -919,6 +919,9 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(rand, "vk_rand");
     LIBSYM(elems_get, "vk_elems_get");
     LIBSYM(elems_put, "vk_elems_put");
+    LIBSYM(map, "vk_map");
+    LIBSYM(dist, "vk_dist");
+    LIBSYM(index, "vk_index");
     LIBSYM(last_error, "vk_last_error");
     return 0;
 }

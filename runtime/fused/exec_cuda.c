@@ -26,6 +26,7 @@
  * pool on a GPU). A value's device copy is a DevCopy: the data, and for a
  * descriptor its int64 offsets. */
 #include "runtime/fused/exec_cuda.h"
+#include "runtime/fused/exec_cuda_impl.h"
 #include "kernels/seg_plan.h"
 #include "runtime/core/clock.h"
 #include "runtime/device/cuda_dev.h"
@@ -48,11 +49,6 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct {
-    void *d;            /* elements (a descriptor: its m lengths) */
-    int64_t *off;       /* descriptor: m offsets (device), or NULL */
-    int planted;        /* tests: D is the host's copy (plant_host_ptr): never freed or read back */
-} DevCopy;
 
 typedef void *Entry; /* a loaded entry point */
 
@@ -99,7 +95,7 @@ static const char *const run_name[NRUN] = {
 };
 static const char *const fam_name[NFAM] = { "elementwise", "scan", "lib" };
 
-typedef struct {
+struct CudaExec {
     Executor base;
     CudaDev *dev;
     Executor *inner;            /* host path */
@@ -194,7 +190,8 @@ typedef struct {
      * open addressing, linear probing, NULL = empty */
     struct DevAlloc { void *p; size_t bytes; int fixed; } *allocs;
     size_t acap, alive;
-} CudaExec;
+    CudaTier *tier;             /* the device tier (cuda_tier.h), or NULL */
+};
 
 static CudaExec *current; /* the value hooks' executor (one per process) */
 
@@ -439,6 +436,20 @@ static int w_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t 
 {
     PRIM("elems_put", 3, PTRS(dst_d, pos_d, src_d), elems_put(esize, dst_d, pos_d, m, src_d));
 }
+static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
+                 unsigned long long *fault_d)
+{
+    PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
+         map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
+}
+static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
+{
+    PRIM("dist", 3, PTRS(val->d, off_d, out_d), dist(esize, val, off_d, m, n, out_d));
+}
+static int w_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n, int32_t *out_d)
+{
+    PRIM("index", 4, PTRS(start->d, stride->d, off_d, out_d), index(start, stride, off_d, m, n, out_d));
+}
 static const char *w_last_error(void) { return current->dev->lib.last_error(); }
 
 /* ---- the timed region --------------------------------------------------------- */
@@ -492,6 +503,9 @@ static void wrap_lib(CudaExec *c)
     l->rand = d->rand ? w_rand : NULL;
     l->elems_get = d->elems_get ? w_elems_get : NULL;
     l->elems_put = d->elems_put ? w_elems_put : NULL;
+    l->map = d->map ? w_map : NULL;
+    l->dist = d->dist ? w_dist : NULL;
+    l->index = d->index ? w_index : NULL;
     l->last_error = d->last_error ? w_last_error : NULL;
 }
 
@@ -736,6 +750,35 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
     return v;
 }
 
+/* ---- what the device tier uses (exec_cuda_impl.h) ---------------------------- */
+
+CudaExec *cx_current(void) { return current; }
+const VkLib *cx_lib(CudaExec *c) { return &c->lib; }
+void *cx_dalloc(CudaExec *c, size_t bytes) { return dalloc(c, bytes); }
+void *cx_dalloc_fixed(CudaExec *c, size_t bytes) { return dalloc_fixed(c, bytes); }
+void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes) { d2h(c, dst, src, bytes); }
+DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
+void cx_lib_called(CudaExec *c) { c->lib_calls++; }
+void cx_lib_fail(CudaExec *c, const char *what) { lib_fail(c, what); }
+CudaTier *cx_tier(CudaExec *c) { return c->tier; }
+
+void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (c->dev->h2d_staged(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy to the device");
+    c->h2d_bytes += (int64_t)bytes;
+    c->h2d_count++;
+}
+
+Value *cx_device_value(CudaExec *c, ValType t, int64_t len)
+{
+    Value *v = val_new(t, len);
+    DevCopy *dc = new_copy(v);
+    dc->d = dalloc(c, (size_t)len * esize_of(v));
+    v->hstale = 1;
+    return v;
+}
+
 /* Result VAR of LEN elements: the one allocated when the step was
  * prepared (prebind_from), when it is still the slot's and the table's,
  * else a new one. */
@@ -904,7 +947,7 @@ static int64_t longest_of(const CudaExec *c, int sd)
 
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
-static VkOp vk_op(VsRop r)
+VkOp cx_vk_op(VsRop r)
 {
     switch (r) {
     case VS_IADD: case VS_FADD: return VK_ADD;
@@ -1198,7 +1241,7 @@ static void run_fused_red(CudaExec *c, Entry *e, int j, const LcuSoac *s, int ho
     if (n > 0)
         launch_grid(c, e[EP_RED], grid, 1, n, 4, temps_table(c, j), NULL);
     for (int r = 0; r < nr; r++) {
-        VkOp op = vk_op(s->rops[r]);
+        VkOp op = cx_vk_op(s->rops[r]);
         VsElem ty = c->types[s->res[r]].base;
         int64_t parts = n > 0 ? grid : 0;
         int rc = how == RUN_RED ? c->lib.reduce(op, ty, t->p[r], parts, c->hv[s->res[r]].d)
@@ -1312,7 +1355,7 @@ static void run_red(CudaExec *c, Entry *e, int j, const LcuSoac *s)
     upload_table(c);
     launch(c, e[EP_MAIN], n, 4, temps_table(c, j), NULL);
     for (int r = 0; r < nr; r++) {
-        VkOp op = vk_op(s->rops[r]);
+        VkOp op = cx_vk_op(s->rops[r]);
         VsElem ty = c->types[s->res[r]].base;
         void *out = c->hv[s->res[r]].d;
         int rc;
@@ -2193,6 +2236,8 @@ static void cuda_report(Executor *x, FILE *f)
             print_tally(f, "timed region", &c->t_region);
         struct Tally all = tally(c);
         print_tally(f, "whole run", &all);
+        if (c->tier)
+            cuda_tier_report(c->tier, f);
         fprintf(f, "stats: cuda: where the time went: kernels %.6f s (%s: generated %.6f s in %lld launches, primitives "
                    "%.6f s in %lld calls); module loads and compiles %.6f s; allocations %.6f s (%lld); copies to the "
                    "device %.6f s; reads back, each a wait for the device, %.6f s\n",
@@ -2246,6 +2291,8 @@ static void cuda_report(Executor *x, FILE *f)
 static void cuda_free(Executor *x)
 {
     CudaExec *c = (CudaExec *)x;
+    cuda_tier_free(c->tier);
+    c->tier = NULL;
     for (int k = 0; k < c->nblocks; k++) {
         for (int st = 0; c->code && c->code[k] && st < c->nsteps[k]; st++)
             cg_kernel_code_free(&c->code[k][st]);
@@ -2373,6 +2420,10 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
         current = c;
         val_set_device(&hooks);
         interp_set_timer_hook(timer_hook);
+        /* the device tier: instructions on device vectors from the first
+         * one ($VINTERP_DEVICE_TIER, cuda_tier.h) */
+        if (settings_choice(SET_DEVICE_TIER, 0) == 1)
+            c->tier = cuda_tier_new(c, settings_count(SET_DEVICE_MIN, DEVICE_MIN));
     }
     return &c->base;
 }

@@ -40,6 +40,13 @@
 #define CUDA_HOST_MAX_SCAN 65536
 #define CUDA_HOST_MAX_LIB 65536
 
+/* The device tier (cuda_tier.h): a vector made from short operands
+ * (RAND over a lazy fill, INDEX, a segmented DIST) of at least this many
+ * elements is made on the device. The issue's starting point, not yet
+ * measured on a GPU (a launch costs a few us; the host makes 4096
+ * elements in about as long). */
+#define DEVICE_MIN 4096
+
 /* A unit's parts for NVRTC: at most this many bytes of kernel text each.
  * bh.5000's unit (1.4 MB, 1289 kernels), NVRTC for sm_90 on this
  * project's 2-core machine, busy with other work (CPU seconds: in all, the

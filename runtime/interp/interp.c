@@ -400,7 +400,8 @@ int interp_run(Interp *it)
         }
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
-        if (val_device_on || val_lazy_live)
+        int on_dev = it->dev_op && it->dev_op(it->dev_ctx, it, ins, 0);
+        if (!on_dev && (val_device_on || val_lazy_live))
             interp_host_operands(it, ins);
         if (tracing)
             trace_before(it, pc);
@@ -561,7 +562,12 @@ int interp_run(Interp *it)
         case OP_FUSED:
             rt_fatal("fused-operation libraries (-l) are not supported (FUSED %d)", ins->a);
         default:
-            exec_data_op(it, ins);
+            if (on_dev) {
+                argcheck(it, ins);
+                it->dev_op(it->dev_ctx, it, ins, 1);
+            } else {
+                exec_data_op(it, ins);
+            }
             pc++;
             break;
         }

@@ -30,6 +30,12 @@ struct Interp;
  * after it, or -1 when the interpreter is to run the block itself. */
 typedef int (*InterpBlockFn)(void *ctx, struct Interp *it, int pc);
 
+/* A device tier under the interpreter (the cuda backend's,
+ * runtime/fused/cuda_tier.h): FN(CTX, IT, INS, 0) is 1 when it runs
+ * instruction INS itself, whose operands then stay where they are;
+ * FN(CTX, IT, INS, 1) runs it, after the interpreter's argument checks. */
+typedef int (*InterpDevFn)(void *ctx, struct Interp *it, const Instr *ins, int run);
+
 /* Tiers: the program to go on with (the inlined program, with its
  * backend), published by the tier worker while the original runs. PCMAP
  * maps each pc of the running program to the same point of PROG (-1: no
@@ -56,6 +62,8 @@ typedef struct Interp {
     Value **consts;     /* one Value per Program.consts entry */
     int32_t *rstack;    /* the call stack while interp_run runs */
     InterpSwitch *_Atomic pending;      /* see InterpSwitch */
+    InterpDevFn dev_op;         /* NULL: no device tier */
+    void *dev_ctx;
 } Interp;
 
 /* Stack access for op implementations. The interpreter has already checked

@@ -50,6 +50,7 @@ int main(void)
     CHECK(number(SET_CUDA_HOST_MAX_SCAN, 0) == CUDA_HOST_MAX_SCAN && number(SET_CUDA_HOST_MAX_SCAN, 1) == 0);
     CHECK(number(SET_CUDA_HOST_MAX_LIB, 0) == CUDA_HOST_MAX_LIB && number(SET_CUDA_HOST_MAX_LIB, 1) == 0);
     CHECK(number(SET_CUDA_PART_BYTES, 0) == CUDA_PART_BYTES);
+    CHECK(number(SET_DEVICE_MIN, 0) == DEVICE_MIN);
     /* and the test reads numbers: a text without one gives -1 */
     CHECK(number(SET_BACKEND, 0) == -1);
     return check_report("settings_defaults");

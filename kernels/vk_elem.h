@@ -1,0 +1,128 @@
+/* kernels/vk_elem.h — one element of a VCODE elementwise instruction, and
+ * the segment that holds an element: the per-element meaning behind
+ * vk_map, vk_dist and vk_index (kernels.h), written once for the GPU
+ * kernels (kernels/vk_map.cu, under nvcc: __host__ __device__) and the
+ * emulated device's host versions (runtime/device/emul_prims.c).
+ *
+ * The operations are vcode/semantics.h's and the reference's
+ * (runtime/interp/ops_elementwise.c): Int arithmetic wraps, Bool operands
+ * read as != 0 where the reference reads them so, Float to Int as
+ * vs_f2i, libm for LOG .. TANH. OP is a vcode/program.h opcode, TY the
+ * instruction's type operand as a VsElem (VS_INT, VS_BOOL, VS_FLOAT). */
+#ifndef KERNELS_VK_ELEM_H
+#define KERNELS_VK_ELEM_H
+
+#include "kernels/kernels.h"
+#include "vcode/ops.h"
+
+/* The instructions, numbered as vcode/program.h's Opcode (that header is
+ * C only; the device tier asserts the two agree). */
+#define VK_OPCODE(name, ...) VK_OP_##name,
+enum { VC_OPS(VK_OPCODE) VK_OP_COUNT };
+#undef VK_OPCODE
+
+/* An element: an Int or Bool in i, a Float in f. */
+typedef union {
+    int32_t i;
+    double f;
+} VkCell;
+
+/* Element I of argument A, a Float one when F. */
+VS_FN VkCell vk_cell(const VkArg *a, int f, int64_t i)
+{
+    VkCell c;
+    if (!a->d) {
+        if (f)
+            c.f = a->f;
+        else
+            c.i = a->i;
+    } else if (f) {
+        c.f = ((const double *)a->d)[i];
+    } else {
+        c.i = ((const int32_t *)a->d)[i];
+    }
+    return c;
+}
+
+/* *R = instruction OP over the elements X, Y, Z (the unused ones
+ * ignored); a fault code of vcode/semantics.h (VS_OK: none). OP is one
+ * of vk_map_takes'. */
+VS_FN int vk_elem(int op, int ty, VkCell x, VkCell y, VkCell z, VkCell *r)
+{
+    int f = ty == VS_FLOAT, b = ty == VS_BOOL;
+    switch (op) {
+    case VK_OP_ADD: if (f) r->f = x.f + y.f; else r->i = vs_iadd(x.i, y.i); return VS_OK;
+    case VK_OP_SUB: if (f) r->f = x.f - y.f; else r->i = vs_isub(x.i, y.i); return VS_OK;
+    case VK_OP_MUL: if (f) r->f = x.f * y.f; else r->i = vs_imul(x.i, y.i); return VS_OK;
+    case VK_OP_DIV:
+        if (f) {
+            r->f = x.f / y.f;
+            return VS_OK;
+        }
+        return vs_idiv(x.i, y.i, &r->i);
+    case VK_OP_MOD: return vs_imod(x.i, y.i, &r->i);
+    case VK_OP_LT: r->i = f ? x.f < y.f : x.i < y.i; return VS_OK;
+    case VK_OP_LE: r->i = f ? x.f <= y.f : x.i <= y.i; return VS_OK;
+    case VK_OP_GT: r->i = f ? x.f > y.f : x.i > y.i; return VS_OK;
+    case VK_OP_GE: r->i = f ? x.f >= y.f : x.i >= y.i; return VS_OK;
+    case VK_OP_EQ: r->i = f ? x.f == y.f : x.i == y.i; return VS_OK;
+    case VK_OP_NE: r->i = f ? x.f != y.f : x.i != y.i; return VS_OK;
+    case VK_OP_LSHIFT: r->i = vs_lshift(x.i, y.i); return VS_OK;
+    case VK_OP_RSHIFT: r->i = vs_rshift(x.i, y.i); return VS_OK;
+    case VK_OP_AND: r->i = b ? vs_band(x.i, y.i) : (x.i & y.i); return VS_OK;
+    case VK_OP_OR: r->i = b ? vs_bor(x.i, y.i) : (x.i | y.i); return VS_OK;
+    case VK_OP_XOR: r->i = x.i ^ y.i; return VS_OK;
+    case VK_OP_NOT: r->i = b ? vs_bnot(x.i) : ~x.i; return VS_OK;
+    case VK_OP_SELECT: *r = x.i ? y : z; return VS_OK;
+    case VK_OP_FLOOR: r->i = vs_floor(x.f); return VS_OK;
+    case VK_OP_CEIL: r->i = vs_ceil(x.f); return VS_OK;
+    case VK_OP_TRUNC: r->i = vs_f2i(x.f); return VS_OK;
+    case VK_OP_ROUND: r->i = vs_round(x.f); return VS_OK;
+    case VK_OP_LOG: r->f = log(x.f); return VS_OK;
+    case VK_OP_SQRT: r->f = sqrt(x.f); return VS_OK;
+    case VK_OP_EXP: r->f = exp(x.f); return VS_OK;
+    case VK_OP_SIN: r->f = sin(x.f); return VS_OK;
+    case VK_OP_COS: r->f = cos(x.f); return VS_OK;
+    case VK_OP_TAN: r->f = tan(x.f); return VS_OK;
+    case VK_OP_ASIN: r->f = asin(x.f); return VS_OK;
+    case VK_OP_ACOS: r->f = acos(x.f); return VS_OK;
+    case VK_OP_ATAN: r->f = atan(x.f); return VS_OK;
+    case VK_OP_SINH: r->f = sinh(x.f); return VS_OK;
+    case VK_OP_COSH: r->f = cosh(x.f); return VS_OK;
+    case VK_OP_TANH: r->f = tanh(x.f); return VS_OK;
+    case VK_OP_I_TO_F: r->f = (double)x.i; return VS_OK;
+    case VK_OP_I_TO_B: r->i = x.i != 0; return VS_OK;
+    case VK_OP_B_TO_I: r->i = x.i; return VS_OK;
+    default: return VS_CHECKIDX; /* not an elementwise instruction: vk_map refuses it first */
+    }
+}
+
+/* 1 when vk_map runs instruction OP (every elementwise instruction but
+ * RAND, which is vk_rand). */
+VS_FN int vk_map_takes(int op)
+{
+    return (op >= VK_OP_ADD && op <= VK_OP_SELECT) || (op >= VK_OP_FLOOR && op <= VK_OP_B_TO_I);
+}
+
+/* The segment that holds element I of a descriptor whose non-empty
+ * segments tile the data: the last K with OFF[K] <= I (an empty segment
+ * shares its offset with the next one, which is then the one found). */
+VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
+{
+    int64_t lo = 0, hi = m; /* off[lo] <= i < off[hi] (off[m] taken as infinite) */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (off[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A fault record (vk_map): the first failing element and its code, as
+ * one number that atomicMin keeps the least of; VK_NO_FAULT when none. */
+#define VK_NO_FAULT (~0ull)
+VS_FN unsigned long long vk_fault_pack(int64_t i, int code) { return ((unsigned long long)i << 3) | (unsigned)code; }
+
+#endif

@@ -1,0 +1,363 @@
+/* runtime/fused/cuda_tier.c — the device tier (see cuda_tier.h): which
+ * instructions it takes, and each one as a primitive call. */
+#include "runtime/fused/cuda_tier.h"
+#include "runtime/fused/exec_cuda_impl.h"
+#include "kernels/rand_jump.h"
+#include "kernels/vk_elem.h"
+#include "runtime/core/errors.h"
+#include "runtime/core/rand.h"
+#include "vcode/optable.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert((int)VK_OP_B_TO_I == (int)OP_B_TO_I && (int)VK_OP_COUNT == (int)OP_COUNT,
+               "kernels/vk_elem.h numbers the instructions as vcode/program.h");
+
+struct CudaTier {
+    CudaExec *c;
+    int64_t min;                        /* the placement threshold, elements */
+    unsigned long long *fault_d;        /* the fault record of vk_map */
+    int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
+    int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
+    int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
+};
+
+typedef enum { K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE } Kind;
+
+static Kind kind_of(int op)
+{
+    if (vk_map_takes(op))
+        return K_ELEM;
+    switch (op) {
+    case OP_RAND: return K_RAND;
+    case OP_DIST: return K_DIST;
+    case OP_INDEX: return K_INDEX;
+    case OP_PLUS_SCAN: case OP_MUL_SCAN: case OP_MAX_SCAN: case OP_MIN_SCAN:
+    case OP_AND_SCAN: case OP_OR_SCAN: case OP_XOR_SCAN:
+        return K_SCAN;
+    case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
+    case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
+        return K_REDUCE;
+    default: return K_NONE;
+    }
+}
+
+/* Stack operands of OP (its signature's length; 0 for the stack shuffles
+ * and control, which read no vector). */
+static int nargs_of(int op)
+{
+    static int8_t na[OP_COUNT]; /* + 1; 0: not looked up yet */
+    if (!na[op])
+        na[op] = (int8_t)(1 + (vc_ops[op].args ? (int)strlen(vc_ops[op].args) : 0));
+    return na[op] - 1;
+}
+
+CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
+{
+    CudaTier *t = calloc(1, sizeof *t);
+    if (!t)
+        rt_fatal("out of host memory");
+    t->c = c;
+    t->min = min;
+    t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
+    return t;
+}
+
+void cuda_tier_free(CudaTier *t) { free(t); }
+
+CudaTier *cuda_tier_current(void)
+{
+    CudaExec *c = cx_current();
+    return c ? cx_tier(c) : NULL;
+}
+
+/* ---- where an instruction runs ------------------------------------------------- */
+
+/* A vector on the device (a descriptor's device copy is its metadata,
+ * not a home). */
+static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_SEGDES && v->dev != NULL; }
+
+/* 1 when the tier runs INS: an operand is on the device, or it makes a
+ * long vector from short operands (cuda_tier.h). A declined instruction
+ * with an operand on the device is counted (its operands go to the host). */
+static int claims(CudaTier *t, Interp *it, const Instr *ins)
+{
+    Kind k = kind_of(ins->op);
+    int na = nargs_of(ins->op);
+    if (na == 0 || it->sp < na)
+        return 0;
+    int any_dev = 0, pair = 0;
+    int64_t dev_bytes = 0;
+    for (int j = 0; j < na; j++) {
+        const Value *v = vs_at(it, j);
+        pair |= v->type == VT_PAIR;
+        if (on_dev(v)) {
+            any_dev = 1;
+            if (v->hstale)
+                dev_bytes += v->len * (int64_t)val_esize((ValType)v->type);
+        }
+    }
+    int take = 0;
+    if (!pair && k != K_NONE) {
+        const Value *top = vs_at(it, 0);
+        int seg = k == K_DIST || k == K_INDEX || k == K_SCAN || k == K_REDUCE;
+        if (seg && (top->type != VT_SEGDES || !top->sane))
+            take = 0;
+        else if (k == K_ELEM || k == K_SCAN)
+            take = any_dev;
+        else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
+            take = any_dev && !(it->opt.float_reassoc && ins->type == TY_FLOAT &&
+                                vs_rop_chunks(vc_rop_of(ins->op, ins->type)));
+        else if (k == K_RAND)
+            take = any_dev || (top->lazy && top->len >= t->min);
+        else if (k == K_DIST)
+            take = any_dev || (top->len > 1 && top->n >= t->min);
+        else /* INDEX */
+            take = any_dev || top->n >= t->min;
+    }
+    if (!take && any_dev) {
+        t->fell[ins->op]++;
+        t->fell_bytes[ins->op] += dev_bytes;
+    }
+    return take;
+}
+
+/* ---- running it ---------------------------------------------------------------- */
+
+static VsElem elem_of(int type) { return type == VT_FLOAT ? VS_FLOAT : type == VT_BOOL ? VS_BOOL : VS_INT; }
+
+/* V as a primitive's argument: its device copy, its fill as a scalar
+ * (a lazy fill; any vector of one element when ONE_OK), or uploaded. */
+static VkArg arg_of(CudaTier *t, Value *v, int one_ok)
+{
+    VkArg a;
+    memset(&a, 0, sizeof a);
+    if (v->dev) {
+        a.d = ((DevCopy *)v->dev)->d;
+    } else if (v->lazy || (one_ok && v->len == 1)) {
+        const void *x = v->lazy ? (const void *)&v->fill : v->data;
+        if (v->type == VT_FLOAT)
+            memcpy(&a.f, x, sizeof a.f);
+        else
+            memcpy(&a.i, x, sizeof a.i);
+    } else {
+        t->up_count++;
+        t->up_bytes += v->len * (int64_t)val_esize((ValType)v->type);
+        a.d = cx_on_device(t->c, v)->d;
+    }
+    return a;
+}
+
+/* The descriptor's offsets on the device (NULL for one segment). */
+static const int64_t *offsets_of(CudaTier *t, Value *sd)
+{
+    if (sd->len <= 1)
+        return NULL;
+    if (!sd->dev) {
+        t->up_count++;
+        t->up_bytes += sd->len * 12;
+    }
+    return cx_on_device(t->c, sd)->off;
+}
+
+/* Replace the top NA entries with R. */
+static void finish(Interp *it, int na, Value *r)
+{
+    for (int j = 0; j < na; j++)
+        val_release(vs_pop(it));
+    vs_push(it, r);
+}
+
+static void fault_arm(CudaTier *t)
+{
+    unsigned long long none = VK_NO_FAULT;
+    cx_h2d_small(t->c, t->fault_d, &none, sizeof none);
+}
+
+/* Read the fault record back (a wait); fatal with the reference's
+ * message when an element failed. RAND's MOD by zero is its zero range. */
+static void fault_check(CudaTier *t, int rand)
+{
+    unsigned long long f;
+    cx_d2h(t->c, &f, t->fault_d, sizeof f);
+    if (f == VK_NO_FAULT)
+        return;
+    int code = (int)(f & 7);
+    if (rand && code == VS_MOD0)
+        code = VS_RAND0;
+    rt_fatal(vs_fault_format(code), (long long)(f >> 3));
+}
+
+static ValType result_type(const Instr *ins, const Value *a0, const Value *a1)
+{
+    switch (ins->op) {
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE: case OP_I_TO_B: return VT_BOOL;
+    case OP_FLOOR: case OP_CEIL: case OP_TRUNC: case OP_ROUND: case OP_B_TO_I: return VT_INT;
+    case OP_I_TO_F: case OP_LOG: case OP_SQRT: case OP_EXP: case OP_SIN: case OP_COS: case OP_TAN:
+    case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_SINH: case OP_COSH: case OP_TANH:
+        return VT_FLOAT;
+    case OP_SELECT: return (ValType)a1->type;
+    default: return (ValType)a0->type;
+    }
+}
+
+static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
+{
+    Value *v[3] = { NULL, NULL, NULL };
+    VkArg args[3];
+    int fmask = 0;
+    for (int j = 0; j < na; j++) {
+        v[j] = vs_at(it, na - 1 - j); /* in the signature's order */
+        if (v[j]->type == VT_FLOAT)
+            fmask |= 1 << j;
+    }
+    int64_t n = v[0]->len;
+    ValType rt = result_type(ins, v[0], na > 1 ? v[1] : NULL);
+    if (n == 0) {
+        finish(it, na, val_new(rt, 0));
+        return;
+    }
+    for (int j = 0; j < na; j++)
+        args[j] = arg_of(t, v[j], 0);
+    int may_fail = ins->type != TY_FLOAT && (ins->op == OP_DIV || ins->op == OP_MOD);
+    Value *r = cx_device_value(t->c, rt, n);
+    if (may_fail)
+        fault_arm(t);
+    VsElem ty = ins->type == TY_FLOAT ? VS_FLOAT : ins->type == TY_BOOL ? VS_BOOL : VS_INT;
+    if (cx_lib(t->c)->map(ins->op, ty, fmask, rt == VT_FLOAT, args, na, n, ((DevCopy *)r->dev)->d,
+                          may_fail ? t->fault_d : NULL) != 0)
+        cx_lib_fail(t->c, vc_ops[ins->op].name);
+    cx_lib_called(t->c);
+    if (may_fail)
+        fault_check(t, 0);
+    finish(it, na, r);
+}
+
+static void run_rand(CudaTier *t, Interp *it)
+{
+    Value *lim = vs_at(it, 0);
+    int64_t n = lim->len;
+    if (n == 0) {
+        finish(it, 1, val_new(VT_INT, 0));
+        return;
+    }
+    VkArg args[2];
+    args[1] = arg_of(t, lim, 0);
+    Value *r = cx_device_value(t->c, VT_INT, n);
+    void *o = ((DevCopy *)r->dev)->d;
+    RandState *st = rnd_global();
+    const VkLib *l = cx_lib(t->c);
+    if (l->rand(st->ring, st->k, n, o) != 0)
+        cx_lib_fail(t->c, "RAND");
+    vkr_jump(st->ring, &st->k, (uint64_t)n);
+    memset(&args[0], 0, sizeof args[0]);
+    args[0].d = o;
+    fault_arm(t);
+    if (l->map(OP_MOD, VS_INT, 0, 0, args, 2, n, o, t->fault_d) != 0)
+        cx_lib_fail(t->c, "RAND");
+    cx_lib_called(t->c);
+    cx_lib_called(t->c);
+    fault_check(t, 1);
+    finish(it, 1, r);
+}
+
+static void run_dist(CudaTier *t, Interp *it)
+{
+    Value *val = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t m = sd->len, n = sd->n;
+    Value *r = cx_device_value(t->c, (ValType)val->type, n);
+    if (n > 0) {
+        VkArg a = arg_of(t, val, 1);
+        if (cx_lib(t->c)->dist(val_esize((ValType)val->type), &a, offsets_of(t, sd), m, n, ((DevCopy *)r->dev)->d) != 0)
+            cx_lib_fail(t->c, "DIST");
+        cx_lib_called(t->c);
+    }
+    finish(it, 2, r);
+}
+
+static void run_index(CudaTier *t, Interp *it)
+{
+    Value *start = vs_at(it, 2), *stride = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t m = sd->len, n = sd->n;
+    Value *r = cx_device_value(t->c, VT_INT, n);
+    if (n > 0) {
+        VkArg a = arg_of(t, start, 1), b = arg_of(t, stride, 1);
+        if (cx_lib(t->c)->index(&a, &b, offsets_of(t, sd), m, n, ((DevCopy *)r->dev)->d) != 0)
+            cx_lib_fail(t->c, "INDEX");
+        cx_lib_called(t->c);
+    }
+    finish(it, 3, r);
+}
+
+static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
+{
+    Value *data = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t m = sd->len, n = data->len;
+    VsElem e = elem_of(data->type);
+    VkOp op = cx_vk_op(vc_rop_of(ins->op, ins->type));
+    Value *r = cx_device_value(t->c, (ValType)data->type, scan ? n : m);
+    void *o = ((DevCopy *)r->dev)->d;
+    const VkLib *l = cx_lib(t->c);
+    VkArg a;
+    memset(&a, 0, sizeof a);
+    a.d = n > 0 ? cx_on_device(t->c, data)->d : NULL;
+    int rc = 0;
+    if (scan && n == 0) {
+        /* nothing to write */
+    } else if (m == 1) {
+        rc = scan ? l->scan(op, e, a.d, n, o) : l->reduce(op, e, a.d, n, o);
+    } else if (m > 1) {
+        DevCopy *dc = cx_on_device(t->c, sd);
+        int64_t longest = sd->shaped ? sd->maxl : -1;
+        rc = scan ? l->seg_scan(op, e, a.d, dc->d, dc->off, m, n, longest, o)
+                  : l->seg_reduce(op, e, a.d, dc->d, dc->off, m, n, longest, o);
+    }
+    if (rc != 0)
+        cx_lib_fail(t->c, vc_ops[ins->op].name);
+    cx_lib_called(t->c);
+    finish(it, 2, r);
+}
+
+int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
+{
+    CudaTier *t = ctx;
+    if (!run)
+        return claims(t, it, ins);
+    t->ran[ins->op]++;
+    switch (kind_of(ins->op)) {
+    case K_ELEM: run_elem(t, it, ins, nargs_of(ins->op)); break;
+    case K_RAND: run_rand(t, it); break;
+    case K_DIST: run_dist(t, it); break;
+    case K_INDEX: run_index(t, it); break;
+    case K_SCAN: run_fold(t, it, ins, 1); break;
+    case K_REDUCE: run_fold(t, it, ins, 0); break;
+    default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
+    }
+    return 1;
+}
+
+/* ---- -d stats ------------------------------------------------------------------ */
+
+void cuda_tier_report(const CudaTier *t, FILE *f)
+{
+    int64_t ran = 0, fell = 0, fell_bytes = 0;
+    for (int op = 0; op < OP_COUNT; op++) {
+        ran += t->ran[op];
+        fell += t->fell[op];
+        fell_bytes += t->fell_bytes[op];
+    }
+    fprintf(f, "stats: device tier: %lld instructions on the device (placement at %lld elements), %lld host vectors "
+               "uploaded as operands (%lld bytes)\n",
+            (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes);
+    if (!fell) {
+        fprintf(f, "stats: device tier: no instruction read a device vector on the host\n");
+        return;
+    }
+    fprintf(f, "stats: device tier: %lld instructions ran on the host with device operands (%lld bytes read back):",
+            (long long)fell, (long long)fell_bytes);
+    for (int op = 0; op < OP_COUNT; op++)
+        if (t->fell[op])
+            fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->fell[op], (long long)t->fell_bytes[op]);
+    fputc('\n', f);
+}

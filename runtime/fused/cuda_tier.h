@@ -1,0 +1,38 @@
+/* runtime/fused/cuda_tier.h — the cuda backend's device tier: VCODE vector
+ * instructions run one by one on the device, each as a precompiled
+ * primitive (kernels/kernels.h; the emulated device's host versions),
+ * with no compiler in the way, on vectors that live on the device.
+ *
+ * Placement by size: a vector is made on the device when an instruction
+ * that makes a long vector from short operands runs there — RAND over a
+ * lazy fill, INDEX, a segmented DIST, of at least the placement threshold
+ * ($VINTERP_DEVICE_MIN elements) — or when any operand of an instruction
+ * the tier runs is on the device already; everything else stays with the
+ * host interpreter (scalars, short vectors, vectors made on the host). An
+ * operand on the other side is moved: a lazy fill goes as a scalar, a
+ * host vector is uploaded (counted). An instruction the tier does not run
+ * yet brings its device operands to the host (-d stats names it and the
+ * bytes it read back). Runs on device today: every elementwise
+ * instruction (SELECT included), RAND, DIST, INDEX, the scans and the
+ * reductions (segmented or not). Results equal the reference's bit for
+ * bit but float + and * scans and reductions on a GPU (a tree: within the
+ * bounds of runtime/fused/README.md).
+ *
+ * Faults (Int / and %, RAND's zero range) are read back at once: the
+ * reference's message, naming the instruction's line. */
+#ifndef RUNTIME_FUSED_CUDA_TIER_H
+#define RUNTIME_FUSED_CUDA_TIER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "runtime/interp/interp.h"
+
+typedef struct CudaTier CudaTier;
+
+/* The device tier of the process's cuda executor, or NULL when it has
+ * none ($VINTERP_DEVICE_TIER). */
+CudaTier *cuda_tier_current(void);
+/* The interpreter's hook (interp.h InterpDevFn); CTX is a CudaTier. */
+int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run);
+
+#endif

@@ -1,0 +1,51 @@
+/* runtime/fused/exec_cuda_impl.h — the cuda executor's device memory and
+ * primitives as its device tier (cuda_tier.c) uses them; shared by those
+ * two files and no one else. */
+#ifndef RUNTIME_FUSED_EXEC_CUDA_IMPL_H
+#define RUNTIME_FUSED_EXEC_CUDA_IMPL_H
+
+#include "runtime/core/value.h"
+#include "runtime/device/cuda_dev.h"
+
+typedef struct CudaExec CudaExec;
+typedef struct CudaTier CudaTier;
+
+/* A value's device copy (Value.dev). */
+typedef struct {
+    void *d;            /* elements (a descriptor: its m lengths) */
+    int64_t *off;       /* descriptor: m offsets (device), or NULL */
+    int planted;        /* tests: D is the host's copy (plant_host_ptr): never freed or read back */
+} DevCopy;
+
+/* The executor that owns the device (one per process), or NULL. */
+CudaExec *cx_current(void);
+/* Its primitives: timed, their pointers checked under
+ * $VINTERP_CUDA_CHECK_PTRS. */
+const VkLib *cx_lib(CudaExec *c);
+/* Vector memory on the device (charged against -m's device ledger), and
+ * the executor's own records (not charged); fatal on failure. */
+void *cx_dalloc(CudaExec *c, size_t bytes);
+void *cx_dalloc_fixed(CudaExec *c, size_t bytes);
+/* A few bytes up without a wait; bytes down (waits: a sync). Counted. */
+void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes);
+void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes);
+/* V's device copy, uploaded (counted) when it has none. */
+DevCopy *cx_on_device(CudaExec *c, Value *v);
+/* A new vector of LEN elements of T whose contents will be on the device
+ * only (its host copy stale). */
+Value *cx_device_value(CudaExec *c, ValType t, int64_t len);
+/* A primitive was called (the launch count); one failed (fatal). */
+void cx_lib_called(CudaExec *c);
+void cx_lib_fail(CudaExec *c, const char *what);
+/* The primitives' name of a reduction operator. */
+VkOp cx_vk_op(VsRop r);
+/* The executor's device tier, or NULL. */
+CudaTier *cx_tier(CudaExec *c);
+
+/* The tier's side (cuda_tier.c): made with the placement threshold MIN
+ * (elements), its -d stats lines, freed. */
+CudaTier *cuda_tier_new(CudaExec *c, int64_t min);
+void cuda_tier_report(const CudaTier *t, FILE *f);
+void cuda_tier_free(CudaTier *t);
+
+#endif
