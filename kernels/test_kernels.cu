@@ -35,8 +35,12 @@
 #define vk_seg_scan tk_seg_scan
 #define vk_seg_rank tk_seg_rank
 #define vk_rand tk_rand
+#define vk_map tk_map
+#define vk_dist tk_dist
+#define vk_index tk_index
 #endif
 #include "kernels/kernels.h"
+#include "kernels/vk_elem.h" /* the opcodes (VK_OP_*) only: the expected values are computed here */
 #include "runtime/fused/bound_rules.h"
 
 #include <cmath>
@@ -88,6 +92,19 @@ int tk_seg_rank(int down, VsElem t, const void *keys, const int32_t *len, const 
     return emu.seg_rank(down, t, keys, len, off, m, n, rank);
 }
 int tk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out) { return emu.rand(ring, k, n, out); }
+int tk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out,
+           unsigned long long *fault)
+{
+    return emu.map(op, ty, fmask, out_f, args, nargs, n, out, fault);
+}
+int tk_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
+{
+    return emu.dist(esize, val, off, m, n, out);
+}
+int tk_index(const VkArg *start, const VkArg *stride, const int64_t *off, int64_t m, int64_t n, int32_t *out)
+{
+    return emu.index(start, stride, off, m, n, out);
+}
 }
 #endif
 
@@ -644,6 +661,281 @@ static int plant_oob()
 }
 #endif
 
+// ---- the device tier's instructions: vk_map, vk_dist, vk_index -------------------
+// Expected values from plain C++ here, written apart from kernels/vk_elem.h.
+
+static VkArg vec_arg(const void *d)
+{
+    VkArg a;
+    memset(&a, 0, sizeof a);
+    a.d = d;
+    return a;
+}
+
+static int32_t wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; }
+
+/* One Int (or Bool) instruction over X, Y (Y unused by the unary ones). */
+static int64_t int_expect(int op, VsElem ty, int32_t x, int32_t y)
+{
+    switch (op) {
+    case VK_OP_ADD: return wrap((int64_t)x + y);
+    case VK_OP_SUB: return wrap((int64_t)x - y);
+    case VK_OP_MUL: return wrap((int64_t)x * y);
+    case VK_OP_DIV: return x / y;
+    case VK_OP_MOD: return x % y;
+    case VK_OP_LT: return x < y;
+    case VK_OP_LE: return x <= y;
+    case VK_OP_GT: return x > y;
+    case VK_OP_GE: return x >= y;
+    case VK_OP_EQ: return x == y;
+    case VK_OP_NE: return x != y;
+    case VK_OP_LSHIFT: return wrap((int64_t)((uint32_t)x << (y & 31)));
+    case VK_OP_RSHIFT: return x >> (y & 31);
+    case VK_OP_AND: return ty == VS_BOOL ? (x && y) : (x & y);
+    case VK_OP_OR: return ty == VS_BOOL ? (x || y) : (x | y);
+    case VK_OP_XOR: return x ^ y;
+    case VK_OP_NOT: return ty == VS_BOOL ? !x : ~x;
+    case VK_OP_I_TO_B: return x != 0;
+    case VK_OP_B_TO_I: return x;
+    default: return -999;
+    }
+}
+
+static void test_map_int(int64_t n)
+{
+    std::vector<int32_t> x(n), y(n), bx(n), by(n);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (int32_t)rnd32();
+        y[i] = (int32_t)(rnd32() % 2 ? rnd32() : rnd32() % 64);
+        if (y[i] == 0 || (y[i] == -1 && x[i] == INT32_MIN))
+            y[i] = 3;
+        bx[i] = rnd32() % 2;
+        by[i] = rnd32() % 2;
+    }
+    int32_t *xd = up(x), *yd = up(y), *bxd = up(bx), *byd = up(by);
+    int32_t *od = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    static const int ops[] = { VK_OP_ADD, VK_OP_SUB, VK_OP_MUL, VK_OP_DIV, VK_OP_MOD, VK_OP_LT, VK_OP_LE,
+                               VK_OP_GT, VK_OP_GE, VK_OP_EQ, VK_OP_NE, VK_OP_LSHIFT, VK_OP_RSHIFT, VK_OP_AND,
+                               VK_OP_OR, VK_OP_XOR, VK_OP_NOT, VK_OP_I_TO_B };
+    for (int op : ops)
+        for (int scalar = 0; scalar < 2; scalar++) {
+            VkArg a[2] = { vec_arg(xd), vec_arg(yd) };
+            int32_t s = 5;
+            if (scalar) { /* the second argument one value (a lazy fill) */
+                a[1] = vec_arg(NULL);
+                a[1].i = s;
+            }
+            int unary = op == VK_OP_NOT || op == VK_OP_I_TO_B;
+            int rc = vk_map(op, VS_INT, 0, 0, a, unary ? 1 : 2, n, od, NULL);
+            std::vector<int32_t> o = down(od, (size_t)n);
+            int64_t bad = -1;
+            for (int64_t i = 0; i < n && bad < 0; i++)
+                if (o[i] != int_expect(op, VS_INT, x[i], scalar ? s : y[i]))
+                    bad = i;
+            CHECK(rc == 0 && bad < 0, "vk_map Int op %d, n %lld, scalar %d: element %lld", op, (long long)n, scalar,
+                  (long long)bad);
+        }
+    static const int bops[] = { VK_OP_AND, VK_OP_OR, VK_OP_XOR, VK_OP_NOT, VK_OP_B_TO_I };
+    for (int op : bops) {
+        VkArg a[2] = { vec_arg(bxd), vec_arg(byd) };
+        int rc = vk_map(op, VS_BOOL, 0, 0, a, op == VK_OP_NOT || op == VK_OP_B_TO_I ? 1 : 2, n, od, NULL);
+        std::vector<int32_t> o = down(od, (size_t)n);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (o[i] != int_expect(op, VS_BOOL, bx[i], by[i]))
+                bad = i;
+        CHECK(rc == 0 && bad < 0, "vk_map Bool op %d, n %lld: element %lld", op, (long long)n, (long long)bad);
+    }
+    /* SELECT: flags, then two Int vectors */
+    {
+        VkArg a[3] = { vec_arg(bxd), vec_arg(xd), vec_arg(yd) };
+        int rc = vk_map(VK_OP_SELECT, VS_INT, 0, 0, a, 3, n, od, NULL);
+        std::vector<int32_t> o = down(od, (size_t)n);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (o[i] != (bx[i] ? x[i] : y[i]))
+                bad = i;
+        CHECK(rc == 0 && bad < 0, "vk_map SELECT Int, n %lld: element %lld", (long long)n, (long long)bad);
+    }
+    /* faults: the first failing element and its code, the others written */
+    if (n >= 10) {
+        std::vector<int32_t> z = y;
+        z[n / 2] = 0;
+        z[n - 1] = 0;
+        z[3] = -1;
+        std::vector<int32_t> w = x;
+        w[3] = INT32_MIN;
+        int32_t *zd = up(z), *wd = up(w);
+        unsigned long long none = ~0ull, *fd = (unsigned long long *)vk_alloc(8);
+        for (int op : { VK_OP_DIV, VK_OP_MOD }) {
+            for (int ovf = 0; ovf < 2; ovf++) {
+                vk_memcpy_h2d(fd, &none, 8);
+                VkArg a[2] = { vec_arg(ovf ? wd : xd), vec_arg(zd) };
+                int rc = vk_map(op, VS_INT, 0, 0, a, 2, n, od, fd);
+                unsigned long long f = down(fd, 1)[0];
+                int code = ovf ? (op == VK_OP_DIV ? VS_DIVOVF : VS_MODOVF) : (op == VK_OP_DIV ? VS_DIV0 : VS_MOD0);
+                int64_t at = ovf ? 3 : n / 2;
+                CHECK(rc == 0 && f == (((unsigned long long)at << 3) | (unsigned)code),
+                      "vk_map op %d fault record %llx, want element %lld code %d", op, f, (long long)at, code);
+            }
+        }
+        vk_free(zd);
+        vk_free(wd);
+        vk_free(fd);
+    }
+    vk_free(xd);
+    vk_free(yd);
+    vk_free(bxd);
+    vk_free(byd);
+    vk_free(od);
+}
+
+static void test_map_float(int64_t n)
+{
+    std::vector<double> x(n), y(n);
+    std::vector<int32_t> fl(n), ix(n);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = ((double)(int32_t)rnd32()) / 65536.0;
+        y[i] = ((double)(int32_t)rnd32()) / 1048576.0 + 0.5;
+        fl[i] = rnd32() % 2;
+        ix[i] = (int32_t)rnd32();
+    }
+    if (n > 2) {
+        y[1] = x[1]; /* equal, for the comparisons */
+        x[2] = 2.5;  /* ROUND's half */
+    }
+    double *xd = up(x), *yd = up(y);
+    int32_t *fld = up(fl), *ixd = up(ix);
+    double *od = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+    int32_t *oi = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    struct C { int op, nargs, out_f; };
+    static const C cs[] = { { VK_OP_ADD, 2, 1 }, { VK_OP_SUB, 2, 1 }, { VK_OP_MUL, 2, 1 }, { VK_OP_DIV, 2, 1 },
+                            { VK_OP_LT, 2, 0 },  { VK_OP_GE, 2, 0 },  { VK_OP_EQ, 2, 0 },  { VK_OP_NE, 2, 0 },
+                            { VK_OP_FLOOR, 1, 0 }, { VK_OP_CEIL, 1, 0 }, { VK_OP_TRUNC, 1, 0 }, { VK_OP_ROUND, 1, 0 },
+                            { VK_OP_SQRT, 1, 1 }, { VK_OP_EXP, 1, 1 }, { VK_OP_SIN, 1, 1 }, { VK_OP_ATAN, 1, 1 } };
+    for (const C &c : cs) {
+        VkArg a[2] = { vec_arg(c.op == VK_OP_SQRT ? yd : xd), vec_arg(yd) };
+        if (c.op == VK_OP_EXP || c.op == VK_OP_SIN)
+            a[0] = vec_arg(yd);
+        int rc = vk_map(c.op, VS_FLOAT, c.nargs == 2 ? 3 : 1, c.out_f, a, c.nargs, n, c.out_f ? (void *)od : (void *)oi,
+                        NULL);
+        std::vector<double> o = down(od, (size_t)n);
+        std::vector<int32_t> q = down(oi, (size_t)n);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++) {
+            double p = (c.op == VK_OP_SQRT || c.op == VK_OP_EXP || c.op == VK_OP_SIN) ? y[i] : x[i], r = y[i];
+            double e = 0;
+            int64_t k = 0;
+            switch (c.op) {
+            case VK_OP_ADD: e = p + r; break;
+            case VK_OP_SUB: e = p - r; break;
+            case VK_OP_MUL: e = p * r; break;
+            case VK_OP_DIV: e = p / r; break;
+            case VK_OP_LT: k = p < r; break;
+            case VK_OP_GE: k = p >= r; break;
+            case VK_OP_EQ: k = p == r; break;
+            case VK_OP_NE: k = p != r; break;
+            case VK_OP_FLOOR: k = (int32_t)std::floor(p); break;
+            case VK_OP_CEIL: k = (int32_t)std::ceil(p); break;
+            case VK_OP_TRUNC: k = (int32_t)p; break;
+            case VK_OP_ROUND: k = (int32_t)(p + 0.5); break;
+            case VK_OP_SQRT: e = std::sqrt(p); break;
+            case VK_OP_EXP: e = std::exp(p); break;
+            case VK_OP_SIN: e = std::sin(p); break;
+            case VK_OP_ATAN: e = std::atan(p); break;
+            }
+            /* CUDA's libm: within 3 ulp (runtime/fused/README.md); the rest exact */
+            int libm = c.op == VK_OP_EXP || c.op == VK_OP_SIN || c.op == VK_OP_ATAN;
+            int same = std::isnan(e) ? std::isnan(o[i]) : (o[i] == e || (libm && std::fabs(o[i] - e) <= 4e-16 * std::fabs(e)));
+            if (c.out_f ? !same : q[i] != k)
+                bad = i;
+        }
+        CHECK(rc == 0 && bad < 0, "vk_map Float op %d, n %lld: element %lld", c.op, (long long)n, (long long)bad);
+    }
+    { /* I_TO_F; SELECT over Floats with a scalar second argument */
+        VkArg a[3] = { vec_arg(ixd), vec_arg(NULL), vec_arg(yd) };
+        int rc = vk_map(VK_OP_I_TO_F, VS_INT, 0, 1, a, 1, n, od, NULL);
+        std::vector<double> o = down(od, (size_t)n);
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (o[i] != (double)ix[i])
+                bad = i;
+        CHECK(rc == 0 && bad < 0, "vk_map I_TO_F, n %lld: element %lld", (long long)n, (long long)bad);
+        a[0] = vec_arg(fld);
+        a[1].f = -7.25;
+        rc = vk_map(VK_OP_SELECT, VS_FLOAT, 6, 1, a, 3, n, od, NULL);
+        o = down(od, (size_t)n);
+        bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (o[i] != (fl[i] ? -7.25 : y[i]))
+                bad = i;
+        CHECK(rc == 0 && bad < 0, "vk_map SELECT Float, n %lld: element %lld", (long long)n, (long long)bad);
+    }
+    vk_free(xd);
+    vk_free(yd);
+    vk_free(fld);
+    vk_free(ixd);
+    vk_free(od);
+    vk_free(oi);
+}
+
+static void test_dist_index(int64_t n, const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    std::vector<int64_t> off = offsets(L);
+    std::vector<int32_t> vi(m), st(m);
+    std::vector<double> vf(m);
+    for (int64_t k = 0; k < m; k++) {
+        vi[k] = (int32_t)rnd32();
+        st[k] = (int32_t)rnd32() % 1000;
+        vf[k] = (double)(int32_t)rnd32() / 3.0;
+    }
+    int64_t *offd = up(off);
+    int32_t *vid = up(vi), *std_ = up(st);
+    double *vfd = up(vf);
+    int32_t *oi = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    double *of = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+    VkArg a = vec_arg(vid), b = vec_arg(vfd), s = vec_arg(std_);
+    int rc = vk_dist(4, &a, offd, m, n, oi) | vk_dist(8, &b, offd, m, n, of);
+    std::vector<int32_t> gi = down(oi, (size_t)n);
+    std::vector<double> gf = down(of, (size_t)n);
+    int64_t bad = -1;
+    for (int64_t k = 0, i = 0; k < m && bad < 0; k++)
+        for (int32_t j = 0; j < L[k]; j++, i++)
+            if (gi[i] != vi[k] || gf[i] != vf[k])
+                bad = i;
+    CHECK(rc == 0 && bad < 0, "vk_dist, n %lld, %lld segments: element %lld", (long long)n, (long long)m,
+          (long long)bad);
+    rc = vk_index(&a, &s, offd, m, n, oi);
+    gi = down(oi, (size_t)n);
+    bad = -1;
+    for (int64_t k = 0, i = 0; k < m && bad < 0; k++)
+        for (int32_t j = 0; j < L[k]; j++, i++)
+            if (gi[i] != wrap((int64_t)vi[k] + (int64_t)j * st[k]))
+                bad = i;
+    CHECK(rc == 0 && bad < 0, "vk_index, n %lld, %lld segments: element %lld", (long long)n, (long long)m,
+          (long long)bad);
+    /* one segment, scalar arguments */
+    VkArg c = vec_arg(NULL), d = vec_arg(NULL);
+    c.i = -5;
+    d.i = 3;
+    rc = vk_index(&c, &d, NULL, 1, n, oi);
+    gi = down(oi, (size_t)n);
+    bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++)
+        if (gi[i] != wrap(-5 + 3 * i))
+            bad = i;
+    CHECK(rc == 0 && bad < 0, "vk_index, one segment of %lld: element %lld", (long long)n, (long long)bad);
+    vk_free(offd);
+    vk_free(vid);
+    vk_free(std_);
+    vk_free(vfd);
+    vk_free(oi);
+    vk_free(of);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef VK_TEST_EMULATED
@@ -682,6 +974,7 @@ int main(int argc, char **argv)
             test_int_ops(VS_BOOL, n, L);
             test_float_ops(n, L, 0);
             test_float_ops(n, L, 1);
+            test_dist_index(n, L);
             if (n < 1000000) {
                 test_rank(0, VS_INT, n, L);
                 test_rank(1, VS_INT, n, L);
@@ -695,6 +988,10 @@ int main(int argc, char **argv)
         test_permutes(n);
     }
 #endif
+    for (int64_t n : sizes) {
+        test_map_int(n);
+        test_map_float(n);
+    }
     test_rand();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -437,7 +437,7 @@ static int tier_dispatch(Backend *b, Interp *it, int k, int nin, int64_t *len)
         !it->opt.progress) {
         double t_run = rt_seconds();
         int64_t w = *len * b->blocks[k].nvector;
-        interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+        interp_exec_tier(it, b->blocks[k].start, b->blocks[k].end);
         double dt = rt_seconds() - t_run;
         e->entries++;
         e->elements += *len;

@@ -501,7 +501,7 @@ int tier_entry(Backend *b, Interp *it, int k, int st)
         return -1; /* the interpreter loop counts the instructions */
     /* Interpreted here, timed: the fused code must beat this. */
     double t0 = rt_seconds();
-    interp_exec_range(it, b->blocks[k].start, b->blocks[k].end);
+    interp_exec_tier(it, b->blocks[k].start, b->blocks[k].end);
     double dt = rt_seconds() - t0;
     e->interp_secs += dt;
     e->interp_work += w;

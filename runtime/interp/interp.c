@@ -574,6 +574,27 @@ int interp_run(Interp *it)
     }
 }
 
+void interp_exec_tier(Interp *it, int start, int end)
+{
+    if (!it->dev_op) {
+        interp_exec_range(it, start, end);
+        return;
+    }
+    const Program *p = it->prog;
+    for (int pc = start; pc < end; pc++) {
+        const Instr *ins = &p->code[pc];
+        rt_set_where(p, ins);
+        if (it->dev_op(it->dev_ctx, it, ins, 0)) {
+            argcheck(it, ins);
+            it->dev_op(it->dev_ctx, it, ins, 1);
+            continue;
+        }
+        if (val_device_on || val_lazy_live)
+            interp_host_operands(it, ins);
+        exec_data_op(it, ins);
+    }
+}
+
 void interp_exec_range(Interp *it, int start, int end)
 {
     const Program *p = it->prog;

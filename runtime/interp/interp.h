@@ -89,6 +89,9 @@ extern int64_t interp_fsum_parallel, interp_fsum_fellback;
 /* Bring the host copies of INS's stack operands up to date (device layer). */
 void interp_host_operands(Interp *it, const Instr *ins);
 void interp_exec_range(Interp *it, int start, int end);
+/* The same as the program's first tier runs a block: the device tier
+ * (dev_op), when there is one, takes the instructions it claims. */
+void interp_exec_tier(Interp *it, int start, int end);
 /* A hook called at START_TIMER (START 1: before the clock is read) and at
  * STOP_TIMER (0: after it is read), so that an executor can count what
  * the program's timed region did (-d stats); what the hook costs is
