@@ -43,6 +43,14 @@ typedef struct {
     int (*dist)(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
     int (*index)(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
                  int32_t *out_d);
+    int (*scatter)(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
+                   const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
+                   const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique);
+    int (*gather)(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
+                  const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
+                  const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst);
+    int (*select_flagged)(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n, void *out_d,
+                          int64_t *count_host);
     const char *(*last_error)(void);
 } VkLib;
 

@@ -922,6 +922,9 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(map, "vk_map");
     LIBSYM(dist, "vk_dist");
     LIBSYM(index, "vk_index");
+    LIBSYM(scatter, "vk_scatter");
+    LIBSYM(gather, "vk_gather");
+    LIBSYM(select_flagged, "vk_select_flagged");
     LIBSYM(last_error, "vk_last_error");
     return 0;
 }

@@ -6,6 +6,8 @@
 #include "runtime/core/value.h"
 #include "kernels/vk_elem.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,7 +184,98 @@ static int em_index(const VkArg *start, const VkArg *stride, const int64_t *off,
     return 0;
 }
 
-static const char *em_lib_error(void) { return "host primitive failed"; }
+/* The last failure's message (the permutes': the reference's words). */
+static _Thread_local char em_msg[256] = "host primitive failed";
+
+static int em_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(em_msg, sizeof em_msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A permute's side: segment K's offset and length (one segment of N when
+ * LEN is NULL); a length below 0 is 0. */
+static int64_t em_seg_len(const int32_t *len, int64_t n, int64_t k)
+{
+    if (!len)
+        return n;
+    return len[k] > 0 ? len[k] : 0;
+}
+
+/* Source segment k into destination segment k, in source order (the
+ * later element wins a collision), each index checked as it is used; the
+ * first bad one in that order is reported, as the reference reports it. */
+static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
+                      const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
+                      const int64_t *doff, int64_t dm, void *out, int64_t nd, int unique)
+{
+    (void)unique;
+    if (!slen)
+        sm = dm = 1;
+    for (int64_t k = 0; k < sm; k++) {
+        int64_t s0 = slen ? soff[k] : 0, sl = em_seg_len(slen, ns, k);
+        if (sl == 0)
+            continue;
+        if (k >= dm)
+            return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k, "destination");
+        int64_t d0 = dlen ? doff[k] : 0, dl = em_seg_len(dlen, nd, k);
+        for (int64_t i = s0; i < s0 + sl; i++) {
+            if (fl && !fl[i])
+                continue;
+            if ((uint32_t)idx[i] >= (uint32_t)dl)
+                return em_fail("index %lld at position %lld is outside its segment of length %lld", (long long)idx[i],
+                               (long long)i, (long long)dl);
+            memcpy((char *)out + (size_t)(d0 + idx[i]) * es, (const char *)in + (size_t)i * es, es);
+        }
+    }
+    return 0;
+}
+
+/* Destination segment k from source segment k, in destination order;
+ * where FL is given and 0, the element is 0. */
+static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
+                     const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
+                     const int64_t *doff, int64_t dm, void *out, int64_t nd)
+{
+    if (!slen)
+        sm = dm = 1;
+    for (int64_t k = 0; k < dm; k++) {
+        int64_t d0 = dlen ? doff[k] : 0, dl = em_seg_len(dlen, nd, k);
+        int64_t s0 = k < sm && slen ? soff[k] : 0, sl = k < sm ? em_seg_len(slen, ns, k) : 0;
+        for (int64_t i = d0; i < d0 + dl; i++) {
+            if (fl && !fl[i]) {
+                memset((char *)out + (size_t)i * es, 0, es);
+                continue;
+            }
+            if ((uint32_t)idx[i] >= (uint32_t)sl) {
+                if (k >= sm)
+                    return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k,
+                                   "source");
+                return em_fail("index %lld at position %lld is outside its segment of length %lld",
+                               (long long)idx[i], (long long)i, (long long)sl);
+            }
+            memcpy((char *)out + (size_t)i * es, (const char *)in + (size_t)(s0 + idx[i]) * es, es);
+        }
+    }
+    return 0;
+}
+
+static int em_select_flagged(VsElem ty, const void *in, const int32_t *fl, int64_t n, void *out, int64_t *count)
+{
+    size_t es = ty == VS_FLOAT ? 8 : 4;
+    int64_t w = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (fl[i])
+            memcpy((char *)out + (size_t)w++ * es, (const char *)in + (size_t)i * es, es);
+    if (count)
+        *count = w;
+    return 0;
+}
+
+static const char *em_lib_error(void) { return em_msg; }
 
 void emu_prims_bind(VkLib *lib)
 {
@@ -198,5 +291,8 @@ void emu_prims_bind(VkLib *lib)
     lib->map = em_map;
     lib->dist = em_dist;
     lib->index = em_index;
+    lib->scatter = em_scatter;
+    lib->gather = em_gather;
+    lib->select_flagged = em_select_flagged;
     lib->last_error = em_lib_error;
 }

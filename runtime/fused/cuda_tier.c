@@ -23,7 +23,12 @@ struct CudaTier {
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
 };
 
-typedef enum { K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE } Kind;
+typedef enum { K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE } Kind;
+
+/* EXTRACT and REPLACE of up to this many segments read or write their
+ * elements of a device vector one by one from the host (value.h
+ * val_dev_elems); more segments go to the host interpreter. */
+enum { FEW_SEGMENTS = 64 };
 
 static Kind kind_of(int op)
 {
@@ -39,6 +44,11 @@ static Kind kind_of(int op)
     case OP_PLUS_REDUCE: case OP_MUL_REDUCE: case OP_MAX_REDUCE: case OP_MIN_REDUCE:
     case OP_AND_REDUCE: case OP_OR_REDUCE: case OP_XOR_REDUCE:
         return K_REDUCE;
+    case OP_PERMUTE: case OP_DPERMUTE: case OP_FPERMUTE: case OP_BPERMUTE: case OP_BFPERMUTE: case OP_DFPERMUTE:
+        return K_PERM;
+    case OP_PACK: return K_PACK;
+    case OP_EXTRACT: return K_EXTRACT;
+    case OP_REPLACE: return K_REPLACE;
     default: return K_NONE;
     }
 }
@@ -101,9 +111,15 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
     int take = 0;
     if (!pair && k != K_NONE) {
         const Value *top = vs_at(it, 0);
-        int seg = k == K_DIST || k == K_INDEX || k == K_SCAN || k == K_REDUCE;
-        if (seg && (top->type != VT_SEGDES || !top->sane))
+        int seg = k != K_ELEM && k != K_RAND;
+        /* the permutes but PERMUTE have two descriptors */
+        const Value *sd2 = k == K_PERM && ins->op != OP_PERMUTE ? vs_at(it, 1) : top;
+        if (seg && (top->type != VT_SEGDES || !top->sane || sd2->type != VT_SEGDES || !sd2->sane))
             take = 0;
+        else if (k == K_PERM || k == K_PACK)
+            take = any_dev;
+        else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device, few segments */
+            take = on_dev(vs_at(it, na - 1)) && top->len <= FEW_SEGMENTS;
         else if (k == K_ELEM || k == K_SCAN)
             take = any_dev;
         else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
@@ -319,6 +335,183 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
     finish(it, 2, r);
 }
 
+/* A primitive's failure: an index outside its segment, or a segment
+ * without a partner, is the reference's error, in its words (kernels.h
+ * gives them so); anything else is the device's. */
+static void perm_fail(CudaTier *t, const char *what)
+{
+    const char *msg = cx_lib(t->c)->last_error();
+    if (strncmp(msg, "index ", 6) == 0 || strncmp(msg, "segment ", 8) == 0)
+        rt_fatal("%s", msg);
+    cx_lib_fail(t->c, what);
+}
+
+/* V's elements on the device (a lazy fill made there), or NULL for no V. */
+static void *dev_of(CudaTier *t, Value *v)
+{
+    if (!v)
+        return NULL;
+    if (!v->dev && !v->lazy) {
+        t->up_count++;
+        t->up_bytes += v->len * (int64_t)val_esize((ValType)v->type);
+    }
+    return cx_on_device(t->c, v)->d;
+}
+
+/* The six permutes (vcode/SPEC.md §4.4; runtime/interp/ops_permute.c):
+ * scatters into a cleared result or a copy of the default, gathers. */
+static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
+{
+    int op = ins->op, na = nargs_of(op);
+    Value *data = vs_at(it, na - 1), *idx = vs_at(it, na - 2), *flags = NULL, *dflt = NULL;
+    Value *dsd = vs_at(it, 0), *ssd = op == OP_PERMUTE ? dsd : vs_at(it, 1);
+    if (op == OP_FPERMUTE || op == OP_BFPERMUTE || op == OP_DFPERMUTE)
+        flags = vs_at(it, na - 3);
+    if (op == OP_DPERMUTE || op == OP_DFPERMUTE)
+        dflt = vs_at(it, 2);
+    if (op == OP_DFPERMUTE && (idx->len != data->len || flags->len != data->len))
+        rt_fatal("index (%lld) and flags (%lld) must have the data's length %lld", (long long)idx->len,
+                 (long long)flags->len, (long long)data->len);
+    if (dflt && dsd->n != dflt->len)
+        rt_fatal("destination descriptor covers %lld elements, default has %lld", (long long)dsd->n,
+                 (long long)dflt->len);
+    int gather = op == OP_BPERMUTE || op == OP_BFPERMUTE;
+    int64_t len = gather ? idx->len : dflt ? dflt->len : op == OP_PERMUTE ? data->len : dsd->n > 0 ? dsd->n : 0;
+    ValType ty = (ValType)data->type;
+    size_t es = val_esize(ty);
+    Value *r = cx_device_value(t->c, ty, len);
+    void *o = ((DevCopy *)r->dev)->d;
+    if (dflt)
+        cx_d2d(t->c, o, dev_of(t, dflt), (size_t)len * es);
+    else if (!gather)
+        cx_memset0(t->c, o, (size_t)len * es);
+    int64_t ns = data->len;
+    if (len > 0 && (gather || ns > 0)) {
+        const int32_t *sl = NULL, *dl = NULL;
+        const int64_t *so = NULL, *dof = NULL;
+        if (ssd->len != 1 || dsd->len != 1) { /* both given, or neither */
+            DevCopy *a = cx_on_device(t->c, ssd), *b = cx_on_device(t->c, dsd);
+            sl = a->d, so = a->off, dl = b->d, dof = b->off;
+        }
+        const VkLib *l = cx_lib(t->c);
+        const void *in = ns > 0 ? dev_of(t, data) : NULL;
+        const int32_t *ix = dev_of(t, idx), *fl = dev_of(t, flags);
+        int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len)
+                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0);
+        cx_lib_called(t->c);
+        cx_note_sync(t->c); /* the index check waits */
+        if (rc != 0) {
+            val_release(r);
+            perm_fail(t, vc_ops[op].name);
+        }
+    }
+    finish(it, na, r);
+}
+
+/* PACK: the kept elements in order (a count read back: the result's
+ * length), and the new descriptor, which lives on the host (its lengths
+ * read back when there are several segments). */
+static void run_pack(CudaTier *t, Interp *it)
+{
+    Value *data = vs_at(it, 2), *flags = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t m = sd->len, n = data->len;
+    ValType ty = (ValType)data->type;
+    size_t es = val_esize(ty);
+    const VkLib *l = cx_lib(t->c);
+    int64_t count = 0;
+    Value *r;
+    const int32_t *fl = n > 0 ? dev_of(t, flags) : NULL;
+    if (n > 0) {
+        void *tmp = cx_dalloc(t->c, (size_t)n * es);
+        if (l->select_flagged(elem_of(ty), dev_of(t, data), fl, n, tmp, &count) != 0)
+            cx_lib_fail(t->c, "PACK");
+        cx_lib_called(t->c);
+        cx_note_sync(t->c);
+        r = cx_device_value(t->c, ty, count);
+        cx_d2d(t->c, ((DevCopy *)r->dev)->d, tmp, (size_t)count * es);
+        cx_dfree(t->c, tmp);
+    } else {
+        r = val_new(ty, 0);
+    }
+    Value *nsd = seg_new(m);
+    if (m == 1) {
+        VI(nsd)[0] = (int32_t)count;
+    } else if (m > 1 && n > 0) {
+        DevCopy *dc = cx_on_device(t->c, sd);
+        int32_t *lens = cx_dalloc(t->c, (size_t)m * 4);
+        if (l->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1, lens) != 0)
+            cx_lib_fail(t->c, "PACK");
+        cx_lib_called(t->c);
+        cx_d2h(t->c, VI(nsd), lens, (size_t)m * 4);
+        cx_dfree(t->c, lens);
+    } else if (m > 1) {
+        memset(VI(nsd), 0, (size_t)m * 4);
+    }
+    seg_finish(nsd);
+    for (int j = 0; j < 3; j++)
+        val_release(vs_pop(it));
+    vs_push(it, r);
+    vs_push(it, nsd);
+}
+
+/* EXTRACT's and REPLACE's positions: segment k's offset plus its index,
+ * each index checked first (the reference's message). */
+static int64_t *positions(Value *idx, Value *sd)
+{
+    val_for_host(idx);
+    int64_t m = sd->len;
+    const int32_t *L = VI(sd), *ix = VI(idx);
+    const int64_t *off = seg_offsets(sd);
+    int64_t *pos = malloc((size_t)(m ? m : 1) * sizeof *pos);
+    if (!pos)
+        rt_fatal("out of host memory");
+    for (int64_t k = 0; k < m; k++) {
+        int64_t lim = L[k] > 0 ? L[k] : 0;
+        if ((uint32_t)ix[k] >= (uint32_t)lim) {
+            free(pos);
+            rt_fatal("index %lld for segment %lld is outside the segment of length %lld", (long long)ix[k],
+                     (long long)k, (long long)lim);
+        }
+        pos[k] = off[k] + ix[k];
+    }
+    return pos;
+}
+
+/* EXTRACT from a device vector: its few elements read back (a short
+ * result lives on the host). */
+static void run_extract(Interp *it)
+{
+    Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t *pos = positions(idx, sd);
+    Value *r = val_new((ValType)data->type, sd->len);
+    if (sd->len)
+        val_dev_elems(data, pos, sd->len, r->data, 0);
+    free(pos);
+    finish(it, 3, r);
+}
+
+/* REPLACE in a device vector: in place when only the stack holds it, else
+ * in a copy on the device; the few new elements written from the host. */
+static void run_replace(CudaTier *t, Interp *it)
+{
+    Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *vals = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t *pos = positions(idx, sd);
+    val_for_host(vals);
+    Value *r;
+    if (val_unique(data)) {
+        r = val_ref(data);
+    } else {
+        r = cx_device_value(t->c, (ValType)data->type, data->len);
+        cx_d2d(t->c, ((DevCopy *)r->dev)->d, ((DevCopy *)data->dev)->d,
+               (size_t)data->len * val_esize((ValType)data->type));
+    }
+    r->hstale = 1; /* the device copy alone is written */
+    if (sd->len)
+        val_dev_elems(r, pos, sd->len, vals->data, 1);
+    free(pos);
+    finish(it, 4, r);
+}
+
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
 {
     CudaTier *t = ctx;
@@ -332,6 +525,10 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_INDEX: run_index(t, it); break;
     case K_SCAN: run_fold(t, it, ins, 1); break;
     case K_REDUCE: run_fold(t, it, ins, 0); break;
+    case K_PERM: run_permute(t, it, ins); break;
+    case K_PACK: run_pack(t, it); break;
+    case K_EXTRACT: run_extract(it); break;
+    case K_REPLACE: run_replace(t, it); break;
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
     return 1;

@@ -450,6 +450,25 @@ static int w_index(const VkArg *start, const VkArg *stride, const int64_t *off_d
 {
     PRIM("index", 4, PTRS(start->d, stride->d, off_d, out_d), index(start, stride, off_d, m, n, out_d));
 }
+static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
+                     const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
+                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique)
+{
+    PRIM("scatter", 7, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d),
+         scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, unique));
+}
+static int w_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
+                    const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
+                    const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst)
+{
+    PRIM("gather", 7, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d),
+         gather(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst));
+}
+static int w_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n, void *out_d,
+                            int64_t *count_host)
+{
+    PRIM("select_flagged", 3, PTRS(in_d, flags_d, out_d), select_flagged(type, in_d, flags_d, n, out_d, count_host));
+}
 static const char *w_last_error(void) { return current->dev->lib.last_error(); }
 
 /* ---- the timed region --------------------------------------------------------- */
@@ -506,6 +525,9 @@ static void wrap_lib(CudaExec *c)
     l->map = d->map ? w_map : NULL;
     l->dist = d->dist ? w_dist : NULL;
     l->index = d->index ? w_index : NULL;
+    l->scatter = d->scatter ? w_scatter : NULL;
+    l->gather = d->gather ? w_gather : NULL;
+    l->select_flagged = d->select_flagged ? w_select_flagged : NULL;
     l->last_error = d->last_error ? w_last_error : NULL;
 }
 
@@ -759,6 +781,18 @@ void *cx_dalloc_fixed(CudaExec *c, size_t bytes) { return dalloc_fixed(c, bytes)
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes) { d2h(c, dst, src, bytes); }
 DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
 void cx_lib_called(CudaExec *c) { c->lib_calls++; }
+void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (bytes && c->dev->d2d(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "a copy on the device");
+}
+void cx_memset0(CudaExec *c, void *dst, size_t bytes)
+{
+    if (bytes && c->dev->memset0(c->dev, dst, bytes) != 0)
+        dev_fail(c, "clearing device memory");
+}
+void cx_dfree(CudaExec *c, void *p) { dfree(c, p); }
+void cx_note_sync(CudaExec *c) { c->d2h_count++; }
 void cx_lib_fail(CudaExec *c, const char *what) { lib_fail(c, what); }
 CudaTier *cx_tier(CudaExec *c) { return c->tier; }
 

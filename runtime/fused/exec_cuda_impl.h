@@ -29,6 +29,12 @@ void *cx_dalloc_fixed(CudaExec *c, size_t bytes);
 /* A few bytes up without a wait; bytes down (waits: a sync). Counted. */
 void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes);
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes);
+/* Copies and clears on the device; device memory given back. */
+void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes);
+void cx_memset0(CudaExec *c, void *dst, size_t bytes);
+void cx_dfree(CudaExec *c, void *p);
+/* A primitive waited to hand a number back (a sync). */
+void cx_note_sync(CudaExec *c);
 /* V's device copy, uploaded (counted) when it has none. */
 DevCopy *cx_on_device(CudaExec *c, Value *v);
 /* A new vector of LEN elements of T whose contents will be on the device
