@@ -21,13 +21,14 @@ struct CudaTier {
     int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
     int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
+    int64_t short_results;              /* results read back: shorter than min */
 };
 
 typedef enum { K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE } Kind;
 
 /* EXTRACT and REPLACE of up to this many segments read or write their
- * elements of a device vector one by one from the host (value.h
- * val_dev_elems); more segments go to the host interpreter. */
+ * elements of a device vector from the host (value.h val_dev_elems: a
+ * short result lives on the host); more go through positions uploaded. */
 enum { FEW_SEGMENTS = 64 };
 
 static Kind kind_of(int op)
@@ -119,7 +120,7 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         else if (k == K_PERM || k == K_PACK)
             take = any_dev;
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device, few segments */
-            take = on_dev(vs_at(it, na - 1)) && top->len <= FEW_SEGMENTS;
+            take = on_dev(vs_at(it, na - 1));
         else if (k == K_ELEM || k == K_SCAN)
             take = any_dev;
         else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
@@ -177,9 +178,20 @@ static const int64_t *offsets_of(CudaTier *t, Value *sd)
     return cx_on_device(t->c, sd)->off;
 }
 
-/* Replace the top NA entries with R. */
-static void finish(Interp *it, int na, Value *r)
+/* A result's home by its length: a device result shorter than the
+ * placement threshold goes to the host (read back now). */
+static void place(CudaTier *t, Value *r)
 {
+    if (r->dev && r->len < t->min) {
+        t->short_results++;
+        val_drop_device(r);
+    }
+}
+
+/* Replace the top NA entries with R, placed. */
+static void finish(CudaTier *t, Interp *it, int na, Value *r)
+{
+    place(t, r);
     for (int j = 0; j < na; j++)
         val_release(vs_pop(it));
     vs_push(it, r);
@@ -231,7 +243,7 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
     int64_t n = v[0]->len;
     ValType rt = result_type(ins, v[0], na > 1 ? v[1] : NULL);
     if (n == 0) {
-        finish(it, na, val_new(rt, 0));
+        finish(t, it, na, val_new(rt, 0));
         return;
     }
     for (int j = 0; j < na; j++)
@@ -247,7 +259,7 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
     cx_lib_called(t->c);
     if (may_fail)
         fault_check(t, 0);
-    finish(it, na, r);
+    finish(t, it, na, r);
 }
 
 static void run_rand(CudaTier *t, Interp *it)
@@ -255,7 +267,7 @@ static void run_rand(CudaTier *t, Interp *it)
     Value *lim = vs_at(it, 0);
     int64_t n = lim->len;
     if (n == 0) {
-        finish(it, 1, val_new(VT_INT, 0));
+        finish(t, it, 1, val_new(VT_INT, 0));
         return;
     }
     VkArg args[2];
@@ -275,7 +287,7 @@ static void run_rand(CudaTier *t, Interp *it)
     cx_lib_called(t->c);
     cx_lib_called(t->c);
     fault_check(t, 1);
-    finish(it, 1, r);
+    finish(t, it, 1, r);
 }
 
 static void run_dist(CudaTier *t, Interp *it)
@@ -289,7 +301,7 @@ static void run_dist(CudaTier *t, Interp *it)
             cx_lib_fail(t->c, "DIST");
         cx_lib_called(t->c);
     }
-    finish(it, 2, r);
+    finish(t, it, 2, r);
 }
 
 static void run_index(CudaTier *t, Interp *it)
@@ -303,7 +315,7 @@ static void run_index(CudaTier *t, Interp *it)
             cx_lib_fail(t->c, "INDEX");
         cx_lib_called(t->c);
     }
-    finish(it, 3, r);
+    finish(t, it, 3, r);
 }
 
 static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
@@ -332,7 +344,7 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
     if (rc != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
     cx_lib_called(t->c);
-    finish(it, 2, r);
+    finish(t, it, 2, r);
 }
 
 /* A primitive's failure: an index outside its segment, or a segment
@@ -405,7 +417,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
             perm_fail(t, vc_ops[op].name);
         }
     }
-    finish(it, na, r);
+    finish(t, it, na, r);
 }
 
 /* PACK: the kept elements in order (a count read back: the result's
@@ -448,6 +460,7 @@ static void run_pack(CudaTier *t, Interp *it)
         memset(VI(nsd), 0, (size_t)m * 4);
     }
     seg_finish(nsd);
+    place(t, r);
     for (int j = 0; j < 3; j++)
         val_release(vs_pop(it));
     vs_push(it, r);
@@ -477,17 +490,39 @@ static int64_t *positions(Value *idx, Value *sd)
     return pos;
 }
 
-/* EXTRACT from a device vector: its few elements read back (a short
- * result lives on the host). */
-static void run_extract(Interp *it)
+/* The positions POS[0..M) on the device (an upload, counted). */
+static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
+{
+    int64_t *pd = cx_dalloc(t->c, (size_t)m * sizeof *pd);
+    cx_h2d(t->c, pd, pos, (size_t)m * sizeof *pd);
+    t->up_count++;
+    t->up_bytes += m * (int64_t)sizeof *pd;
+    return pd;
+}
+
+/* EXTRACT from a device vector: a few elements are read back (a short
+ * result lives on the host); more are gathered on the device, from
+ * positions made on the host (the indices checked there). */
+static void run_extract(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
-    int64_t *pos = positions(idx, sd);
-    Value *r = val_new((ValType)data->type, sd->len);
-    if (sd->len)
-        val_dev_elems(data, pos, sd->len, r->data, 0);
+    int64_t m = sd->len, *pos = positions(idx, sd);
+    ValType ty = (ValType)data->type;
+    Value *r;
+    if (m <= FEW_SEGMENTS || m < t->min) {
+        r = val_new(ty, m);
+        if (m)
+            val_dev_elems(data, pos, m, r->data, 0);
+    } else {
+        r = cx_device_value(t->c, ty, m);
+        int64_t *pd = positions_up(t, pos, m);
+        if (cx_lib(t->c)->elems_get(val_esize(ty), ((DevCopy *)data->dev)->d, pd, m, ((DevCopy *)r->dev)->d) != 0)
+            cx_lib_fail(t->c, "EXTRACT");
+        cx_lib_called(t->c);
+        cx_dfree(t->c, pd);
+    }
     free(pos);
-    finish(it, 3, r);
+    finish(t, it, 3, r);
 }
 
 /* REPLACE in a device vector: in place when only the stack holds it, else
@@ -506,10 +541,24 @@ static void run_replace(CudaTier *t, Interp *it)
                (size_t)data->len * val_esize((ValType)data->type));
     }
     r->hstale = 1; /* the device copy alone is written */
-    if (sd->len)
-        val_dev_elems(r, pos, sd->len, vals->data, 1);
+    int64_t m = sd->len;
+    if (m > 0 && m <= FEW_SEGMENTS) {
+        val_dev_elems(r, pos, m, vals->data, 1);
+    } else if (m > 0) {
+        size_t es = val_esize((ValType)r->type);
+        int64_t *pd = positions_up(t, pos, m);
+        void *vd = cx_dalloc(t->c, (size_t)m * es);
+        cx_h2d(t->c, vd, vals->data, (size_t)m * es);
+        t->up_count++;
+        t->up_bytes += m * (int64_t)es;
+        if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, vd) != 0)
+            cx_lib_fail(t->c, "REPLACE");
+        cx_lib_called(t->c);
+        cx_dfree(t->c, pd);
+        cx_dfree(t->c, vd);
+    }
     free(pos);
-    finish(it, 4, r);
+    finish(t, it, 4, r);
 }
 
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
@@ -527,7 +576,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_REDUCE: run_fold(t, it, ins, 0); break;
     case K_PERM: run_permute(t, it, ins); break;
     case K_PACK: run_pack(t, it); break;
-    case K_EXTRACT: run_extract(it); break;
+    case K_EXTRACT: run_extract(t, it); break;
     case K_REPLACE: run_replace(t, it); break;
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
@@ -545,8 +594,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         fell_bytes += t->fell_bytes[op];
     }
     fprintf(f, "stats: device tier: %lld instructions on the device (placement at %lld elements), %lld host vectors "
-               "uploaded as operands (%lld bytes)\n",
-            (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes);
+               "uploaded as operands (%lld bytes), %lld short results read back\n",
+            (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
+            (long long)t->short_results);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a device vector on the host\n");
         return;

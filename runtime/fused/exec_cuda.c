@@ -779,6 +779,7 @@ const VkLib *cx_lib(CudaExec *c) { return &c->lib; }
 void *cx_dalloc(CudaExec *c, size_t bytes) { return dalloc(c, bytes); }
 void *cx_dalloc_fixed(CudaExec *c, size_t bytes) { return dalloc_fixed(c, bytes); }
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes) { d2h(c, dst, src, bytes); }
+void cx_h2d(CudaExec *c, void *dst, const void *src, size_t bytes) { h2d(c, dst, src, bytes); }
 DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
 void cx_lib_called(CudaExec *c) { c->lib_calls++; }
 void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes)

@@ -29,6 +29,7 @@ void *cx_dalloc_fixed(CudaExec *c, size_t bytes);
 /* A few bytes up without a wait; bytes down (waits: a sync). Counted. */
 void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes);
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes);
+void cx_h2d(CudaExec *c, void *dst, const void *src, size_t bytes);
 /* Copies and clears on the device; device memory given back. */
 void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes);
 void cx_memset0(CudaExec *c, void *dst, size_t bytes);
