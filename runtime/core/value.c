@@ -490,6 +490,18 @@ int64_t seg_uniform_len(const Value *sd)
                : 0;
 }
 
+void seg_set_shape(Value *sd, int64_t n, int32_t lo, int32_t hi)
+{
+    if (n > MAX_LEN || n < -MAX_LEN - 1)
+        rt_fatal("segment lengths sum to %lld, beyond the 32-bit range", (long long)n);
+    sd->n = n;
+    sd->sane = (uint8_t)(lo >= 0);
+    sd->minl = lo;
+    sd->maxl = hi;
+    sd->shaped = 1;
+    drop_offsets(sd);
+}
+
 void seg_finish(Value *sd)
 {
     const int32_t *l = VI(sd);
@@ -500,14 +512,7 @@ void seg_finish(Value *sd)
         lo = l[k] < lo ? l[k] : lo;
         hi = l[k] > hi ? l[k] : hi;
     }
-    if (n > MAX_LEN || n < -MAX_LEN - 1)
-        rt_fatal("segment lengths sum to %lld, beyond the 32-bit range", (long long)n);
-    sd->n = n;
-    sd->sane = (uint8_t)(lo >= 0);
-    sd->minl = lo;
-    sd->maxl = hi;
-    sd->shaped = 1;
-    drop_offsets(sd);
+    seg_set_shape(sd, n, lo, hi);
 }
 
 Value *seg_of_lengths(Value *l, int reuse)

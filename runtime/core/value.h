@@ -140,6 +140,9 @@ Value *lengths_of_seg(Value *sd, int reuse);
 /* Compute n, sanity and the shortest and longest length after the lengths
  * are written. Fatal when the total overflows 32 bits. */
 void seg_finish(Value *sd);
+/* The same from the total N and the shortest and longest length LO, HI,
+ * found elsewhere (a descriptor whose lengths live on the device). */
+void seg_set_shape(Value *sd, int64_t n, int32_t lo, int32_t hi);
 /* Exclusive offsets of the segments (cached; charged against -m while
  * cached, but for one segment). seg_drop_offsets forgets them. */
 const int64_t *seg_offsets(Value *sd);

@@ -18,13 +18,17 @@ struct CudaTier {
     CudaExec *c;
     int64_t min;                        /* the placement threshold, elements */
     unsigned long long *fault_d;        /* the fault record of vk_map */
+    int32_t *minmax_d;                  /* a device descriptor's shortest and longest length */
     int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
     int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
     int64_t short_results;              /* results read back: shorter than min */
 };
 
-typedef enum { K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE } Kind;
+typedef enum {
+    K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
+    K_LENGTHS
+} Kind;
 
 /* EXTRACT and REPLACE of up to this many segments read or write their
  * elements of a device vector from the host (value.h val_dev_elems: a
@@ -50,6 +54,8 @@ static Kind kind_of(int op)
     case OP_PACK: return K_PACK;
     case OP_EXTRACT: return K_EXTRACT;
     case OP_REPLACE: return K_REPLACE;
+    case OP_MAKE_SEGDES: return K_MAKE_SEGDES;
+    case OP_LENGTHS: return K_LENGTHS;
     default: return K_NONE;
     }
 }
@@ -72,6 +78,7 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->c = c;
     t->min = min;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
+    t->minmax_d = cx_dalloc_fixed(c, 2 * sizeof *t->minmax_d);
     return t;
 }
 
@@ -112,13 +119,17 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
     int take = 0;
     if (!pair && k != K_NONE) {
         const Value *top = vs_at(it, 0);
-        int seg = k != K_ELEM && k != K_RAND;
+        int seg = k != K_ELEM && k != K_RAND && k != K_MAKE_SEGDES;
         /* the permutes but PERMUTE have two descriptors */
         const Value *sd2 = k == K_PERM && ins->op != OP_PERMUTE ? vs_at(it, 1) : top;
         if (seg && (top->type != VT_SEGDES || !top->sane || sd2->type != VT_SEGDES || !sd2->sane))
             take = 0;
         else if (k == K_PERM || k == K_PACK)
             take = any_dev;
+        else if (k == K_MAKE_SEGDES) /* long lengths on the device: a descriptor that lives there */
+            take = any_dev && top->len >= t->min;
+        else if (k == K_LENGTHS)
+            take = top->dev && top->hstale && top->len >= t->min;
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device, few segments */
             take = on_dev(vs_at(it, na - 1));
         else if (k == K_ELEM || k == K_SCAN)
@@ -420,6 +431,26 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
     finish(t, it, na, r);
 }
 
+/* A descriptor whose lengths are on the device (cx_device_segdes): its
+ * offsets made there, its total and its shortest and longest length read
+ * back (two waits), so that the host knows its shape. */
+static void shape_on_device(CudaTier *t, Value *sd)
+{
+    DevCopy *dc = sd->dev;
+    int64_t m = sd->len, n = 0;
+    const VkLib *l = cx_lib(t->c);
+    if (l->seg_offsets(dc->d, m, dc->off, &n) != 0 || l->reduce(VK_MIN, VS_INT, dc->d, m, t->minmax_d) != 0 ||
+        l->reduce(VK_MAX, VS_INT, dc->d, m, t->minmax_d + 1) != 0)
+        cx_lib_fail(t->c, "a descriptor's shape");
+    cx_lib_called(t->c);
+    cx_lib_called(t->c);
+    cx_lib_called(t->c);
+    cx_note_sync(t->c);
+    int32_t mm[2];
+    cx_d2h(t->c, mm, t->minmax_d, sizeof mm);
+    seg_set_shape(sd, n, mm[0], mm[1]);
+}
+
 /* PACK: the kept elements in order (a count read back: the result's
  * length), and the new descriptor, which lives on the host (its lengths
  * read back when there are several segments). */
@@ -445,7 +476,23 @@ static void run_pack(CudaTier *t, Interp *it)
     } else {
         r = val_new(ty, 0);
     }
-    Value *nsd = seg_new(m);
+    Value *nsd;
+    if (m >= t->min && n > 0) { /* a long descriptor: made on the device */
+        DevCopy *dc = cx_on_device(t->c, sd);
+        nsd = cx_device_segdes(t->c, m);
+        if (l->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1,
+                          ((DevCopy *)nsd->dev)->d) != 0)
+            cx_lib_fail(t->c, "PACK");
+        cx_lib_called(t->c);
+        shape_on_device(t, nsd);
+        place(t, r);
+        for (int j = 0; j < 3; j++)
+            val_release(vs_pop(it));
+        vs_push(it, r);
+        vs_push(it, nsd);
+        return;
+    }
+    nsd = seg_new(m);
     if (m == 1) {
         VI(nsd)[0] = (int32_t)count;
     } else if (m > 1 && n > 0) {
@@ -472,6 +519,7 @@ static void run_pack(CudaTier *t, Interp *it)
 static int64_t *positions(Value *idx, Value *sd)
 {
     val_for_host(idx);
+    val_for_host(sd); /* a descriptor that lives on the device: its lengths read back */
     int64_t m = sd->len;
     const int32_t *L = VI(sd), *ix = VI(idx);
     const int64_t *off = seg_offsets(sd);
@@ -488,6 +536,25 @@ static int64_t *positions(Value *idx, Value *sd)
         pos[k] = off[k] + ix[k];
     }
     return pos;
+}
+
+/* MAKE_SEGDES of long lengths on the device: the descriptor lives there. */
+static void run_make_segdes(CudaTier *t, Interp *it)
+{
+    Value *l = vs_at(it, 0);
+    Value *sd = cx_device_segdes(t->c, l->len);
+    cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
+    shape_on_device(t, sd);
+    finish(t, it, 1, sd);
+}
+
+/* LENGTHS of a descriptor that lives on the device. */
+static void run_lengths(CudaTier *t, Interp *it)
+{
+    Value *sd = vs_at(it, 0);
+    Value *r = cx_device_value(t->c, VT_INT, sd->len);
+    cx_d2d(t->c, ((DevCopy *)r->dev)->d, ((DevCopy *)sd->dev)->d, (size_t)sd->len * 4);
+    finish(t, it, 1, r);
 }
 
 /* The positions POS[0..M) on the device (an upload, counted). */
@@ -578,6 +645,8 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_PACK: run_pack(t, it); break;
     case K_EXTRACT: run_extract(t, it); break;
     case K_REPLACE: run_replace(t, it); break;
+    case K_MAKE_SEGDES: run_make_segdes(t, it); break;
+    case K_LENGTHS: run_lengths(t, it); break;
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
     return 1;

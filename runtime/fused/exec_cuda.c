@@ -805,6 +805,17 @@ void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes)
     c->h2d_count++;
 }
 
+Value *cx_device_segdes(CudaExec *c, int64_t m)
+{
+    Value *v = seg_new(m);
+    DevCopy *dc = new_copy(v);
+    dc->d = dalloc(c, (size_t)m * 4);
+    /* one segment's offsets are not charged, as on the host (seg_offsets) */
+    dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof *dc->off) : dalloc_fixed(c, sizeof *dc->off);
+    v->hstale = 1;
+    return v;
+}
+
 Value *cx_device_value(CudaExec *c, ValType t, int64_t len)
 {
     Value *v = val_new(t, len);

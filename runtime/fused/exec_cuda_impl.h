@@ -41,6 +41,9 @@ DevCopy *cx_on_device(CudaExec *c, Value *v);
 /* A new vector of LEN elements of T whose contents will be on the device
  * only (its host copy stale). */
 Value *cx_device_value(CudaExec *c, ValType t, int64_t len);
+/* A new descriptor of M segments whose lengths and offsets will be on
+ * the device only (its shape fields the caller's: seg_set_shape). */
+Value *cx_device_segdes(CudaExec *c, int64_t m);
 /* A primitive was called (the launch count); one failed (fatal). */
 void cx_lib_called(CudaExec *c);
 void cx_lib_fail(CudaExec *c, const char *what);
