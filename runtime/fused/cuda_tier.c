@@ -22,6 +22,8 @@ struct CudaTier {
     int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
     int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
+    int64_t up_op[OP_COUNT], up_op_bytes[OP_COUNT]; /* the same by instruction */
+    int op;                             /* the instruction running */
     int64_t short_results;              /* results read back: shorter than min */
 };
 
@@ -105,11 +107,12 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
     int na = nargs_of(ins->op);
     if (na == 0 || it->sp < na)
         return 0;
-    int any_dev = 0, pair = 0;
+    int any_dev = 0, any_long_fill = 0, pair = 0;
     int64_t dev_bytes = 0;
     for (int j = 0; j < na; j++) {
         const Value *v = vs_at(it, j);
         pair |= v->type == VT_PAIR;
+        any_long_fill |= v->type != VT_PAIR && v->lazy && v->len >= t->min;
         if (on_dev(v)) {
             any_dev = 1;
             if (v->hstale)
@@ -125,18 +128,20 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         if (seg && (top->type != VT_SEGDES || !top->sane || sd2->type != VT_SEGDES || !sd2->sane))
             take = 0;
         else if (k == K_PERM || k == K_PACK)
-            take = any_dev;
+            take = any_dev || any_long_fill;
         else if (k == K_MAKE_SEGDES) /* long lengths on the device: a descriptor that lives there */
             take = any_dev && top->len >= t->min;
         else if (k == K_LENGTHS)
             take = top->dev && top->hstale && top->len >= t->min;
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device, few segments */
             take = on_dev(vs_at(it, na - 1));
-        else if (k == K_ELEM || k == K_SCAN)
+        else if (k == K_ELEM) /* over lazy fills alone, the host makes a lazy fill */
             take = any_dev;
+        else if (k == K_SCAN)
+            take = any_dev || any_long_fill;
         else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
-            take = any_dev && !(it->opt.float_reassoc && ins->type == TY_FLOAT &&
-                                vs_rop_chunks(vc_rop_of(ins->op, ins->type)));
+            take = (any_dev || any_long_fill) && !(it->opt.float_reassoc && ins->type == TY_FLOAT &&
+                                                   vs_rop_chunks(vc_rop_of(ins->op, ins->type)));
         else if (k == K_RAND)
             take = any_dev || (top->lazy && top->len >= t->min);
         else if (k == K_DIST)
@@ -155,6 +160,15 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
 
 static VsElem elem_of(int type) { return type == VT_FLOAT ? VS_FLOAT : type == VT_BOOL ? VS_BOOL : VS_INT; }
 
+/* A host vector of BYTES uploaded as an operand. */
+static void note_up(CudaTier *t, int64_t bytes)
+{
+    t->up_count++;
+    t->up_bytes += bytes;
+    t->up_op[t->op]++;
+    t->up_op_bytes[t->op] += bytes;
+}
+
 /* V as a primitive's argument: its device copy, its fill as a scalar
  * (a lazy fill; any vector of one element when ONE_OK), or uploaded. */
 static VkArg arg_of(CudaTier *t, Value *v, int one_ok)
@@ -170,8 +184,7 @@ static VkArg arg_of(CudaTier *t, Value *v, int one_ok)
         else
             memcpy(&a.i, x, sizeof a.i);
     } else {
-        t->up_count++;
-        t->up_bytes += v->len * (int64_t)val_esize((ValType)v->type);
+        note_up(t, v->len * (int64_t)val_esize((ValType)v->type));
         a.d = cx_on_device(t->c, v)->d;
     }
     return a;
@@ -182,10 +195,8 @@ static const int64_t *offsets_of(CudaTier *t, Value *sd)
 {
     if (sd->len <= 1)
         return NULL;
-    if (!sd->dev) {
-        t->up_count++;
-        t->up_bytes += sd->len * 12;
-    }
+    if (!sd->dev)
+        note_up(t, sd->len * 12);
     return cx_on_device(t->c, sd)->off;
 }
 
@@ -375,8 +386,7 @@ static void *dev_of(CudaTier *t, Value *v)
     if (!v)
         return NULL;
     if (!v->dev && !v->lazy) {
-        t->up_count++;
-        t->up_bytes += v->len * (int64_t)val_esize((ValType)v->type);
+        note_up(t, v->len * (int64_t)val_esize((ValType)v->type));
     }
     return cx_on_device(t->c, v)->d;
 }
@@ -562,8 +572,7 @@ static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
 {
     int64_t *pd = cx_dalloc(t->c, (size_t)m * sizeof *pd);
     cx_h2d(t->c, pd, pos, (size_t)m * sizeof *pd);
-    t->up_count++;
-    t->up_bytes += m * (int64_t)sizeof *pd;
+    note_up(t, m * (int64_t)sizeof *pd);
     return pd;
 }
 
@@ -616,8 +625,7 @@ static void run_replace(CudaTier *t, Interp *it)
         int64_t *pd = positions_up(t, pos, m);
         void *vd = cx_dalloc(t->c, (size_t)m * es);
         cx_h2d(t->c, vd, vals->data, (size_t)m * es);
-        t->up_count++;
-        t->up_bytes += m * (int64_t)es;
+        note_up(t, m * (int64_t)es);
         if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, vd) != 0)
             cx_lib_fail(t->c, "REPLACE");
         cx_lib_called(t->c);
@@ -634,6 +642,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     if (!run)
         return claims(t, it, ins);
     t->ran[ins->op]++;
+    t->op = ins->op;
     switch (kind_of(ins->op)) {
     case K_ELEM: run_elem(t, it, ins, nargs_of(ins->op)); break;
     case K_RAND: run_rand(t, it); break;
@@ -666,6 +675,14 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                "uploaded as operands (%lld bytes), %lld short results read back\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
             (long long)t->short_results);
+    if (t->up_count) {
+        fprintf(f, "stats: device tier: host vectors uploaded as operands, by instruction:");
+        for (int op = 0; op < OP_COUNT; op++)
+            if (t->up_op[op])
+                fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->up_op[op],
+                        (long long)t->up_op_bytes[op]);
+        fputc('\n', f);
+    }
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a device vector on the host\n");
         return;
