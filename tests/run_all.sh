@@ -121,6 +121,19 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     section "errors programs, cuda backend on the emulated device" \
         env $device_env python3 "$here/run_golden.py" "$here/errors" "$interp"
+    # The device tier (runtime/fused/cuda_tier.h): every vector placed on
+    # the device from one element up, so that every instruction it runs
+    # runs there; the answers and the errors the reference's.
+    for dir in golden errors; do
+        section "$dir programs, cuda backend's device tier on the emulated device, every vector there (VINTERP_DEVICE_MIN=1)" \
+            env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=1 \
+            python3 "$here/run_golden.py" "$here/$dir" "$interp"
+    done
+    section "golden programs, device tier, vectors of 3 elements up there (short results come back)" \
+        env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=3 \
+        python3 "$here/run_golden.py" "$here/golden" "$interp"
+    section "device tier: placement in a timed region, a planted transfer, faults, -m" \
+        python3 "$here/run_device_tier.py" "$interp"
     section "generated programs: cpu and cuda (emulated, every strategy) against ref" \
         python3 "$here/run_diff_random.py" "$interp" -n 10
 fi

@@ -25,6 +25,7 @@ struct CudaTier {
     int64_t up_op[OP_COUNT], up_op_bytes[OP_COUNT]; /* the same by instruction */
     int op;                             /* the instruction running */
     int64_t short_results;              /* results read back: shorter than min */
+    int64_t dbytes;                     /* read and written in device memory by the primitives */
 };
 
 typedef enum {
@@ -85,6 +86,8 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 }
 
 void cuda_tier_free(CudaTier *t) { free(t); }
+
+int64_t cuda_tier_bytes(const CudaTier *t) { return t->dbytes; }
 
 CudaTier *cuda_tier_current(void)
 {
@@ -279,6 +282,9 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
                           may_fail ? t->fault_d : NULL) != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
     cx_lib_called(t->c);
+    for (int j = 0; j < na; j++)
+        t->dbytes += args[j].d ? n * (int64_t)val_esize((ValType)v[j]->type) : 0;
+    t->dbytes += n * (int64_t)val_esize(rt);
     if (may_fail)
         fault_check(t, 0);
     finish(t, it, na, r);
@@ -308,6 +314,7 @@ static void run_rand(CudaTier *t, Interp *it)
         cx_lib_fail(t->c, "RAND");
     cx_lib_called(t->c);
     cx_lib_called(t->c);
+    t->dbytes += n * 4 * (args[1].d ? 4 : 3);
     fault_check(t, 1);
     finish(t, it, 1, r);
 }
@@ -322,6 +329,7 @@ static void run_dist(CudaTier *t, Interp *it)
         if (cx_lib(t->c)->dist(val_esize((ValType)val->type), &a, offsets_of(t, sd), m, n, ((DevCopy *)r->dev)->d) != 0)
             cx_lib_fail(t->c, "DIST");
         cx_lib_called(t->c);
+        t->dbytes += n * (int64_t)val_esize((ValType)val->type);
     }
     finish(t, it, 2, r);
 }
@@ -336,6 +344,7 @@ static void run_index(CudaTier *t, Interp *it)
         if (cx_lib(t->c)->index(&a, &b, offsets_of(t, sd), m, n, ((DevCopy *)r->dev)->d) != 0)
             cx_lib_fail(t->c, "INDEX");
         cx_lib_called(t->c);
+        t->dbytes += n * 4;
     }
     finish(t, it, 3, r);
 }
@@ -366,6 +375,7 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
     if (rc != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
     cx_lib_called(t->c);
+    t->dbytes += (n + r->len) * (int64_t)val_esize((ValType)data->type);
     finish(t, it, 2, r);
 }
 
@@ -418,6 +428,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         cx_d2d(t->c, o, dev_of(t, dflt), (size_t)len * es);
     else if (!gather)
         cx_memset0(t->c, o, (size_t)len * es);
+    t->dbytes += (dflt ? 2 : !gather ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;
     if (len > 0 && (gather || ns > 0)) {
         const int32_t *sl = NULL, *dl = NULL;
@@ -433,6 +444,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
                         : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0);
         cx_lib_called(t->c);
         cx_note_sync(t->c); /* the index check waits */
+        t->dbytes += (gather ? 2 * len : 2 * ns) * (int64_t)es + (gather ? len : ns) * (flags ? 8 : 4);
         if (rc != 0) {
             val_release(r);
             perm_fail(t, vc_ops[op].name);
@@ -457,6 +469,7 @@ static void shape_on_device(CudaTier *t, Value *sd)
     cx_lib_called(t->c);
     cx_note_sync(t->c);
     int32_t mm[2];
+    t->dbytes += m * (4 + 8 + 4 + 4);
     cx_d2h(t->c, mm, t->minmax_d, sizeof mm);
     seg_set_shape(sd, n, mm[0], mm[1]);
 }
@@ -482,6 +495,7 @@ static void run_pack(CudaTier *t, Interp *it)
         cx_note_sync(t->c);
         r = cx_device_value(t->c, ty, count);
         cx_d2d(t->c, ((DevCopy *)r->dev)->d, tmp, (size_t)count * es);
+        t->dbytes += n * ((int64_t)es + 4) + 3 * count * (int64_t)es;
         cx_dfree(t->c, tmp);
     } else {
         r = val_new(ty, 0);

@@ -137,7 +137,7 @@ struct CudaExec {
     int plant_host_ptr;         /* tests: one upload left on the host (check_ptrs must refuse it) */
     /* what the program's timed region did (START_TIMER to STOP_TIMER, the
      * last one): counters at its start and its end */
-    struct Tally { int64_t launches, syncs, h2d, d2h; double ksecs; } t_start, t_region;
+    struct Tally { int64_t launches, syncs, h2d, d2h, dbytes; double ksecs; } t_start, t_region;
     int regions;
     /* the largest uploads of vectors (-d stats): bytes, block and variable */
     struct Upload { int64_t bytes; int line0, line1, var; } top_up[4];
@@ -481,6 +481,7 @@ static struct Tally tally(CudaExec *c)
     t.h2d = c->h2d_bytes;
     t.d2h = c->d2h_bytes;
     t.ksecs = kernel_seconds(c, 0) + kernel_seconds(c, 1);
+    t.dbytes = c->tier ? cuda_tier_bytes(c->tier) : 0;
     return t;
 }
 
@@ -499,7 +500,15 @@ static void timer_hook(int start)
     c->t_region.h2d = t.h2d - c->t_start.h2d;
     c->t_region.d2h = t.d2h - c->t_start.d2h;
     c->t_region.ksecs = t.ksecs - c->t_start.ksecs;
+    c->t_region.dbytes = t.dbytes - c->t_start.dbytes;
     c->regions++;
+}
+
+/* What the tally would take on the modelled device (runtime/fused/tuning.h). */
+static double model_seconds(const struct Tally *t)
+{
+    return (double)t->launches * MODEL_LAUNCH_S + (double)t->syncs * MODEL_WAIT_S +
+           (double)(t->h2d + t->d2h) / MODEL_BUS_BPS + (double)t->dbytes / MODEL_HBM_BPS;
 }
 
 static void print_tally(FILE *f, const char *what, const struct Tally *t)
@@ -2282,8 +2291,16 @@ static void cuda_report(Executor *x, FILE *f)
             print_tally(f, "timed region", &c->t_region);
         struct Tally all = tally(c);
         print_tally(f, "whole run", &all);
-        if (c->tier)
+        if (c->tier) {
             cuda_tier_report(c->tier, f);
+            fprintf(f, "stats: model: ");
+            if (c->regions)
+                fprintf(f, "timed region %.6f s, ", model_seconds(&c->t_region));
+            fprintf(f, "whole run %.6f s (%.0f us a launch, %.0f us a wait, %.0f GB/s host to device and back, %.0f GB/s "
+                       "of device memory for the device tier's %lld bytes)\n",
+                    model_seconds(&all), MODEL_LAUNCH_S * 1e6, MODEL_WAIT_S * 1e6, MODEL_BUS_BPS / 1e9,
+                    MODEL_HBM_BPS / 1e9, (long long)all.dbytes);
+        }
         fprintf(f, "stats: cuda: where the time went: kernels %.6f s (%s: generated %.6f s in %lld launches, primitives "
                    "%.6f s in %lld calls); module loads and compiles %.6f s; allocations %.6f s (%lld); copies to the "
                    "device %.6f s; reads back, each a wait for the device, %.6f s\n",

@@ -56,6 +56,8 @@ CudaTier *cx_tier(CudaExec *c);
  * (elements), its -d stats lines, freed. */
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min);
 void cuda_tier_report(const CudaTier *t, FILE *f);
+/* Bytes its primitives read and wrote in device memory so far (the model). */
+int64_t cuda_tier_bytes(const CudaTier *t);
 void cuda_tier_free(CudaTier *t);
 
 #endif

@@ -47,6 +47,14 @@
  * elements in about as long). */
 #define DEVICE_MIN 4096
 
+/* The modelled device of -d stats' "model" line (placement worked on
+ * without a GPU): an H100's order of magnitude as the issue states it,
+ * not measured here. */
+#define MODEL_LAUNCH_S 5e-6
+#define MODEL_WAIT_S 10e-6
+#define MODEL_BUS_BPS 25e9
+#define MODEL_HBM_BPS 3e12
+
 /* A unit's parts for NVRTC: at most this many bytes of kernel text each.
  * bh.5000's unit (1.4 MB, 1289 kernels), NVRTC for sm_90 on this
  * project's 2-core machine, busy with other work (CPU seconds: in all, the

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""tests/run_device_tier.py INTERP — the cuda backend's device tier
+(runtime/fused/cuda_tier.h) on the emulated device: placement keeps a
+timed region's vectors on the device (and a planted long transfer is seen
+as one), -d stats' two tally lines in their promised form, results and
+faults as the reference's (message, line, status), -m as the reference's.
+
+Every check decides by what the run prints, never by the clock.
+Prints "N passed, N failed"."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+INTERP = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "bin/vinterp")
+N = 20000
+LIMIT = 64 * 1024  # bytes a timed region may move host <-> device (issue 29)
+passed = failed = 0
+
+DEVICE = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
+
+TALLY = re.compile(r"^stats: (timed region|whole run): (\d+) launches, (\d+) syncs, (\d+) bytes host to device, "
+                   r"(\d+) bytes device to host, ([0-9.]+) s in kernels$")
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + what)
+
+
+def run(src, args, env_extra=None, mem=None):
+    with tempfile.NamedTemporaryFile("w", suffix=".vcode", delete=False) as f:
+        f.write(src)
+        path = f.name
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith("VINTERP_"):
+            del env[k]
+    env.update(env_extra or {})
+    cmd = [INTERP] + args + (["-m", str(mem)] if mem else []) + [path]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    os.unlink(path)
+    name = os.path.basename(path)
+    return p.returncode, p.stdout, p.stderr.replace(path, "PROG").replace(name, "PROG")
+
+
+def ref(src, mem=None):
+    return run(src, ["--backend=ref"], mem=mem)
+
+
+def dev(src, extra=(), mem=None, env=None):
+    e = dict(DEVICE)
+    e.update(env or {})
+    return run(src, ["--backend=cuda", "--tier=off"] + list(extra), e, mem)
+
+
+def tallies(err):
+    t = {}
+    for line in err.splitlines():
+        m = TALLY.match(line)
+        if m:
+            t[m.group(1)] = [int(m.group(i)) for i in range(2, 6)]
+    return t
+
+
+def region_ok(err):
+    """The placement verdict: the timed region moved at most LIMIT bytes."""
+    t = tallies(err).get("timed region")
+    return t is not None and t[2] + t[3] <= LIMIT
+
+
+def iota(start, n):
+    return "CONST INT %d\nCONST INT 1\nCONST INT %d\nMAKE_SEGDES\nINDEX\n" % (start, n)
+
+
+# x = 0..N-1 as floats on the device; the timed region: sum of x*x
+DOT = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\nCOPY 1 0\nSTART_TIMER\n* FLOAT\nCONST INT %d\nMAKE_SEGDES\n"
+       "+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nRET\n" % N)
+# the same with a long host constant multiplied in inside the timed region
+PLANT = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\nSTART_TIMER\nCONST FLOAT (" + " ".join(["2.0"] * N) +
+         ")\n* FLOAT\nCONST INT %d\nMAKE_SEGDES\n+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nRET\n" % N)
+
+
+def test_placement():
+    rc_r, out_r, _ = ref(DOT)
+    rc, out, err = dev(DOT, ["-d", "stats"])
+    check(rc == 0 and out == out_r, "dot: the reference's answer (%r, %r)" % (out, out_r))
+    t = tallies(err)
+    check(set(t) == {"timed region", "whole run"}, "dot: both tally lines in their form: %r" % sorted(t))
+    reg = t.get("timed region", [0, 0, 0, 0])
+    check(reg[0] >= 2, "dot: the timed region's MUL and REDUCE launched on the device: %r" % reg)
+    check(region_ok(err), "dot: the timed region moves at most %d bytes: %r" % (LIMIT, reg))
+    m = re.search(r"stats: device tier: (\d+) instructions on the device", err)
+    check(m is not None and int(m.group(1)) >= 4, "dot: INDEX, I_TO_F, * and +_REDUCE on the device")
+    check("stats: model: timed region" in err, "dot: the modelled time line")
+    # a planted long transfer: the same verdict must fail it
+    rc_r, out_r, _ = ref(PLANT)
+    rc, out, err = dev(PLANT, ["-d", "stats"])
+    check(rc == 0 and out == out_r, "plant: the reference's answer")
+    reg = tallies(err).get("timed region", [0, 0, 0, 0])
+    check(not region_ok(err) and reg[2] >= 8 * N, "plant: the long upload in the timed region is seen: %r" % reg)
+    # below the threshold nothing goes to the device
+    rc, out, err = dev(DOT, ["-d", "stats"], env={"VINTERP_DEVICE_MIN": str(N + 1)})
+    m = re.search(r"stats: device tier: (\d+) instructions on the device", err)
+    check(rc == 0 and m is not None and int(m.group(1)) == 0, "dot below the placement threshold: host only")
+    # the default tiers over the device tier: the same answer
+    rc_r, out_r, _ = ref(DOT)
+    rc, out, _ = run(DOT, ["--backend=cuda"], dict(DEVICE, VINTERP_TIER_WORK="0", VINTERP_TIER_MIN_LEN="0"))
+    check(rc == 0 and out == out_r, "dot under the default tiers")
+
+
+FAULTS = {
+    # 5 / (i - 7): element 7 divides by zero
+    "div": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-7, N) + "/ INT\nRET\n",
+    "mod": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-9, N) + "% INT\nRET\n",
+    # RAND over i - 3: a zero range at element 3
+    "rand": "FUNC MAIN1_1\n" + iota(-3, N) + "RAND\nRET\n",
+    # BPERMUTE of 0..N-1 through 1..N: index N at position N-1
+    "bpermute": "FUNC MAIN1_1\n" + iota(0, N) + iota(1, N) + "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\n"
+                "BPERMUTE INT\nRET\n" % (N, N),
+    # PERMUTE through 0..N-1 reversed but one: a collision-free permute, then a bad one
+    "permute": "FUNC MAIN1_1\n" + iota(0, N) + iota(2, N) + "CONST INT %d\nMAKE_SEGDES\nPERMUTE INT\nRET\n" % N,
+    # EXTRACT from 400 segments of 50 at index 60
+    "extract": "FUNC MAIN1_1\n" + iota(0, 20000) + "CONST INT 50\nCONST INT 400\nMAKE_SEGDES\nDIST INT\n"
+               "COPY 1 0\nMAKE_SEGDES\nPOP 1 1\nCONST INT 60\nCONST INT 400\nMAKE_SEGDES\nDIST INT\n"
+               "CPOP 1 1\nEXTRACT INT\nRET\n",
+}
+
+
+def test_faults():
+    for name, src in sorted(FAULTS.items()):
+        rc_r, out_r, err_r = ref(src)
+        rc, out, err = dev(src)
+        check(rc_r != 0 and "vinterp:" in err_r, "%s: the reference fails (%d, %r)" % (name, rc_r, err_r))
+        check((rc, out, err) == (rc_r, out_r, err_r), "%s: the reference's failure: %r against %r" % (name, err, err_r))
+
+
+# an elementwise chain over device vectors; its -m boundary
+MEM = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\nCOPY 1 0\n* FLOAT\nCOPY 1 0\n+ FLOAT\nCONST INT %d\nMAKE_SEGDES\n"
+       "+_REDUCE FLOAT\nRET\n" % N)
+
+
+def test_memory():
+    for mem in (60000, 40000, 25000, 12000):
+        r = ref(MEM, mem)
+        d = dev(MEM, mem=mem)
+        check(r == d, "-m %d: the reference's result or message: %r against %r" % (mem, d[2], r[2]))
+
+
+def main():
+    test_placement()
+    test_faults()
+    test_memory()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
