@@ -26,11 +26,12 @@ struct CudaTier {
     int op;                             /* the instruction running */
     int64_t short_results;              /* results read back: shorter than min */
     int64_t dbytes;                     /* read and written in device memory by the primitives */
+    int64_t in_place;                   /* elementwise results written over an argument */
 };
 
 typedef enum {
     K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
-    K_LENGTHS
+    K_LENGTHS, K_RANK
 } Kind;
 
 /* EXTRACT and REPLACE of up to this many segments read or write their
@@ -59,6 +60,7 @@ static Kind kind_of(int op)
     case OP_REPLACE: return K_REPLACE;
     case OP_MAKE_SEGDES: return K_MAKE_SEGDES;
     case OP_LENGTHS: return K_LENGTHS;
+    case OP_RANK_UP: case OP_RANK_DOWN: return K_RANK;
     default: return K_NONE;
     }
 }
@@ -132,6 +134,8 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = 0;
         else if (k == K_PERM || k == K_PACK)
             take = any_dev || any_long_fill;
+        else if (k == K_RANK) /* Int or Float keys (a Bool is the interpreter's error) */
+            take = any_dev && vs_at(it, 1)->type != VT_BOOL && vs_at(it, 1)->len < INT32_MAX;
         else if (k == K_MAKE_SEGDES) /* long lengths on the device: a descriptor that lives there */
             take = any_dev && top->len >= t->min;
         else if (k == K_LENGTHS)
@@ -255,6 +259,25 @@ static ValType result_type(const Instr *ins, const Value *a0, const Value *a1)
     }
 }
 
+/* An elementwise result written over an argument that only the stack
+ * holds, of the result's element size, on the device (element i is read
+ * before it is written), as the reference writes in place; else new. */
+static Value *in_place(CudaTier *t, Value **v, int na, ValType rt, int64_t n)
+{
+    for (int j = na - 1; j >= 0; j--) {
+        Value *a = v[j];
+        if (val_unique(a) && a->dev && !a->lazy && a->len == n && val_esize((ValType)a->type) == val_esize(rt) &&
+            !((DevCopy *)a->dev)->planted && !((DevCopy *)a->dev)->off) {
+            t->in_place++;
+            val_ref(a);
+            a->type = (uint8_t)rt;
+            a->hstale = 1;
+            return a;
+        }
+    }
+    return cx_device_value(t->c, rt, n);
+}
+
 static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
 {
     Value *v[3] = { NULL, NULL, NULL };
@@ -274,7 +297,7 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
     for (int j = 0; j < na; j++)
         args[j] = arg_of(t, v[j], 0);
     int may_fail = ins->type != TY_FLOAT && (ins->op == OP_DIV || ins->op == OP_MOD);
-    Value *r = cx_device_value(t->c, rt, n);
+    Value *r = in_place(t, v, na, rt, n);
     if (may_fail)
         fault_arm(t);
     VsElem ty = ins->type == TY_FLOAT ? VS_FLOAT : ins->type == TY_BOOL ? VS_BOOL : VS_INT;
@@ -581,6 +604,30 @@ static void run_lengths(CudaTier *t, Interp *it)
     finish(t, it, 1, r);
 }
 
+/* RANK_UP, RANK_DOWN: each element's place in its segment sorted stably
+ * (the reference's order of keys, runtime/core/rank.c). */
+static void run_rank(CudaTier *t, Interp *it, const Instr *ins)
+{
+    Value *keys = vs_at(it, 1), *sd = vs_at(it, 0);
+    int64_t n = keys->len, m = sd->len;
+    Value *r = cx_device_value(t->c, VT_INT, n);
+    if (n > 0) {
+        const int32_t *len = NULL;
+        const int64_t *off = NULL;
+        if (m != 1) {
+            DevCopy *dc = cx_on_device(t->c, sd);
+            len = dc->d;
+            off = dc->off;
+        }
+        if (cx_lib(t->c)->seg_rank(ins->op == OP_RANK_DOWN, elem_of(keys->type), dev_of(t, keys), len, off, m, n,
+                                   ((DevCopy *)r->dev)->d) != 0)
+            cx_lib_fail(t->c, vc_ops[ins->op].name);
+        cx_lib_called(t->c);
+        t->dbytes += n * (int64_t)(val_esize((ValType)keys->type) + 4) * 4; /* a radix sort's passes, roughly */
+    }
+    finish(t, it, 2, r);
+}
+
 /* The positions POS[0..M) on the device (an upload, counted). */
 static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
 {
@@ -670,6 +717,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_REPLACE: run_replace(t, it); break;
     case K_MAKE_SEGDES: run_make_segdes(t, it); break;
     case K_LENGTHS: run_lengths(t, it); break;
+    case K_RANK: run_rank(t, it, ins); break;
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
     return 1;
@@ -686,9 +734,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         fell_bytes += t->fell_bytes[op];
     }
     fprintf(f, "stats: device tier: %lld instructions on the device (placement at %lld elements), %lld host vectors "
-               "uploaded as operands (%lld bytes), %lld short results read back\n",
+               "uploaded as operands (%lld bytes), %lld short results read back, %lld results written in place\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
-            (long long)t->short_results);
+            (long long)t->short_results, (long long)t->in_place);
     if (t->up_count) {
         fprintf(f, "stats: device tier: host vectors uploaded as operands, by instruction:");
         for (int op = 0; op < OP_COUNT; op++)
