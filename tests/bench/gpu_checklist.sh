@@ -20,7 +20,7 @@
 #   no device time compiling.
 # There, with the device tool, carrying bin, build and .gpu:
 #     sh tests/bench/gpu_checklist.sh all      every section (one call)
-#   or one of: check, sanitize, compile, heldout, big, bench. The sections, with
+#   or one of: check, sanitize, compile, heldout, big, devtier, bench. The sections, with
 #   their limits (seconds):
 #     check     90  kernels/ unit tests; the corpus sample with every kernel
 #                   on the device under --check (floats against their
@@ -40,6 +40,10 @@
 #     big       60  dotp_100m and black_scholes_20m: ref, cuda (eager,
 #                   prefilled) and the classic; the timed regions against
 #                   the device's copy bandwidth; -d stats' timed-region line
+#     devtier   90  the device tier (VINTERP_DEVICE_TIER=on --tier=off: the
+#                   precompiled primitives, no NVRTC) beside ref on the two
+#                   big programs and the nine: timed region, whole process,
+#                   -d stats' tally and model lines
 #     bench    170  ref, cuda (eager, every kernel on the device, prefilled)
 #                   and the classic on the nine bench programs, one warm-up
 #                   and one timed run each
@@ -49,8 +53,8 @@
 # Here, and in make test:
 #     sh tests/bench/gpu_checklist.sh selftest
 #   checks what of it runs without a GPU (the compute-sanitizer verdicts).
-#     sh tests/bench/gpu_checklist.sh dry
-#   runs every section on the emulated device (VINTERP_CUDA_EMULATE=1) with
+#     sh tests/bench/gpu_checklist.sh dry [SECTION]
+#   runs every section (or one) on the emulated device (VINTERP_CUDA_EMULATE=1) with
 #   small sizes, no sanitizer, no prefilled cache: the script's own logic,
 #   before a GPU session depends on it.
 set -u
@@ -186,15 +190,15 @@ dry)
     data=$d
     # no prefilled cache here: the units compiled before the timed
     # sections (as prepare does with NVRTC for a GPU)
-    for f in "$d"/big/*.vcode "$d"/bench/*.vcode; do
+    mode=${2:-all} # dry SECTION: that section alone
+    [ "$mode" = devtier ] || for f in "$d"/big/*.vcode "$d"/bench/*.vcode; do
         VINTERP_CACHE_DIR="$d/cache" bin/vinterp --backend=cuda --tier=eager -m 2000000000 "$f" >/dev/null 2>&1
-    done
-    mode=all ;;
-all|check|sanitize|compile|heldout|big|bench)
+    done ;;
+all|check|sanitize|compile|heldout|big|devtier|bench)
     DRY=0; data=$root/.gpu
     if [ -f .gpu/cache.tar.gz ] && [ ! -d .gpu/cache ]; then tar -xzf .gpu/cache.tar.gz -C .gpu || exit 1; fi ;;
 *)
-    echo "usage: sh tests/bench/gpu_checklist.sh prepare [--classic PATH]|all|check|sanitize|compile|heldout|big|bench|selftest|dry" >&2
+    echo "usage: sh tests/bench/gpu_checklist.sh prepare [--classic PATH]|all|check|sanitize|compile|heldout|big|devtier|bench|selftest|dry" >&2
     exit 2 ;;
 esac
 
@@ -404,14 +408,46 @@ do_bench() {
     grep '^|' "$out/RESULTS.md" 2>/dev/null | while read -r l; do say "  $l"; done
 }
 
+# ---- devtier (90 s) ---------------------------------------------------------------
+# The device tier (VINTERP_DEVICE_TIER=on, --tier=off: every vector
+# instruction on device vectors as a precompiled primitive, no NVRTC)
+# beside ref, the two big programs and the nine: timed region and whole
+# process, the tally and the model's figure for the same counts.
+do_devtier() {
+    s0=$(date +%s)
+    for f in "$data/big/dotp_100m.vcode" "$data/big/black_scholes_20m.vcode" "$data"/bench/*.vcode; do
+        [ -f "$f" ] || continue
+        name=$(basename "$f" .vcode)
+        [ $(($(date +%s) - s0)) -lt 80 ] || { say "  (devtier: out of time before $name)"; break; }
+        w0=$(date +%s.%N)
+        timeout 30 bin/vinterp --backend=ref -m 2000000000 "$f" >"$out/$name.dref" 2>&1
+        w1=$(date +%s.%N)
+        VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off -m 2000000000 -d stats "$f" \
+            >"$out/$name.dt" 2>"$out/$name.dt.err"
+        rc=$?
+        w2=$(date +%s.%N)
+        same=same
+        same_but_timer "$out/$name.dt" "$out/$name.dref" || same="OUTPUT DIFFERS (exit $rc)"
+        say "- $name: device tier timed region $(tail -n 1 "$out/$name.dt" | tr -d '()' | awk '{ print $1 }') s," \
+            "ref $(tail -n 1 "$out/$name.dref" | tr -d '()' | awk '{ print $1 }') s; whole process" \
+            "$(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.2f", b - a }') s, ref" \
+            "$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.2f", b - a }') s; output $same"
+        say "  $(grep '^stats: timed region' "$out/$name.dt.err" | cut -c8-)"
+        say "  $(grep '^stats: model' "$out/$name.dt.err" | cut -c8-200)"
+        grep '^stats: device tier: [0-9]* instructions ran on the host' "$out/$name.dt.err" | cut -c1-300 |
+            while read -r l; do say "  $l"; done
+    done
+}
+
 case "$mode" in
+devtier) do_devtier ;;
 check) do_check ;;
 sanitize) do_sanitize ;;
 compile) do_compile ;;
 heldout) do_heldout ;;
 big) do_big ;;
 bench) do_bench ;;
-all) do_check; do_sanitize; do_compile; do_heldout; do_big; do_bench ;;
+all) do_check; do_sanitize; do_compile; do_heldout; do_big; do_devtier; do_bench ;;
 esac
 say ""
 say "total $(elapsed) s"
