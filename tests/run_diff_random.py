@@ -137,6 +137,9 @@ def main(argv):
                 print("FAIL: p%d (%s): the reference failed: %s" % (k, kind, err.strip()[:300]))
                 continue
             configs = [("cpu", base)] + [("cuda/" + s, dict(emul, VINTERP_CUDA_STRATEGY=s)) for s in STRATEGIES]
+            # the device tier alone (no fused code), every vector on the device
+            configs.append(("cuda/device-tier", dict(base, VINTERP_TIER="off", VINTERP_CUDA_EMULATE="1",
+                                                     VINTERP_DEVICE_TIER="on", VINTERP_DEVICE_MIN="1")))
             for name, env in configs:
                 rc, out, err = run(interp, path, name.split("/")[0], env)
                 if rc == 0 and same(out, ref):

@@ -31,7 +31,7 @@ struct CudaTier {
 
 typedef enum {
     K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
-    K_LENGTHS, K_RANK
+    K_LENGTHS, K_RANK, K_CONST
 } Kind;
 
 /* EXTRACT and REPLACE of up to this many segments read or write their
@@ -61,6 +61,7 @@ static Kind kind_of(int op)
     case OP_MAKE_SEGDES: return K_MAKE_SEGDES;
     case OP_LENGTHS: return K_LENGTHS;
     case OP_RANK_UP: case OP_RANK_DOWN: return K_RANK;
+    case OP_CONST: return K_CONST;
     default: return K_NONE;
     }
 }
@@ -109,6 +110,9 @@ static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_S
 static int claims(CudaTier *t, Interp *it, const Instr *ins)
 {
     Kind k = kind_of(ins->op);
+    if (k == K_CONST) /* a vector constant's home by its length: made (uploaded once) on the device */
+        return ins->ckind == CK_VECTOR && it->consts[ins->cidx]->type != VT_SEGDES &&
+               it->consts[ins->cidx]->len >= t->min;
     int na = nargs_of(ins->op);
     if (na == 0 || it->sp < na)
         return 0;
@@ -453,7 +457,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         cx_memset0(t->c, o, (size_t)len * es);
     t->dbytes += (dflt ? 2 : !gather ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;
-    if (len > 0 && (gather || ns > 0)) {
+    if (gather ? len > 0 : ns > 0) { /* a scatter into nothing still checks its indices */
         const int32_t *sl = NULL, *dl = NULL;
         const int64_t *so = NULL, *dof = NULL;
         if (ssd->len != 1 || dsd->len != 1) { /* both given, or neither */
@@ -718,6 +722,12 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_MAKE_SEGDES: run_make_segdes(t, it); break;
     case K_LENGTHS: run_lengths(t, it); break;
     case K_RANK: run_rank(t, it, ins); break;
+    case K_CONST: {
+        Value *v = it->consts[ins->cidx];
+        (void)dev_of(t, v);
+        vs_push(it, val_ref(v));
+        break;
+    }
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
     return 1;

@@ -414,7 +414,10 @@ int interp_run(Interp *it)
         }
         switch (ins->op) {
         case OP_COPY: case OP_POP: case OP_CPOP: case OP_CONST:
-            exec_data_op(it, ins);
+            if (on_dev) /* a long vector constant placed on the device */
+                it->dev_op(it->dev_ctx, it, ins, 1);
+            else
+                exec_data_op(it, ins);
             pc++;
             break;
         case OP_PAIR: {
