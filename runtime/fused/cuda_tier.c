@@ -20,6 +20,7 @@ struct CudaTier {
     unsigned long long *fault_d;        /* the fault record of vk_map */
     int32_t *minmax_d;                  /* a device descriptor's shortest and longest length */
     int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
+    int64_t waits[OP_COUNT];            /* the host's waits in them, by opcode */
     int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
     int64_t up_op[OP_COUNT], up_op_bytes[OP_COUNT]; /* the same by instruction */
@@ -708,6 +709,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
         return claims(t, it, ins);
     t->ran[ins->op]++;
     t->op = ins->op;
+    int64_t w0 = cx_syncs(t->c);
     switch (kind_of(ins->op)) {
     case K_ELEM: run_elem(t, it, ins, nargs_of(ins->op)); break;
     case K_RAND: run_rand(t, it); break;
@@ -730,6 +732,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     }
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
+    t->waits[ins->op] += cx_syncs(t->c) - w0;
     return 1;
 }
 
@@ -747,6 +750,11 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                "uploaded as operands (%lld bytes), %lld short results read back, %lld results written in place\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
             (long long)t->short_results, (long long)t->in_place);
+    fprintf(f, "stats: device tier: instructions run there (and the host's waits in them):");
+    for (int op = 0; op < OP_COUNT; op++)
+        if (t->ran[op])
+            fprintf(f, " %s %lld (%lld)", vc_ops[op].name, (long long)t->ran[op], (long long)t->waits[op]);
+    fputc('\n', f);
     if (t->up_count) {
         fprintf(f, "stats: device tier: host vectors uploaded as operands, by instruction:");
         for (int op = 0; op < OP_COUNT; op++)

@@ -803,6 +803,7 @@ void cx_memset0(CudaExec *c, void *dst, size_t bytes)
 }
 void cx_dfree(CudaExec *c, void *p) { dfree(c, p); }
 void cx_note_sync(CudaExec *c) { c->d2h_count++; }
+int64_t cx_syncs(const CudaExec *c) { return c->d2h_count; }
 void cx_lib_fail(CudaExec *c, const char *what) { lib_fail(c, what); }
 CudaTier *cx_tier(CudaExec *c) { return c->tier; }
 

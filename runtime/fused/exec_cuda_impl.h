@@ -36,6 +36,8 @@ void cx_memset0(CudaExec *c, void *dst, size_t bytes);
 void cx_dfree(CudaExec *c, void *p);
 /* A primitive waited to hand a number back (a sync). */
 void cx_note_sync(CudaExec *c);
+/* The host's waits so far (the syncs of -d stats). */
+int64_t cx_syncs(const CudaExec *c);
 /* V's device copy, uploaded (counted) when it has none. */
 DevCopy *cx_on_device(CudaExec *c, Value *v);
 /* A new vector of LEN elements of T whose contents will be on the device
