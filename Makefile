@@ -172,6 +172,13 @@ valgrind: $(BIN)/vinterp
 	        [ $$? -ne 9 ]; \
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind ($$b, -m $$m): read_input"; cat /tmp/vinterp-vg.log; fi; \
 	done; done; \
+	for p in bn_qs bn_bh bn_batcher; do \
+	    if env VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=1 valgrind -q --leak-check=full \
+	        --errors-for-leak-kinds=definite,indirect,possible --suppressions=$(CURDIR)/tests/valgrind.supp \
+	        --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=cuda --tier=off -m 200000000 $$p.vcode \
+	        >/dev/null 2>/tmp/vinterp-vg.log; \
+	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind (cuda device tier): $$p"; cat /tmp/vinterp-vg.log; fi; \
+	done; \
 	for p in bn_qs bn_bh; do \
 	    if env VINTERP_PAR_MIN=1 VINTERP_THREADS=3 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
 	        --suppressions=$(CURDIR)/tests/valgrind.supp --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=ref \

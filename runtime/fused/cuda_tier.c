@@ -89,7 +89,14 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     return t;
 }
 
-void cuda_tier_free(CudaTier *t) { free(t); }
+void cuda_tier_free(CudaTier *t)
+{
+    if (!t)
+        return;
+    cx_dfree(t->c, t->fault_d);
+    cx_dfree(t->c, t->minmax_d);
+    free(t);
+}
 
 int64_t cuda_tier_bytes(const CudaTier *t) { return t->dbytes; }
 
