@@ -129,7 +129,7 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
             env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=1 \
             python3 "$here/run_golden.py" "$here/$dir" "$interp"
     done
-    section "golden programs, device tier, vectors of 3 elements up there (short results come back)" \
+    section "golden programs, device tier, vectors of 3 elements up there (shorter ones on the host)" \
         env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=3 \
         python3 "$here/run_golden.py" "$here/golden" "$interp"
     section "device tier: placement in a timed region, a planted transfer, faults, -m" \

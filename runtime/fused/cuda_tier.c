@@ -25,7 +25,6 @@ struct CudaTier {
     int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
     int64_t up_op[OP_COUNT], up_op_bytes[OP_COUNT]; /* the same by instruction */
     int op;                             /* the instruction running */
-    int64_t short_results;              /* results read back: shorter than min */
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
 };
@@ -112,9 +111,11 @@ CudaTier *cuda_tier_current(void)
  * not a home). */
 static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_SEGDES && v->dev != NULL; }
 
-/* 1 when the tier runs INS: an operand is on the device, or it makes a
- * long vector from short operands (cuda_tier.h). A declined instruction
- * with an operand on the device is counted (its operands go to the host). */
+/* 1 when the tier runs INS: an operand is a long vector on the device, or
+ * it makes a long vector from short operands (cuda_tier.h). Short device
+ * vectors (a reduction's sums) do not bring an instruction to the device:
+ * the host reads them when it needs them. A declined instruction with an
+ * operand on the device is counted (its operands go to the host). */
 static int claims(CudaTier *t, Interp *it, const Instr *ins)
 {
     Kind k = kind_of(ins->op);
@@ -124,14 +125,15 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
     int na = nargs_of(ins->op);
     if (na == 0 || it->sp < na)
         return 0;
-    int any_dev = 0, any_long_fill = 0, pair = 0;
+    int any_dev = 0, any_short_dev = 0, any_long_fill = 0, pair = 0;
     int64_t dev_bytes = 0;
     for (int j = 0; j < na; j++) {
         const Value *v = vs_at(it, j);
         pair |= v->type == VT_PAIR;
         any_long_fill |= v->type != VT_PAIR && v->lazy && v->len >= t->min;
         if (on_dev(v)) {
-            any_dev = 1;
+            any_dev |= v->len >= t->min;
+            any_short_dev = 1;
             if (v->hstale)
                 dev_bytes += v->len * (int64_t)val_esize((ValType)v->type);
         }
@@ -152,7 +154,7 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = any_dev && top->len >= t->min;
         else if (k == K_LENGTHS)
             take = top->dev && top->hstale && top->len >= t->min;
-        else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device, few segments */
+        else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device */
             take = on_dev(vs_at(it, na - 1));
         else if (k == K_ELEM) /* over lazy fills alone, the host makes a lazy fill */
             take = any_dev;
@@ -164,11 +166,11 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         else if (k == K_RAND)
             take = any_dev || (top->lazy && top->len >= t->min);
         else if (k == K_DIST)
-            take = any_dev || (top->len > 1 && top->n >= t->min);
+            take = top->n >= t->min && (any_short_dev || top->len > 1);
         else /* INDEX */
             take = any_dev || top->n >= t->min;
     }
-    if (!take && any_dev) {
+    if (!take && any_short_dev) {
         t->fell[ins->op]++;
         t->fell_bytes[ins->op] += dev_bytes;
     }
@@ -219,20 +221,11 @@ static const int64_t *offsets_of(CudaTier *t, Value *sd)
     return cx_on_device(t->c, sd)->off;
 }
 
-/* A result's home by its length: a device result shorter than the
- * placement threshold goes to the host (read back now). */
-static void place(CudaTier *t, Value *r)
-{
-    if (r->dev && r->len < t->min) {
-        t->short_results++;
-        val_drop_device(r);
-    }
-}
-
-/* Replace the top NA entries with R, placed. */
+/* Replace the top NA entries with R. A short result stays on the device
+ * until the host reads it (val_for_host), as a long one does. */
 static void finish(CudaTier *t, Interp *it, int na, Value *r)
 {
-    place(t, r);
+    (void)t;
     for (int j = 0; j < na; j++)
         val_release(vs_pop(it));
     vs_push(it, r);
@@ -544,7 +537,6 @@ static void run_pack(CudaTier *t, Interp *it)
             cx_lib_fail(t->c, "PACK");
         cx_lib_called(t->c);
         shape_on_device(t, nsd);
-        place(t, r);
         for (int j = 0; j < 3; j++)
             val_release(vs_pop(it));
         vs_push(it, r);
@@ -566,7 +558,6 @@ static void run_pack(CudaTier *t, Interp *it)
         memset(VI(nsd), 0, (size_t)m * 4);
     }
     seg_finish(nsd);
-    place(t, r);
     for (int j = 0; j < 3; j++)
         val_release(vs_pop(it));
     vs_push(it, r);
@@ -754,9 +745,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         fell_bytes += t->fell_bytes[op];
     }
     fprintf(f, "stats: device tier: %lld instructions on the device (placement at %lld elements), %lld host vectors "
-               "uploaded as operands (%lld bytes), %lld short results read back, %lld results written in place\n",
+               "uploaded as operands (%lld bytes), %lld results written in place\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
-            (long long)t->short_results, (long long)t->in_place);
+            (long long)t->in_place);
     fprintf(f, "stats: device tier: instructions run there (and the host's waits in them):");
     for (int op = 0; op < OP_COUNT; op++)
         if (t->ran[op])

@@ -5,16 +5,19 @@
  *
  * Placement by size: a vector is made on the device when an instruction
  * that makes a long vector from short operands runs there — RAND over a
- * lazy fill, INDEX, a segmented DIST, of at least the placement threshold
- * ($VINTERP_DEVICE_MIN elements) — or when any operand of an instruction
- * the tier runs is on the device already; everything else stays with the
- * host interpreter (scalars, short vectors, vectors made on the host). An
+ * lazy fill, INDEX, DIST, a vector constant, of at least the placement
+ * threshold ($VINTERP_DEVICE_MIN elements) — or by an instruction the
+ * tier runs because an operand of that length is on the device already;
+ * everything else stays with the host interpreter (scalars, short vectors,
+ * vectors made on the host). A short result of the tier (a reduction's
+ * sums) stays on the device until the host reads it. An
  * operand on the other side is moved: a lazy fill goes as a scalar, a
  * host vector is uploaded (counted). An instruction the tier does not run
  * yet brings its device operands to the host (-d stats names it and the
  * bytes it read back). Runs on device today: every elementwise
  * instruction (SELECT included), RAND, DIST, INDEX, the scans and the
- * reductions (segmented or not). Results equal the reference's bit for
+ * reductions (segmented or not), the permutes, PACK, EXTRACT, REPLACE,
+ * RANK, MAKE_SEGDES and LENGTHS of long descriptors. Results equal the reference's bit for
  * bit but float + and * scans and reductions on a GPU (a tree: within the
  * bounds of runtime/fused/README.md).
  *
