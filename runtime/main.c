@@ -4,6 +4,7 @@
 #include "runtime/fused/exec_cpu.h"
 #include "runtime/fused/exec_cuda.h"
 #include "runtime/fused/cuda_tier.h"
+#include "runtime/core/trace.h"
 #include "runtime/jit/jit.h"
 #include "runtime/core/errors.h"
 #include "runtime/interp/interp.h"
@@ -131,7 +132,9 @@ static void help(FILE *f)
     }
     fprintf(f, "  -d fusion\n      each block's kernels, ILP and fused kernels when translated\n"
                "  -d stats\n      translation and execution figures at exit\n"
-               "  -d tier\n      each block's promotion, translation and installation as it happens\n");
+               "  -d tier\n      each block's promotion, translation and installation as it happens\n"
+               "  -d trace=FILE\n      a Chrome trace (Perfetto, chrome://tracing) of launches, copies, waits, "
+               "allocations,\n      compiles, the device tier's instructions and fused block runs\n");
     settings_print(f, 0);
     fprintf(f, "Every setting, test ones included: vinterp --settings (runtime/SETTINGS.md)\n");
 }
@@ -200,6 +203,13 @@ typedef struct {
 /* -d WORD (the classic's words, then ours). 0, or -1 (reported). */
 static int set_debug(Cli *cl, const char *w)
 {
+    if (strncmp(w, "trace=", 6) == 0) { /* a Chrome trace (runtime/core/trace.h) */
+        if (!w[6] || trace_open(w + 6) != 0) {
+            fprintf(stderr, "vinterp: -d trace=FILE: cannot write '%s': %s\n", w + 6, w[6] ? strerror(errno) : "no file named");
+            return -1;
+        }
+        return 0;
+    }
     int k = 0;
     while (k < (int)(sizeof debug_words / sizeof debug_words[0]) && strcmp(w, debug_words[k]))
         k++;
@@ -220,7 +230,7 @@ static int set_debug(Cli *cl, const char *w)
         fprintf(stderr, "vinterp: -d: '%s' is not one of", w);
         for (int i = 0; i < (int)(sizeof debug_words / sizeof debug_words[0]); i++)
             fprintf(stderr, " %s", debug_words[i]);
-        fprintf(stderr, "\n");
+        fprintf(stderr, " trace=FILE\n");
         return -1;
     }
     return 0;

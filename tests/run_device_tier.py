@@ -3,10 +3,12 @@
 (runtime/fused/cuda_tier.h) on the emulated device: placement keeps a
 timed region's vectors on the device (and a planted long transfer is seen
 as one), -d stats' two tally lines in their promised form, results and
-faults as the reference's (message, line, status), -m as the reference's.
+faults as the reference's (message, line, status), -m as the reference's,
+-d trace=FILE's Chrome trace.
 
 Every check decides by what the run prints, never by the clock.
 Prints "N passed, N failed"."""
+import json
 import os
 import re
 import subprocess
@@ -152,8 +154,37 @@ def test_memory():
         check(r == d, "-m %d: the reference's result or message: %r against %r" % (mem, d[2], r[2]))
 
 
+def test_trace():
+    """-d trace=FILE: a Chrome trace (JSON) of the device tier's work."""
+    path = os.path.join(tempfile.gettempdir(), "vinterp-trace-%d.json" % os.getpid())
+    rc, out, err = dev(DOT, ["-d", "trace=" + path])
+    try:
+        with open(path) as f:
+            events = json.load(f)
+    except (OSError, ValueError) as e:
+        events = []
+        check(False, "trace: a JSON file: %s" % e)
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    cats = {}
+    for e in events:
+        cats[e.get("cat")] = cats.get(e.get("cat"), 0) + 1
+    spans = [e for e in events if e.get("ph") == "X"]
+    check(rc == 0 and all("ts" in e and "dur" in e and e["dur"] >= 0 for e in spans) and len(spans) > 0,
+          "trace: complete events with a start and a duration")
+    check(cats.get("device tier", 0) >= 4 and cats.get("primitive", 0) >= 4 and cats.get("allocation", 0) >= 1,
+          "trace: the tier's instructions, its primitive calls and allocations: %r" % cats)
+    names = [e["name"] for e in spans if e.get("cat") == "device tier"]
+    check(any(n.startswith("+_REDUCE (line ") for n in names), "trace: instructions named with their line: %r" % names)
+    rc, out, err = dev(DOT, ["-d", "trace=/nonexistent-dir/t.json"])
+    check(rc == 1 and out == "" and len(err.splitlines()) == 1 and "trace=FILE" in err,
+          "trace: an unwritable file is one line and exit 1: %r" % err)
+
+
 def main():
     test_placement()
+    test_trace()
     test_faults()
     test_memory()
     print("%d passed, %d failed" % (passed, failed))

@@ -8,6 +8,7 @@
  * backend_check.c, the figures of -d stats and --profile in
  * backend_report.c (backend_impl.h: the state they share). */
 #include "runtime/fused/backend_impl.h"
+#include "runtime/core/trace.h"
 #include "runtime/fused/check_bound.h"
 #include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
@@ -693,6 +694,13 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             drop_new_offsets(b, it, g->nin, NULL, 0);
     }
     push_outputs(b, it, k, bp, env, &rand_before);
+    if (trace_on) {
+        char name[64];
+        int lo, hi;
+        vc_line_range(b->prog, bp->blk.start, bp->blk.end, &lo, &hi);
+        snprintf(name, sizeof name, "fused block, lines %d-%d", lo, hi);
+        trace_span("fused block", name, trace_now() - (rt_seconds() - t_run) * 1e6, trace_now(), -1);
+    }
     if (b->tiered) {
         e->entries++;
         e->elements += len;

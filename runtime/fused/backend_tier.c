@@ -4,6 +4,7 @@
  * against interpreted ones (tier.h, tier_hot.h, tier_verdict.h). */
 #include "runtime/fused/backend_impl.h"
 #include "runtime/core/clock.h"
+#include "runtime/core/trace.h"
 #include "runtime/core/errors.h"
 #include "runtime/fused/lcu_eval.h"
 #include "runtime/interp/ops.h"
@@ -29,7 +30,9 @@ static void tier_refine_job(Backend *b, int k)
     memset(&st, 0, sizeof st);
     b->bg_plans[k] = &e->plan;
     char msg[400] = "";
+    double tt = trace_now();
     int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
+    trace_span("compile", "a block's full compile (staged)", tt, trace_now(), -1);
     b->bg_plans[k] = NULL;
     e->refine_s = st.compile_seconds;
     atomic_store_explicit(&e->refine, rc == 0 ? RF_READY : RF_FAILED, memory_order_release);
@@ -72,8 +75,11 @@ void tier_job(void *arg, int k)
             e->quick = 1;
         }
     }
-    if (rc == 1)
+    if (rc == 1) {
+        double tt = trace_now();
         rc = b->x->build(b->x, b->nblocks, plans, &st, msg, sizeof msg);
+        trace_span("compile", st.fast ? "a block's compile (quick)" : "a block's compile", tt, trace_now(), -1);
+    }
     plans[k] = NULL;
     e->compile_s = st.compile_seconds;
     e->compiled = st.compiled;

@@ -6,6 +6,7 @@
 #include "kernels/vk_elem.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
+#include "runtime/core/trace.h"
 #include "vcode/optable.h"
 
 #include <stdlib.h>
@@ -708,6 +709,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     t->ran[ins->op]++;
     t->op = ins->op;
     int64_t w0 = cx_syncs(t->c);
+    double tt = trace_now();
     switch (kind_of(ins->op)) {
     case K_ELEM: run_elem(t, it, ins, nargs_of(ins->op)); break;
     case K_RAND: run_rand(t, it); break;
@@ -731,6 +733,11 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     default: rt_fatal("internal error: the device tier cannot run %s", vc_ops[ins->op].name);
     }
     t->waits[ins->op] += cx_syncs(t->c) - w0;
+    if (trace_on) {
+        char name[64];
+        snprintf(name, sizeof name, "%s (line %d)", vc_ops[ins->op].name, ins->cline);
+        trace_span("device tier", name, tt, trace_now(), -1);
+    }
     return 1;
 }
 

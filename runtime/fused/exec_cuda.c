@@ -35,6 +35,7 @@
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/core/rand.h"
 #include "runtime/core/settings.h"
+#include "runtime/core/trace.h"
 #include "runtime/fused/tuning.h"
 #include "kernels/rand_jump.h"
 #include "translate/cg_unit.h"
@@ -299,6 +300,9 @@ static void *dalloc(CudaExec *c, size_t bytes)
     void *p = c->dev->alloc(c->dev, bytes);
     c->alloc_seconds += rt_seconds() - t0;
     c->alloc_count++;
+    if (trace_on)
+        trace_span("allocation", "device memory", trace_now() - (rt_seconds() - t0) * 1e6, trace_now(),
+                   (int64_t)bytes);
     if (!p) {
         mem_dev_uncharge_bytes((int64_t)bytes);
         /* the device's own words: out of memory, or an earlier fault */
@@ -390,9 +394,12 @@ static double kernel_seconds(CudaExec *c, int kind)
         CudaExec *c_ = current;                                                                           \
         const void *p_[] = ptrs;                                                                          \
         check_prim_ptrs(c_, "the primitive " name, np, p_);                                               \
+        double tt_ = trace_now();                                                                         \
         kmark(c_, 1, 1);                                                                                  \
         int rc_ = c_->dev->lib.call;                                                                      \
         kmark(c_, 0, 1);                                                                                  \
+        if (trace_on)                                                                                     \
+            trace_span("primitive", name, tt_, trace_now(), -1);                                          \
         return rc_;                                                                                       \
     } while (0)
 #define PTRS(...) { __VA_ARGS__ }
@@ -560,6 +567,8 @@ static void h2d(CudaExec *c, void *dst, const void *src, size_t bytes)
     c->h2d_seconds += dt;
     c->h2d_bytes += (int64_t)bytes;
     c->h2d_count++;
+    if (trace_on)
+        trace_span("copy", "host to device", trace_now() - dt * 1e6, trace_now(), (int64_t)bytes);
 }
 
 /* The host waits for the device (it reads something back): after it, a
@@ -611,6 +620,8 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
     c->d2h_seconds += dt;
     c->d2h_bytes += (int64_t)bytes;
     c->d2h_count++;
+    if (trace_on)
+        trace_span("wait", "device to host (a wait)", trace_now() - dt * 1e6, trace_now(), (int64_t)bytes);
 }
 
 /* ---- device copies of values (the hooks of runtime/core/value.h) ---------------- */
@@ -1107,12 +1118,18 @@ static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t 
     c->last_soac = c->cur_soac;
     if (c->check_ptrs)
         check_launch_ptrs(c, nargs, p3, p4);
+    double tt = trace_now();
     kmark(c, 1, 0);
     int rc = c->dev->launch(c->dev, fn, grid, sync, nargs, args);
     kmark(c, 0, 0);
     if (rc != 0)
         dev_fail(c, "a kernel launch");
     c->launches++;
+    if (trace_on) {
+        char name[64];
+        snprintf(name, sizeof name, "vk_u%d_s%d", c->cur_unique, c->cur_soac);
+        trace_span("launch", name, tt, trace_now(), -1);
+    }
 }
 
 static void launch(CudaExec *c, void *fn, int64_t n, int nargs, void *p3, void *p4)
@@ -2102,6 +2119,9 @@ static int load_unit(CudaExec *c, const CgUnit *u, int fast, Loaded *l, char *ms
     }
     c->dev->load_fast = 0;
     c->load_seconds += rt_seconds() - l0;
+    if (trace_on)
+        trace_span("compile", fast ? "compile and load a unit (quick)" : "compile and load a unit",
+                   trace_now() - (rt_seconds() - l0) * 1e6, trace_now(), -1);
     c->parts += up->n;
     return rc;
 }
