@@ -15,7 +15,7 @@ typedef struct {
     char name[64];
 } Event;
 
-int trace_on;
+_Atomic int trace_on;
 static FILE *out;
 static double t_base;
 static Event *ev;

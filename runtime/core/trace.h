@@ -18,7 +18,7 @@
 enum { TRACE_MAX_EVENTS = 1 << 21 };
 
 /* 1 while a trace is being kept (the hooks' test: cheap). */
-extern int trace_on;
+extern _Atomic int trace_on;
 
 /* Start keeping a trace for PATH (opened now, so that a bad path is an
  * error at start-up); 0, or -1 with errno set. The file is written by
