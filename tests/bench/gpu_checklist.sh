@@ -43,7 +43,8 @@
 #     devtier   90  the device tier (VINTERP_DEVICE_TIER=on --tier=off: the
 #                   precompiled primitives, no NVRTC) beside ref on the two
 #                   big programs and the nine: timed region, whole process,
-#                   -d stats' tally and model lines
+#                   -d stats' tally and model lines; dotp_100m's Chrome trace
+#                   ($OUT/dotp_100m.trace.json)
 #     bench    170  ref, cuda (eager, every kernel on the device, prefilled)
 #                   and the classic on the nine bench programs, one warm-up
 #                   and one timed run each
@@ -422,7 +423,10 @@ do_devtier() {
         w0=$(date +%s.%N)
         timeout 30 bin/vinterp --backend=ref -m 2000000000 "$f" >"$out/$name.dref" 2>&1
         w1=$(date +%s.%N)
-        VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off -m 2000000000 -d stats "$f" \
+        trace=
+        [ "$name" = dotp_100m ] && trace="-d trace=$out/dotp_100m.trace.json" # the issue's trace (Perfetto)
+        # shellcheck disable=SC2086
+        VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off -m 2000000000 -d stats $trace "$f" \
             >"$out/$name.dt" 2>"$out/$name.dt.err"
         rc=$?
         w2=$(date +%s.%N)
