@@ -28,6 +28,7 @@ struct CudaTier {
     int op;                             /* the instruction running */
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
+    int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
 };
 
 typedef enum {
@@ -171,9 +172,12 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         else /* INDEX */
             take = any_dev || top->n >= t->min;
     }
-    if (!take && any_short_dev) {
+    if (!take && any_dev) { /* a long device vector goes to the host: worth naming */
         t->fell[ins->op]++;
         t->fell_bytes[ins->op] += dev_bytes;
+    } else if (!take && any_short_dev) {
+        t->short_reads++;
+        t->short_bytes += dev_bytes;
     }
     return take;
 }
@@ -768,11 +772,14 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                         (long long)t->up_op_bytes[op]);
         fputc('\n', f);
     }
+    fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
+               "for an IF, and such)\n",
+            (long long)t->short_reads, (long long)t->short_bytes);
     if (!fell) {
-        fprintf(f, "stats: device tier: no instruction read a device vector on the host\n");
+        fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;
     }
-    fprintf(f, "stats: device tier: %lld instructions ran on the host with device operands (%lld bytes read back):",
+    fprintf(f, "stats: device tier: %lld instructions ran on the host with long device operands (%lld bytes read back):",
             (long long)fell, (long long)fell_bytes);
     for (int op = 0; op < OP_COUNT; op++)
         if (t->fell[op])

@@ -25,7 +25,7 @@ PROGRAMS = ["batcher_1m", "bh_16k", "black_scholes_8m", "delaunay_40k", "dotp_50
 TALLY = re.compile(r"^stats: (timed region|whole run): (\d+) launches, (\d+) syncs, (\d+) bytes host to device, "
                    r"(\d+) bytes device to host")
 MODEL = re.compile(r"^stats: model: (?:timed region ([0-9.]+) s, )?whole run ([0-9.]+) s")
-FELL = re.compile(r"^stats: device tier: (\d+) instructions ran on the host with device operands")
+FELL = re.compile(r"^stats: device tier: (\d+) instructions ran on the host with long device operands")
 
 
 def mb(b):
