@@ -97,6 +97,27 @@ VS_FN int vk_elem(int op, int ty, VkCell x, VkCell y, VkCell z, VkCell *r)
     }
 }
 
+/* Element I of an elementwise instruction's result into OUT (Floats
+ * when OUT_F), from ARGS[0 .. NARGS) (FMASK: which hold Floats); its
+ * fault code, and OUT untouched, when it fails. The loop around it is
+ * the GPU's grid or the emulated device's. */
+VS_FN int vk_map_at(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t i, void *out)
+{
+    VkCell zero, r;
+    zero.f = 0.0;
+    VkCell x = vk_cell(&args[0], fmask & 1, i);
+    VkCell y = nargs > 1 ? vk_cell(&args[1], fmask & 2, i) : zero;
+    VkCell z = nargs > 2 ? vk_cell(&args[2], fmask & 4, i) : zero;
+    int f = vk_elem(op, ty, x, y, z, &r);
+    if (f != VS_OK)
+        return f;
+    if (out_f)
+        ((double *)out)[i] = r.f;
+    else
+        ((int32_t *)out)[i] = r.i;
+    return VS_OK;
+}
+
 /* 1 when vk_map runs instruction OP (every elementwise instruction but
  * RAND, which is vk_rand). */
 VS_FN int vk_map_takes(int op)
@@ -118,6 +139,24 @@ VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
             hi = mid;
     }
     return lo;
+}
+
+/* Element I of DIST's result (OFF the descriptor's M offsets; VAL
+ * Floats when F), and of INDEX's. */
+VS_FN void vk_dist_at(int f, const VkArg *val, const int64_t *off, int64_t m, int64_t i, void *out)
+{
+    VkCell c = vk_cell(val, f, m > 1 ? vk_seg_find(off, m, i) : 0);
+    if (f)
+        ((double *)out)[i] = c.f;
+    else
+        ((int32_t *)out)[i] = c.i;
+}
+
+VS_FN void vk_index_at(const VkArg *start, const VkArg *stride, const int64_t *off, int64_t m, int64_t i, int32_t *out)
+{
+    int64_t s = m > 1 ? vk_seg_find(off, m, i) : 0, j = i - (m > 1 ? off[s] : 0);
+    uint32_t c = (uint32_t)vk_cell(start, 0, s).i, d = (uint32_t)vk_cell(stride, 0, s).i;
+    out[i] = (int32_t)(c + (uint32_t)j * d);
 }
 
 /* A fault record (vk_map): the first failing element and its code, as

@@ -18,48 +18,25 @@ __global__ void k_map(int op, int ty, int fmask, int out_f, Args3 args, int narg
                       unsigned long long *fault)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
-    VkCell zero;
-    zero.f = 0.0;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        VkCell x = vk_cell(&args.a[0], fmask & 1, i);
-        VkCell y = nargs > 1 ? vk_cell(&args.a[1], fmask & 2, i) : zero;
-        VkCell z = nargs > 2 ? vk_cell(&args.a[2], fmask & 4, i) : zero;
-        VkCell r;
-        int f = vk_elem(op, ty, x, y, z, &r);
-        if (f != VS_OK) {
-            if (fault)
-                atomicMin(fault, vk_fault_pack(i, f));
-            continue;
-        }
-        if (out_f)
-            ((double *)out)[i] = r.f;
-        else
-            ((int32_t *)out)[i] = r.i;
+        int f = vk_map_at(op, ty, fmask, out_f, args.a, nargs, i, out);
+        if (f != VS_OK && fault)
+            atomicMin(fault, vk_fault_pack(i, f));
     }
 }
 
 __global__ void k_dist(int f, VkArg val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t s = m > 1 ? vk_seg_find(off, m, i) : 0;
-        VkCell c = vk_cell(&val, f, s);
-        if (f)
-            ((double *)out)[i] = c.f;
-        else
-            ((int32_t *)out)[i] = c.i;
-    }
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        vk_dist_at(f, &val, off, m, i, out);
 }
 
 __global__ void k_index(VkArg start, VkArg stride, const int64_t *off, int64_t m, int64_t n, int32_t *out)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        int64_t s = m > 1 ? vk_seg_find(off, m, i) : 0;
-        int64_t j = i - (m > 1 ? off[s] : 0);
-        uint32_t c = (uint32_t)vk_cell(&start, 0, s).i, d = (uint32_t)vk_cell(&stride, 0, s).i;
-        out[i] = (int32_t)(c + (uint32_t)j * d);
-    }
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        vk_index_at(&start, &stride, off, m, i, out);
 }
 
 } // namespace

@@ -142,48 +142,29 @@ static int em_map(int op, int ty, int fmask, int out_f, const VkArg *args, int n
 {
     if (!vk_map_takes(op) || nargs < 1 || nargs > 3)
         return -1;
-    VkCell zero;
-    zero.f = 0.0;
     for (int64_t i = 0; i < n; i++) {
-        VkCell x = vk_cell(&args[0], fmask & 1, i);
-        VkCell y = nargs > 1 ? vk_cell(&args[1], fmask & 2, i) : zero;
-        VkCell z = nargs > 2 ? vk_cell(&args[2], fmask & 4, i) : zero;
-        VkCell r;
-        int f = vk_elem(op, ty, x, y, z, &r);
+        int f = vk_map_at(op, ty, fmask, out_f, args, nargs, i, out);
         if (f != VS_OK) {
             if (fault && vk_fault_pack(i, f) < *fault)
                 *fault = vk_fault_pack(i, f);
             return 0;
         }
-        if (out_f)
-            ((double *)out)[i] = r.f;
-        else
-            ((int32_t *)out)[i] = r.i;
     }
     return 0;
 }
 
 static int em_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
-    int f = esize == 8;
-    for (int64_t i = 0; i < n; i++) {
-        VkCell c = vk_cell(val, f, m > 1 ? vk_seg_find(off, m, i) : 0);
-        if (f)
-            ((double *)out)[i] = c.f;
-        else
-            ((int32_t *)out)[i] = c.i;
-    }
+    for (int64_t i = 0; i < n; i++)
+        vk_dist_at(esize == 8, val, off, m, i, out);
     return 0;
 }
 
 static int em_index(const VkArg *start, const VkArg *stride, const int64_t *off, int64_t m, int64_t n,
                     int32_t *out)
 {
-    for (int64_t i = 0; i < n; i++) {
-        int64_t s = m > 1 ? vk_seg_find(off, m, i) : 0, j = i - (m > 1 ? off[s] : 0);
-        uint32_t c = (uint32_t)vk_cell(start, 0, s).i, d = (uint32_t)vk_cell(stride, 0, s).i;
-        out[i] = (int32_t)(c + (uint32_t)j * d);
-    }
+    for (int64_t i = 0; i < n; i++)
+        vk_index_at(start, stride, off, m, i, out);
     return 0;
 }
 
