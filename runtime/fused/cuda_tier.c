@@ -195,6 +195,16 @@ static void note_up(CudaTier *t, int64_t bytes)
     t->up_op_bytes[t->op] += bytes;
 }
 
+/* V's elements on the device (a lazy fill made there), or NULL for no V. */
+static void *dev_of(CudaTier *t, Value *v)
+{
+    if (!v)
+        return NULL;
+    if (!v->dev && !v->lazy)
+        note_up(t, v->len * (int64_t)val_esize((ValType)v->type));
+    return cx_on_device(t->c, v)->d;
+}
+
 /* V as a primitive's argument: its device copy, its fill as a scalar
  * (a lazy fill; any vector of one element when ONE_OK), or uploaded. */
 static VkArg arg_of(CudaTier *t, Value *v, int one_ok)
@@ -210,8 +220,7 @@ static VkArg arg_of(CudaTier *t, Value *v, int one_ok)
         else
             memcpy(&a.i, x, sizeof a.i);
     } else {
-        note_up(t, v->len * (int64_t)val_esize((ValType)v->type));
-        a.d = cx_on_device(t->c, v)->d;
+        a.d = dev_of(t, v);
     }
     return a;
 }
@@ -423,17 +432,6 @@ static void perm_fail(CudaTier *t, const char *what)
     cx_lib_fail(t->c, what);
 }
 
-/* V's elements on the device (a lazy fill made there), or NULL for no V. */
-static void *dev_of(CudaTier *t, Value *v)
-{
-    if (!v)
-        return NULL;
-    if (!v->dev && !v->lazy) {
-        note_up(t, v->len * (int64_t)val_esize((ValType)v->type));
-    }
-    return cx_on_device(t->c, v)->d;
-}
-
 /* The six permutes (vcode/SPEC.md §4.4; runtime/interp/ops_permute.c):
  * scatters into a cleared result or a copy of the default, gathers. */
 static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
@@ -507,13 +505,44 @@ static void shape_on_device(CudaTier *t, Value *sd)
     seg_set_shape(sd, n, mm[0], mm[1]);
 }
 
+/* PACK's new descriptor: each segment's count of kept elements, summed
+ * on the device (COUNT: all of them). A long one lives there; a short one
+ * is read back to the host. */
+static Value *pack_segdes(CudaTier *t, Value *sd, const int32_t *fl, int64_t n, int64_t count)
+{
+    int64_t m = sd->len;
+    int on_device = m >= t->min && n > 0;
+    Value *nsd = on_device ? cx_device_segdes(t->c, m) : seg_new(m);
+    if (!on_device && (m == 1 || n == 0)) {
+        if (m)
+            memset(VI(nsd), 0, (size_t)m * 4);
+        if (m == 1)
+            VI(nsd)[0] = (int32_t)count;
+        seg_finish(nsd);
+        return nsd;
+    }
+    DevCopy *dc = cx_on_device(t->c, sd);
+    int32_t *lens = on_device ? ((DevCopy *)nsd->dev)->d : cx_dalloc(t->c, (size_t)m * 4);
+    if (cx_lib(t->c)->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1, lens) != 0)
+        cx_lib_fail(t->c, "PACK");
+    cx_lib_called(t->c);
+    if (on_device) {
+        shape_on_device(t, nsd);
+    } else {
+        cx_d2h(t->c, VI(nsd), lens, (size_t)m * 4);
+        cx_dfree(t->c, lens);
+        seg_finish(nsd);
+    }
+    return nsd;
+}
+
 /* PACK: the kept elements in order (a count read back: the result's
  * length), and the new descriptor, which lives on the host (its lengths
  * read back when there are several segments). */
 static void run_pack(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 2), *flags = vs_at(it, 1), *sd = vs_at(it, 0);
-    int64_t m = sd->len, n = data->len;
+    int64_t n = data->len;
     ValType ty = (ValType)data->type;
     size_t es = val_esize(ty);
     const VkLib *l = cx_lib(t->c);
@@ -533,36 +562,7 @@ static void run_pack(CudaTier *t, Interp *it)
     } else {
         r = val_new(ty, 0);
     }
-    Value *nsd;
-    if (m >= t->min && n > 0) { /* a long descriptor: made on the device */
-        DevCopy *dc = cx_on_device(t->c, sd);
-        nsd = cx_device_segdes(t->c, m);
-        if (l->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1,
-                          ((DevCopy *)nsd->dev)->d) != 0)
-            cx_lib_fail(t->c, "PACK");
-        cx_lib_called(t->c);
-        shape_on_device(t, nsd);
-        for (int j = 0; j < 3; j++)
-            val_release(vs_pop(it));
-        vs_push(it, r);
-        vs_push(it, nsd);
-        return;
-    }
-    nsd = seg_new(m);
-    if (m == 1) {
-        VI(nsd)[0] = (int32_t)count;
-    } else if (m > 1 && n > 0) {
-        DevCopy *dc = cx_on_device(t->c, sd);
-        int32_t *lens = cx_dalloc(t->c, (size_t)m * 4);
-        if (l->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1, lens) != 0)
-            cx_lib_fail(t->c, "PACK");
-        cx_lib_called(t->c);
-        cx_d2h(t->c, VI(nsd), lens, (size_t)m * 4);
-        cx_dfree(t->c, lens);
-    } else if (m > 1) {
-        memset(VI(nsd), 0, (size_t)m * 4);
-    }
-    seg_finish(nsd);
+    Value *nsd = pack_segdes(t, sd, fl, n, count);
     for (int j = 0; j < 3; j++)
         val_release(vs_pop(it));
     vs_push(it, r);
