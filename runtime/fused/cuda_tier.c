@@ -7,6 +7,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
 #include "runtime/core/trace.h"
+#include "runtime/interp/ops.h"
 #include "vcode/optable.h"
 
 #include <stdlib.h>
@@ -443,12 +444,8 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         flags = vs_at(it, na - 3);
     if (op == OP_DPERMUTE || op == OP_DFPERMUTE)
         dflt = vs_at(it, 2);
-    if (op == OP_DFPERMUTE && (idx->len != data->len || flags->len != data->len))
-        rt_fatal("index (%lld) and flags (%lld) must have the data's length %lld", (long long)idx->len,
-                 (long long)flags->len, (long long)data->len);
-    if (dflt && dsd->n != dflt->len)
-        rt_fatal("destination descriptor covers %lld elements, default has %lld", (long long)dsd->n,
-                 (long long)dflt->len);
+    if (dflt)
+        ops_permute_lengths(data, idx, flags, dflt, dsd);
     int gather = op == OP_BPERMUTE || op == OP_BFPERMUTE;
     int64_t len = gather ? idx->len : dflt ? dflt->len : op == OP_PERMUTE ? data->len : dsd->n > 0 ? dsd->n : 0;
     ValType ty = (ValType)data->type;
@@ -585,8 +582,7 @@ static int64_t *positions(Value *idx, Value *sd)
         int64_t lim = L[k] > 0 ? L[k] : 0;
         if ((uint32_t)ix[k] >= (uint32_t)lim) {
             free(pos);
-            rt_fatal("index %lld for segment %lld is outside the segment of length %lld", (long long)ix[k],
-                     (long long)k, (long long)lim);
+            ops_bad_segment_index(k, ix[k], lim);
         }
         pos[k] = off[k] + ix[k];
     }

@@ -48,7 +48,14 @@ void op_fpermute(Interp *it, const Instr *ins);
 void op_bpermute(Interp *it, const Instr *ins);
 void op_bfpermute(Interp *it, const Instr *ins);
 void op_dfpermute(Interp *it, const Instr *ins);
+/* The length checks DPERMUTE and DFPERMUTE make before they move
+ * anything (FLAGS NULL for DPERMUTE), fatal with their messages; the
+ * device tier makes them too. */
+void ops_permute_lengths(const Value *data, const Value *idx, const Value *flags, const Value *dflt,
+                         const Value *dsd);
 /* ops_vector.c */
+/* EXTRACT's and REPLACE's error: index IDX for segment K of length LEN. */
+__attribute__((noreturn)) void ops_bad_segment_index(int64_t k, int64_t idx, int64_t len);
 void op_extract(Interp *it, const Instr *ins);
 void op_replace(Interp *it, const Instr *ins);
 void op_dist(Interp *it, const Instr *ins);

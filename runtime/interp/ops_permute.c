@@ -292,15 +292,24 @@ void op_permute(Interp *it, const Instr *ins)
     ops_finish(it, 3, out);
 }
 
+void ops_permute_lengths(const Value *data, const Value *idx, const Value *flags, const Value *dflt,
+                         const Value *dsd)
+{
+    if (flags && (idx->len != data->len || flags->len != data->len))
+        rt_fatal("index (%lld) and flags (%lld) must have the data's length %lld",
+                 (long long)idx->len, (long long)flags->len, (long long)data->len);
+    if (dsd->n != dflt->len)
+        rt_fatal("destination descriptor covers %lld elements, default has %lld",
+                 (long long)dsd->n, (long long)dflt->len);
+}
+
 /* DPERMUTE: data idx dflt ssd dsd */
 void op_dpermute(Interp *it, const Instr *ins)
 {
     (void)ins;
     Value *data = vs_at(it, 4), *idx = vs_at(it, 3), *dflt = vs_at(it, 2);
     Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
-    if (dsd->n != dflt->len)
-        rt_fatal("destination descriptor covers %lld elements, default has %lld",
-                 (long long)dsd->n, (long long)dflt->len);
+    ops_permute_lengths(data, idx, NULL, dflt, dsd);
     Value *out = copy_of_default(it, dflt, 2);
     scatter(data, idx, NULL, ssd, dsd, out);
     ops_finish(it, 5, out);
@@ -353,12 +362,7 @@ void op_dfpermute(Interp *it, const Instr *ins)
     (void)ins;
     Value *data = vs_at(it, 5), *idx = vs_at(it, 4), *flags = vs_at(it, 3), *dflt = vs_at(it, 2);
     Value *ssd = vs_at(it, 1), *dsd = vs_at(it, 0);
-    if (idx->len != data->len || flags->len != data->len)
-        rt_fatal("index (%lld) and flags (%lld) must have the data's length %lld",
-                 (long long)idx->len, (long long)flags->len, (long long)data->len);
-    if (dsd->n != dflt->len)
-        rt_fatal("destination descriptor covers %lld elements, default has %lld",
-                 (long long)dsd->n, (long long)dflt->len);
+    ops_permute_lengths(data, idx, flags, dflt, dsd);
     Value *out = copy_of_default(it, dflt, 2);
     scatter(data, idx, flags, ssd, dsd, out);
     ops_finish(it, 6, out);

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-static void bad_index(int64_t k, int64_t idx, int64_t len)
+void ops_bad_segment_index(int64_t k, int64_t idx, int64_t len)
 {
     rt_fatal("index %lld for segment %lld is outside the segment of length %lld",
              (long long)idx, (long long)k, (long long)len);
@@ -24,7 +24,7 @@ static void bad_index(int64_t k, int64_t idx, int64_t len)
         for (int64_t k = 0; k < m; k++) {                                     \
             int32_t l = L[k], lim = l > 0 ? l : 0;                            \
             if ((uint32_t)ix[k] >= (uint32_t)lim)                             \
-                bad_index(k, ix[k], lim);                                     \
+                ops_bad_segment_index(k, ix[k], lim);                                     \
             o[k] = x[pos + ix[k]];                                            \
             pos += l;                                                         \
         }                                                                     \
@@ -67,7 +67,7 @@ void op_replace(Interp *it, const Instr *ins)
     const int32_t *L = VI(sd), *ix = VI(idx);
     for (int64_t k = 0; k < m; k++)
         if ((uint32_t)ix[k] >= (uint32_t)(L[k] > 0 ? L[k] : 0))
-            bad_index(k, ix[k], L[k] > 0 ? L[k] : 0);
+            ops_bad_segment_index(k, ix[k], L[k] > 0 ? L[k] : 0);
     ValType t = (ValType)data->type;
     static const int cand[] = { 3, -1 };
     Value *r = ops_reusable(it, t, data->len, cand);
