@@ -239,6 +239,13 @@ int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int
  * holds element i, in wrapping Int arithmetic. */
 int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
              int32_t *out_d);
+/* EXTRACT's and REPLACE's positions: pos_d[k] = off_d[k] + idx[k] for each
+ * of the M segments whose lengths and offsets are LEN_D and OFF_D; an index
+ * outside its segment writes position 0 and puts vk_fault_pack(k, 1) into
+ * FAULT_D (a device word the caller set to all ones: the least such k
+ * stays); the call does not wait for it. */
+int vk_seg_positions(const VkArg *idx, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t *pos_d,
+                     unsigned long long *fault_d);
 
 #ifdef __cplusplus
 }

@@ -38,6 +38,7 @@
 #define vk_map tk_map
 #define vk_dist tk_dist
 #define vk_index tk_index
+#define vk_seg_positions tk_seg_positions
 #endif
 #include "kernels/kernels.h"
 #include "kernels/vk_elem.h" /* the opcodes (VK_OP_*) only: the expected values are computed here */
@@ -104,6 +105,11 @@ int tk_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64
 int tk_index(const VkArg *start, const VkArg *stride, const int64_t *off, int64_t m, int64_t n, int32_t *out)
 {
     return emu.index(start, stride, off, m, n, out);
+}
+int tk_seg_positions(const VkArg *idx, const int32_t *len, const int64_t *off, int64_t m, int64_t *pos,
+                     unsigned long long *fault)
+{
+    return emu.seg_positions(idx, len, off, m, pos, fault);
 }
 }
 #endif
@@ -936,6 +942,56 @@ static void test_dist_index(int64_t n, const std::vector<int32_t> &L)
     vk_free(of);
 }
 
+/* EXTRACT's and REPLACE's positions: every index good, then one planted
+ * outside its segment (the least bad segment in the fault record, its
+ * position 0). An empty segment holds no index. */
+static void test_positions(const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    std::vector<int64_t> off = offsets(L);
+    std::vector<int32_t> ix(m);
+    int64_t first_empty = -1;
+    for (int64_t k = 0; k < m; k++) {
+        ix[k] = L[k] > 0 ? (int32_t)(rnd32() % (uint32_t)L[k]) : 0;
+        if (L[k] <= 0 && first_empty < 0)
+            first_empty = k;
+    }
+    int32_t *Ld = up(L);
+    int64_t *offd = up(off);
+    int64_t *pd = (int64_t *)vk_alloc((size_t)m * 8);
+    unsigned long long *fd = (unsigned long long *)vk_alloc(8), none = VK_NO_FAULT, f = 0;
+    for (int planted = 0; planted < 2; planted++) {
+        int64_t k0 = m / 2;
+        if (planted)
+            ix[k0] = L[k0] > 0 ? L[k0] : -1;
+        int32_t *ixd = up(ix);
+        VkArg a = vec_arg(ixd);
+        vk_memcpy_h2d(fd, &none, 8);
+        int rc = vk_seg_positions(&a, Ld, offd, m, pd, fd);
+        std::vector<int64_t> got = down(pd, (size_t)m);
+        vk_memcpy_d2h(&f, fd, 8);
+        int64_t want = planted ? (first_empty >= 0 && first_empty < k0 ? first_empty : k0) : first_empty;
+        int64_t bad = -1;
+        for (int64_t k = 0; k < m && bad < 0; k++) {
+            bool out = L[k] <= 0 || ix[k] < 0 || ix[k] >= L[k];
+            if (got[k] != (out ? 0 : off[k] + ix[k]))
+                bad = k;
+        }
+        CHECK(rc == 0 && bad < 0, "vk_seg_positions, %lld segments, planted %d: position %lld", (long long)m, planted,
+              (long long)bad);
+        CHECK(f == (want < 0 ? VK_NO_FAULT : vk_fault_pack(want, 1)),
+              "vk_seg_positions, %lld segments, planted %d: fault record %llx, want segment %lld", (long long)m,
+              planted, f, (long long)want);
+        vk_free(ixd);
+    }
+    vk_free(Ld);
+    vk_free(offd);
+    vk_free(pd);
+    vk_free(fd);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef VK_TEST_EMULATED
@@ -975,6 +1031,7 @@ int main(int argc, char **argv)
             test_float_ops(n, L, 0);
             test_float_ops(n, L, 1);
             test_dist_index(n, L);
+            test_positions(L);
             if (n < 1000000) {
                 test_rank(0, VS_INT, n, L);
                 test_rank(1, VS_INT, n, L);

@@ -159,6 +159,18 @@ VS_FN void vk_index_at(const VkArg *start, const VkArg *stride, const int64_t *o
     out[i] = (int32_t)(c + (uint32_t)j * d);
 }
 
+/* EXTRACT's and REPLACE's position of segment k: its offset plus its
+ * index; 1 when the index is outside the segment (a negative length holds
+ * none), its position then 0, so that a gather launched before the check
+ * is read stays inside a vector that has elements. */
+VS_FN int vk_position_at(const VkArg *idx, const int32_t *len, const int64_t *off, int64_t k, int64_t *pos)
+{
+    int32_t ix = vk_cell(idx, 0, k).i, lim = len[k] > 0 ? len[k] : 0;
+    int bad = (uint32_t)ix >= (uint32_t)lim;
+    pos[k] = bad ? 0 : off[k] + ix;
+    return bad;
+}
+
 /* A fault record (vk_map): the first failing element and its code, as
  * one number that atomicMin keeps the least of; VK_NO_FAULT when none. */
 #define VK_NO_FAULT (~0ull)

@@ -1,5 +1,5 @@
-/* kernels/vk_map.cu — the device tier's elementwise instructions, DIST and
- * INDEX (kernels.h): grid-stride loops over kernels/vk_elem.h's meaning
+/* kernels/vk_map.cu — the device tier's elementwise instructions, DIST,
+ * INDEX and EXTRACT's and REPLACE's positions (kernels.h): grid-stride loops over kernels/vk_elem.h's meaning
  * of an element. The instruction is a kernel argument, the same for every
  * thread, so its switch does not diverge; the loops are bound by memory. */
 #include "kernels/vk_internal.cuh"
@@ -37,6 +37,15 @@ __global__ void k_index(VkArg start, VkArg stride, const int64_t *off, int64_t m
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         vk_index_at(&start, &stride, off, m, i, out);
+}
+
+__global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, int64_t m, int64_t *pos,
+                            unsigned long long *fault)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += step)
+        if (vk_position_at(&idx, len, off, k, pos))
+            atomicMin(fault, vk_fault_pack(k, 1));
 }
 
 } // namespace
@@ -84,6 +93,20 @@ extern "C" int vk_index(const VkArg *start, const VkArg *stride, const int64_t *
     if (m > 1 && !off_d)
         return vk_fail("vk_index: %lld segments without offsets", (long long)m);
     k_index<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*start, *stride, off_d, m, n, out_d);
+    VK_LAUNCHED();
+    return 0;
+}
+
+extern "C" int vk_seg_positions(const VkArg *idx, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t *pos_d,
+                                unsigned long long *fault_d)
+{
+    if (vk_ready() != 0)
+        return -1;
+    if (m <= 0)
+        return 0;
+    if (!len_d || !off_d || !fault_d)
+        return vk_fail("vk_seg_positions: %lld segments without lengths, offsets or a fault record", (long long)m);
+    k_positions<<<vk_grid(m, MAP_BLOCK), MAP_BLOCK>>>(*idx, len_d, off_d, m, pos_d, fault_d);
     VK_LAUNCHED();
     return 0;
 }

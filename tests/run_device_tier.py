@@ -116,6 +116,26 @@ def test_placement():
     check(rc == 0 and out == out_r, "dot under the default tiers")
 
 
+def dist(value, n):
+    return "CONST INT %d\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % (value, n)
+
+
+# Stacks that EXTRACT and REPLACE take: data, indices, descriptor (top).
+# 5000 segments of 4 over 0..19999 (the descriptor made from a long fill,
+# on the device), indices k / 1081 made on the device: 0..3, then 4 (bad)
+# from segment 4324.
+SEG5000 = iota(0, 20000) + dist(4, 5000) + "MAKE_SEGDES\n"
+IDX5000 = iota(0, 5000) + dist(1081, 5000) + "/ INT\n"
+# 1000 segments of 20 (a host descriptor); indices made on the device as a
+# segmented +_REDUCE (a short result left there): how many of the
+# segment's elements are >= LIMIT
+SEG1000 = iota(0, 20000) + dist(20, 1000) + "MAKE_SEGDES\n"
+
+
+def idx1000(limit):
+    return iota(0, 20000) + dist(limit, 20000) + ">= INT\nB_TO_I\nCOPY 1 1\n+_REDUCE INT\n"
+
+
 FAULTS = {
     # 5 / (i - 7): element 7 divides by zero
     "div": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-7, N) + "/ INT\nRET\n",
@@ -131,7 +151,39 @@ FAULTS = {
     "extract": "FUNC MAIN1_1\n" + iota(0, 20000) + "CONST INT 50\nCONST INT 400\nMAKE_SEGDES\nDIST INT\n"
                "COPY 1 0\nMAKE_SEGDES\nPOP 1 1\nCONST INT 60\nCONST INT 400\nMAKE_SEGDES\nDIST INT\n"
                "CPOP 1 1\nEXTRACT INT\nRET\n",
+    # positions made and checked on the device: a long result, a short one, REPLACE
+    "extract_device": "FUNC MAIN1_1\n" + SEG5000 + IDX5000 + "CPOP 1 1\nEXTRACT INT\nRET\n",
+    "extract_short": "FUNC MAIN1_1\n" + SEG1000 + idx1000(19500) + "CPOP 1 1\nEXTRACT INT\nRET\n",
+    "replace_device": "FUNC MAIN1_1\n" + SEG5000 + IDX5000 + iota(7, 5000) + "CPOP 1 2\nREPLACE INT\nRET\n",
 }
+
+# the same where every index is good: the reference's results
+GOOD = {
+    "extract_device": "FUNC MAIN1_1\n" + SEG5000 + iota(0, 5000) + dist(1251, 5000) + "/ INT\nCPOP 1 1\n"
+                      "EXTRACT INT\nRET\n",
+    "extract_short": "FUNC MAIN1_1\n" + SEG1000 + idx1000(20000) + "CPOP 1 1\nEXTRACT INT\nRET\n",
+    "replace_device": "FUNC MAIN1_1\n" + SEG5000 + iota(0, 5000) + dist(1251, 5000) + "/ INT\n" + iota(7, 5000) +
+                      "CPOP 1 2\nREPLACE INT\nRET\n",
+    # a descriptor of 8000 segments of 3 made from a long fill: its LENGTHS,
+    # INDEX and DIST over it, in a timed region
+    "fill_segdes": "FUNC MAIN1_1\n" + dist(3, 8000) + "START_TIMER\nMAKE_SEGDES\nCOPY 1 0\nLENGTHS\nCOPY 1 0\n"
+                   "COPY 1 2\nINDEX\nCOPY 1 1\nLENGTHS\nCOPY 1 2\nDIST INT\nSTOP_TIMER\nPOP 1 2\nRET\n",
+}
+
+
+def test_good():
+    for name, src in sorted(GOOD.items()):
+        rc_r, out_r, _ = ref(src)
+        rc, out, err = dev(src, ["-d", "stats"])
+        if "START_TIMER" in src:  # the timer's line differs
+            out, out_r = out.splitlines()[:-1], out_r.splitlines()[:-1]
+        check(rc_r == 0 and (rc, out) == (rc_r, out_r), "%s: the reference's result (%d)" % (name, rc))
+        m = re.search(r"stats: device tier: instructions run there.*", err)
+        ran = m.group(0) if m else ""
+        check(name.split("_")[0].upper() in ran or name == "fill_segdes", "%s: run on the device: %r" % (name, ran))
+        if name == "fill_segdes":
+            check(region_ok(err) and "MAKE_SEGDES" in ran,
+                  "fill_segdes: the descriptor made on the device, nothing long moved: %r" % ran)
 
 
 def test_faults():
@@ -186,6 +238,7 @@ def main():
     test_placement()
     test_trace()
     test_faults()
+    test_good()
     test_memory()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -43,6 +43,8 @@ typedef struct {
     int (*dist)(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
     int (*index)(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
                  int32_t *out_d);
+    int (*seg_positions)(const VkArg *idx, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t *pos_d,
+                         unsigned long long *fault_d);
     int (*scatter)(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                    const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
                    const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique);

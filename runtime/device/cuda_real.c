@@ -922,6 +922,7 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(map, "vk_map");
     LIBSYM(dist, "vk_dist");
     LIBSYM(index, "vk_index");
+    LIBSYM(seg_positions, "vk_seg_positions");
     LIBSYM(scatter, "vk_scatter");
     LIBSYM(gather, "vk_gather");
     LIBSYM(select_flagged, "vk_select_flagged");

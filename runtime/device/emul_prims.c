@@ -168,6 +168,17 @@ static int em_index(const VkArg *start, const VkArg *stride, const int64_t *off,
     return 0;
 }
 
+/* The least bad segment goes into the fault record, as the GPU's atomicMin
+ * keeps it. */
+static int em_seg_positions(const VkArg *idx, const int32_t *len, const int64_t *off, int64_t m, int64_t *pos,
+                            unsigned long long *fault)
+{
+    for (int64_t k = 0; k < m; k++)
+        if (vk_position_at(idx, len, off, k, pos) && vk_fault_pack(k, 1) < *fault)
+            *fault = vk_fault_pack(k, 1);
+    return 0;
+}
+
 /* The last failure's message (the permutes': the reference's words). */
 static _Thread_local char em_msg[256] = "host primitive failed";
 
@@ -275,6 +286,7 @@ void emu_prims_bind(VkLib *lib)
     lib->map = em_map;
     lib->dist = em_dist;
     lib->index = em_index;
+    lib->seg_positions = em_seg_positions;
     lib->scatter = em_scatter;
     lib->gather = em_gather;
     lib->select_flagged = em_select_flagged;

@@ -153,8 +153,8 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = any_dev || any_long_fill;
         else if (k == K_RANK) /* Int or Float keys (a Bool is the interpreter's error) */
             take = any_dev && vs_at(it, 1)->type != VT_BOOL && vs_at(it, 1)->len < INT32_MAX;
-        else if (k == K_MAKE_SEGDES) /* long lengths on the device: a descriptor that lives there */
-            take = any_dev && top->len >= t->min;
+        else if (k == K_MAKE_SEGDES) /* long lengths on the device (or a long fill): a descriptor that lives there */
+            take = (any_dev || top->lazy) && top->type == VT_INT && top->len >= t->min;
         else if (k == K_LENGTHS)
             take = top->dev && top->hstale && top->len >= t->min;
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device */
@@ -566,36 +566,56 @@ static void run_pack(CudaTier *t, Interp *it)
     vs_push(it, nsd);
 }
 
-/* EXTRACT's and REPLACE's positions: segment k's offset plus its index,
- * each index checked first (the reference's message). */
-static int64_t *positions(Value *idx, Value *sd)
+/* EXTRACT's and REPLACE's indices checked on the host, the reference's
+ * message for the first bad one. */
+static void check_indices(Value *idx, Value *sd)
 {
     val_for_host(idx);
-    val_for_host(sd); /* a descriptor that lives on the device: its lengths read back */
-    int64_t m = sd->len;
+    val_for_host(sd);
     const int32_t *L = VI(sd), *ix = VI(idx);
+    for (int64_t k = 0; k < sd->len; k++) {
+        int32_t lim = L[k] > 0 ? L[k] : 0;
+        if ((uint32_t)ix[k] >= (uint32_t)lim)
+            ops_bad_segment_index(k, ix[k], lim);
+    }
+}
+
+/* EXTRACT's and REPLACE's positions on the host: segment k's offset plus
+ * its index, each index checked first. */
+static int64_t *positions(Value *idx, Value *sd)
+{
+    check_indices(idx, sd);
+    int64_t m = sd->len;
+    const int32_t *ix = VI(idx);
     const int64_t *off = seg_offsets(sd);
     int64_t *pos = malloc((size_t)(m ? m : 1) * sizeof *pos);
     if (!pos)
         rt_fatal("out of host memory");
-    for (int64_t k = 0; k < m; k++) {
-        int64_t lim = L[k] > 0 ? L[k] : 0;
-        if ((uint32_t)ix[k] >= (uint32_t)lim) {
-            free(pos);
-            ops_bad_segment_index(k, ix[k], lim);
-        }
+    for (int64_t k = 0; k < m; k++)
         pos[k] = off[k] + ix[k];
-    }
     return pos;
 }
 
-/* MAKE_SEGDES of long lengths on the device: the descriptor lives there. */
+/* MAKE_SEGDES of long lengths on the device, or of a long lazy fill (every
+ * segment as long: its shape known on the host, its lengths and offsets
+ * made on the device): the descriptor lives there. */
 static void run_make_segdes(CudaTier *t, Interp *it)
 {
     Value *l = vs_at(it, 0);
     Value *sd = cx_device_segdes(t->c, l->len);
     cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
-    shape_on_device(t, sd);
+    if (l->lazy) {
+        DevCopy *dc = sd->dev;
+        int64_t n = 0;
+        if (cx_lib(t->c)->seg_offsets(dc->d, sd->len, dc->off, &n) != 0)
+            cx_lib_fail(t->c, "a descriptor's offsets");
+        cx_lib_called(t->c);
+        cx_note_sync(t->c); /* the total read back */
+        t->dbytes += sd->len * (4 + 8);
+        seg_set_shape(sd, n, l->fill.i, l->fill.i);
+    } else {
+        shape_on_device(t, sd);
+    }
     finish(t, it, 1, sd);
 }
 
@@ -632,6 +652,33 @@ static void run_rank(CudaTier *t, Interp *it, const Instr *ins)
     finish(t, it, 2, r);
 }
 
+/* The device's check of EXTRACT's and REPLACE's indices (positions_dev)
+ * read back (a wait): a bad index is the reference's message for the
+ * least bad segment (PD freed first). */
+static void positions_checked(CudaTier *t, Value *idx, Value *sd, const unsigned long long *fault_d, int64_t *pd)
+{
+    unsigned long long f;
+    cx_d2h(t->c, &f, fault_d, sizeof f);
+    if (f == VK_NO_FAULT)
+        return;
+    int64_t k = (int64_t)(f >> 3);
+    int32_t ix = idx->fill.i, len;
+    if (!idx->lazy)
+        cx_d2h(t->c, &ix, (const int32_t *)((DevCopy *)idx->dev)->d + k, sizeof ix);
+    cx_d2h(t->c, &len, (const int32_t *)((DevCopy *)sd->dev)->d + k, sizeof len);
+    cx_dfree(t->c, pd);
+    ops_bad_segment_index(k, ix, len > 0 ? len : 0);
+}
+
+/* Whether V's elements are on the host (a lazy fill's are). */
+static int on_host(const Value *v) { return v->lazy || !(v->dev && v->hstale); }
+
+/* EXTRACT's and REPLACE's positions are made on the host when their
+ * indices and descriptor are there and the descriptor has no device copy
+ * (one upload of the positions, no launch, no wait), else on the device
+ * (positions_dev). */
+static int host_positions(const Value *idx, const Value *sd) { return on_host(idx) && on_host(sd) && !sd->dev; }
+
 /* The positions POS[0..M) on the device (an upload, counted). */
 static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
 {
@@ -641,38 +688,103 @@ static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
     return pd;
 }
 
+/* EXTRACT's and REPLACE's positions made on the device from the indices
+ * IDX and the descriptor SD (uploaded when on the host). Indices on the
+ * host are checked there; indices on the device are checked there and,
+ * unless FAULT_D is given (the caller reads it), the check's record is
+ * read back at once (a wait). */
+static int64_t *positions_dev(CudaTier *t, Value *idx, Value *sd, unsigned long long *fault_d)
+{
+    int64_t m = sd->len;
+    int host_check = on_host(idx) && on_host(sd);
+    if (host_check)
+        check_indices(idx, sd);
+    if (!sd->dev)
+        note_up(t, m * 12);
+    DevCopy *dc = cx_on_device(t->c, sd);
+    VkArg a = arg_of(t, idx, 0);
+    int64_t *pd = cx_dalloc(t->c, (size_t)m * sizeof *pd);
+    unsigned long long *fd = fault_d ? fault_d : t->fault_d, none = VK_NO_FAULT;
+    cx_h2d_small(t->c, fd, &none, sizeof none);
+    if (cx_lib(t->c)->seg_positions(&a, dc->d, dc->off, m, pd, fd) != 0)
+        cx_lib_fail(t->c, vc_ops[t->op].name);
+    cx_lib_called(t->c);
+    t->dbytes += m * (4 + 4 + 8 + 8);
+    if (!host_check && !fault_d)
+        positions_checked(t, idx, sd, fd, pd);
+    return pd;
+}
+
 /* EXTRACT from a device vector: a few elements are read back (a short
- * result lives on the host); more are gathered on the device, from
- * positions made on the host (the indices checked there). */
+ * result lives on the host, the indices checked there); more are gathered
+ * on the device, from positions made there. */
 static void run_extract(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
-    int64_t m = sd->len, *pos = positions(idx, sd);
+    int64_t m = sd->len;
     ValType ty = (ValType)data->type;
     Value *r;
-    if (m <= FEW_SEGMENTS || m < t->min) {
+    if (m <= FEW_SEGMENTS || (m < t->min && host_positions(idx, sd))) {
+        int64_t *pos = positions(idx, sd);
         r = val_new(ty, m);
         if (m)
             val_dev_elems(data, pos, m, r->data, 0);
+        free(pos);
+    } else if (m < t->min) {
+        /* a short result's home is the host: gathered on the device, read
+         * back with the check's record in one wait */
+        size_t es = val_esize(ty), body = ((size_t)m * es + 7) / 8 * 8;
+        char *tmp = cx_dalloc(t->c, body + 8);
+        unsigned long long *fd = (unsigned long long *)(tmp + body);
+        int64_t *pd = positions_dev(t, idx, sd, fd);
+        if (data->len && cx_lib(t->c)->elems_get(es, ((DevCopy *)data->dev)->d, pd, m, tmp) != 0)
+            cx_lib_fail(t->c, "EXTRACT");
+        cx_lib_called(t->c);
+        t->dbytes += m * (int64_t)(8 + 2 * es);
+        char *buf = malloc(body + 8);
+        if (!buf)
+            rt_fatal("out of host memory");
+        cx_d2h(t->c, buf, tmp, body + 8);
+        unsigned long long f;
+        memcpy(&f, buf + body, sizeof f);
+        if (f != VK_NO_FAULT) {
+            free(buf);
+            positions_checked(t, idx, sd, fd, pd); /* does not return */
+        }
+        cx_dfree(t->c, pd);
+        cx_dfree(t->c, tmp);
+        r = val_new(ty, m);
+        memcpy(r->data, buf, (size_t)m * es);
+        free(buf);
     } else {
+        int64_t *pd = positions_dev(t, idx, sd, NULL);
         r = cx_device_value(t->c, ty, m);
-        int64_t *pd = positions_up(t, pos, m);
         if (cx_lib(t->c)->elems_get(val_esize(ty), ((DevCopy *)data->dev)->d, pd, m, ((DevCopy *)r->dev)->d) != 0)
             cx_lib_fail(t->c, "EXTRACT");
         cx_lib_called(t->c);
+        t->dbytes += m * (int64_t)(8 + 2 * val_esize(ty));
         cx_dfree(t->c, pd);
     }
-    free(pos);
     finish(t, it, 3, r);
 }
 
 /* REPLACE in a device vector: in place when only the stack holds it, else
- * in a copy on the device; the few new elements written from the host. */
+ * in a copy on the device; a few new elements written from the host (the
+ * indices checked there), more scattered from the device at positions
+ * made there. */
 static void run_replace(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *vals = vs_at(it, 1), *sd = vs_at(it, 0);
-    int64_t *pos = positions(idx, sd);
-    val_for_host(vals);
+    int64_t m = sd->len, *pos = NULL, *pd = NULL;
+    if (m <= FEW_SEGMENTS || host_positions(idx, sd)) {
+        pos = positions(idx, sd);
+        if (m <= FEW_SEGMENTS)
+            val_for_host(vals);
+        else
+            pd = positions_up(t, pos, m);
+    } else {
+        pd = positions_dev(t, idx, sd, NULL);
+    }
     Value *r;
     if (val_unique(data)) {
         r = val_ref(data);
@@ -682,20 +794,16 @@ static void run_replace(CudaTier *t, Interp *it)
                (size_t)data->len * val_esize((ValType)data->type));
     }
     r->hstale = 1; /* the device copy alone is written */
-    int64_t m = sd->len;
-    if (m > 0 && m <= FEW_SEGMENTS) {
-        val_dev_elems(r, pos, m, vals->data, 1);
-    } else if (m > 0) {
+    if (!pd) {
+        if (m > 0)
+            val_dev_elems(r, pos, m, vals->data, 1);
+    } else {
         size_t es = val_esize((ValType)r->type);
-        int64_t *pd = positions_up(t, pos, m);
-        void *vd = cx_dalloc(t->c, (size_t)m * es);
-        cx_h2d(t->c, vd, vals->data, (size_t)m * es);
-        note_up(t, m * (int64_t)es);
-        if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, vd) != 0)
+        if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, dev_of(t, vals)) != 0)
             cx_lib_fail(t->c, "REPLACE");
         cx_lib_called(t->c);
+        t->dbytes += m * (int64_t)(8 + 2 * es);
         cx_dfree(t->c, pd);
-        cx_dfree(t->c, vd);
     }
     free(pos);
     finish(t, it, 4, r);

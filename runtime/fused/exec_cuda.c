@@ -457,6 +457,12 @@ static int w_index(const VkArg *start, const VkArg *stride, const int64_t *off_d
 {
     PRIM("index", 4, PTRS(start->d, stride->d, off_d, out_d), index(start, stride, off_d, m, n, out_d));
 }
+static int w_seg_positions(const VkArg *idx, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t *pos_d,
+                           unsigned long long *fault_d)
+{
+    PRIM("seg_positions", 5, PTRS(idx->d, len_d, off_d, pos_d, fault_d),
+         seg_positions(idx, len_d, off_d, m, pos_d, fault_d));
+}
 static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                      const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
                      const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique)
@@ -541,6 +547,7 @@ static void wrap_lib(CudaExec *c)
     l->map = d->map ? w_map : NULL;
     l->dist = d->dist ? w_dist : NULL;
     l->index = d->index ? w_index : NULL;
+    l->seg_positions = d->seg_positions ? w_seg_positions : NULL;
     l->scatter = d->scatter ? w_scatter : NULL;
     l->gather = d->gather ? w_gather : NULL;
     l->select_flagged = d->select_flagged ? w_select_flagged : NULL;
