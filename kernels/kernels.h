@@ -167,7 +167,10 @@ int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int
  * ESIZE is the element size, 4 or 8. Indices are relative to the segment
  * and checked: an index outside its segment, or a non-empty segment with no
  * partner segment, fails with -1 and the runtime's message, reporting the
- * first offending position (these calls wait for the device).
+ * first offending position (these calls wait for the device) — unless
+ * FAULT_D is given (its ERR set to all ones by the caller): then the call
+ * does not wait, and its last kernel writes the check's outcome into the
+ * record *FAULT_D (VkPermFault), which the caller reads when it next waits.
  *
  * Descriptors: both NULL (with sm/dm ignored) for the unsegmented form —
  * one source segment of n_src, one destination segment of n_dst — or both
@@ -183,14 +186,23 @@ int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int
  * vk_gather: out[i] = in[soff[k] + idx[i]] for every destination element i
  * (of segment k); where flags_d is given and flags[i] == 0, out[i] = 0
  * (BFPERMUTE). idx and flags are destination-shaped (n_dst). */
+/* A permute's check left on the device: ERR all ones when every index was
+ * good, else the first offending position POS = ERR >> 1 and its kind
+ * ERR & 1 (0: index J outside its segment of length LEN; 1: segment K has
+ * no partner segment). */
+typedef struct {
+    unsigned long long err;
+    long long j, k, len;
+} VkPermFault;
+
 int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
                const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
-               int64_t n_dst, int unique);
+               int64_t n_dst, int unique, VkPermFault *fault_d);
 int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
               const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
               const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
-              int64_t n_dst);
+              int64_t n_dst, VkPermFault *fault_d);
 
 /* ---- Scattered elements (an in-place REPLACE on a device-resident vector)
  * vk_elems_get: dst_d[k] = src_d[pos_d[k]]; vk_elems_put: dst_d[pos_d[k]] =

@@ -531,16 +531,35 @@ static void test_permutes(int64_t n)
     }
     int32_t *xd = up(x), *pd = up(perm), *od = (int32_t *)vk_alloc((size_t)(n + 1) * 4);
     vk_memset0(od, (size_t)n * 4);
-    CHECK(vk_scatter(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1) == 0, "%s", vk_last_error());
+    CHECK(vk_scatter(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1, NULL) == 0, "%s", vk_last_error());
     CHECK(down(od, n) == scat, "scatter n=%lld", (long long)n);
-    CHECK(vk_gather(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n) == 0, "%s", vk_last_error());
+    CHECK(vk_gather(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, NULL) == 0, "%s", vk_last_error());
     CHECK(down(od, n) == gath, "gather n=%lld", (long long)n);
     if (n > 0) {
         std::vector<int32_t> bad = perm;
         bad[n / 2] = (int32_t)n;  // out of range
         int32_t *bd = up(bad);
-        CHECK(vk_scatter(4, xd, n, bd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1) != 0,
+        CHECK(vk_scatter(4, xd, n, bd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1, NULL) != 0,
               "scatter accepted an index out of range");
+        // the same check left on the device, in a record read afterwards
+        VkPermFault none = { ~0ull, 0, 0, 0 }, got;
+        VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+        for (int g = 0; g < 2; g++) {
+            vk_memcpy_h2d(rd, &none, sizeof none);
+            int rc = g ? vk_gather(4, xd, n, bd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, rd)
+                       : vk_scatter(4, xd, n, bd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1, rd);
+            vk_memcpy_d2h(&got, rd, sizeof got);
+            CHECK(rc == 0 && got.err == ((unsigned long long)(n / 2) << 1) && got.j == n && got.len == n,
+                  "%s with a record, n=%lld: rc %d, err %llx, j %lld, len %lld", g ? "gather" : "scatter",
+                  (long long)n, rc, got.err, got.j, got.len);
+            vk_memcpy_h2d(rd, &none, sizeof none);
+            rc = g ? vk_gather(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, rd)
+                   : vk_scatter(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1, rd);
+            vk_memcpy_d2h(&got, rd, sizeof got);
+            CHECK(rc == 0 && got.err == ~0ull, "%s with a record, every index good, n=%lld: err %llx",
+                  g ? "gather" : "scatter", (long long)n, got.err);
+        }
+        vk_free(rd);
         vk_free(bd);
     }
     vk_free(xd);

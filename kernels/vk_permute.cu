@@ -126,6 +126,27 @@ __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32
     }
 }
 
+/* The error word and what its message needs, into the caller's record
+ * (one thread, after the checking kernel, in stream order: no wait). */
+__global__ void k_fault_info(const unsigned long long *err, const int32_t *idx, const int32_t *segid, Side checked,
+                             VkPermFault *rec)
+{
+    unsigned long long e = *err;
+    rec->err = e;
+    if (e == ULLONG_MAX)
+        return;
+    long long pos = (long long)(e >> 1);
+    int32_t k = segid ? segid[pos] : 0;
+    rec->k = k;
+    rec->j = idx[pos];
+    rec->len = checked.len ? (k < checked.m ? (checked.len[k] > 0 ? checked.len[k] : 0) : 0) : checked.n;
+}
+
+/* The check's outcome: into the caller's record FAULT (no wait), or read
+ * back (collect). */
+int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
+                 const char *partner_side, VkPermFault *fault);
+
 /* Read back the error word; 0 if none, else -1 with the runtime's message.
  * SEGID/SIDE: the segmentation of the positions (source for scatter,
  * destination for gather); CHECKED: the side whose length bounds the index. */
@@ -156,6 +177,16 @@ int collect(unsigned long long *err_d, const int32_t *idx, const int32_t *segid,
                    (long long)j, pos, len);
 }
 
+int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
+                 const char *partner_side, VkPermFault *fault)
+{
+    if (!fault)
+        return collect(err_d, idx, segid, checked, partner_side);
+    k_fault_info<<<1, 1>>>(err_d, idx, segid, checked, fault);
+    VK_LAUNCHED();
+    return 0;
+}
+
 int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
           const int64_t *doff, int64_t dm, int64_t n_src, int64_t n_dst, Side *src, Side *dst,
           const char *what)
@@ -180,7 +211,7 @@ int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, co
 extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
                           const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d,
                           int64_t sm, const int32_t *dlen_d, const int64_t *doff_d, int64_t dm,
-                          void *out_d, int64_t n_dst, int unique)
+                          void *out_d, int64_t n_dst, int unique, VkPermFault *fault_d)
 {
     Side src, dst;
     if (setup(esize, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst,
@@ -230,13 +261,13 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
     }
 #undef SCATTER
     VK_LAUNCHED();
-    return collect(e, idx_d, sid, dst, "destination");
+    return finish_check(e, idx_d, sid, dst, "destination", fault_d);
 }
 
 extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
                          const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d,
                          int64_t sm, const int32_t *dlen_d, const int64_t *doff_d, int64_t dm,
-                         void *out_d, int64_t n_dst)
+                         void *out_d, int64_t n_dst, VkPermFault *fault_d)
 {
     Side src, dst;
     if (setup(esize, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst,
@@ -264,7 +295,7 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
                                                     flags_d, sid, src, dst,
                                                     (unsigned long long *)out_d, e);
     VK_LAUNCHED();
-    return collect(e, idx_d, sid, src, "source");
+    return finish_check(e, idx_d, sid, src, "source", fault_d);
 }
 
 /* ---- PACK ---- */

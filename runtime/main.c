@@ -633,6 +633,7 @@ static void run_program(Cli *cl, Run *r)
     interp_init(&it, r->run, &cl->opt);
     if (cl->bk == BK_CUDA && cuda_tier_current()) {
         it.dev_op = cuda_tier_op;
+        it.dev_settle = cuda_tier_settle;
         it.dev_ctx = cuda_tier_current();
     }
     it.run_block = r->backend ? backend_block_hook : NULL;

@@ -157,8 +157,21 @@ FAULTS = {
     "replace_device": "FUNC MAIN1_1\n" + SEG5000 + IDX5000 + iota(7, 5000) + "CPOP 1 2\nREPLACE INT\nRET\n",
 }
 
+# The permutes' checks do not wait (a record read at the next wait): the
+# first error is still the one reported, at its line, with nothing after it
+# (a later host error, EXIT, the end of the run), past the 64 records.
+BPERM_BAD = iota(0, N) + iota(1, N) + "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\nBPERMUTE INT\n" % (N, N)
+BPERM_GOOD = iota(0, N) + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\nBPERMUTE INT\nPOP 1 0\n" % (N, N)
+FAULTS.update({
+    "bpermute_then_div": "FUNC MAIN1_1\n" + BPERM_BAD + "CONST INT 1\nCONST INT 0\n/ INT\nRET\n",
+    "bpermute_then_exit": "FUNC MAIN1_1\n" + BPERM_BAD + "CONST INT 0\nEXIT\nRET\n",
+    "bpermute_after_70": "FUNC MAIN1_1\n" + BPERM_GOOD * 70 + BPERM_BAD + "POP 1 0\nCONST INT 3\nRET\n",
+})
+
 # the same where every index is good: the reference's results
 GOOD = {
+    "bpermute_70": "FUNC MAIN1_1\n" + BPERM_GOOD * 70 + iota(5, N) + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\n"
+                   "CONST INT %d\nMAKE_SEGDES\nBPERMUTE INT\nRET\n" % (N, N),
     "extract_device": "FUNC MAIN1_1\n" + SEG5000 + iota(0, 5000) + dist(1251, 5000) + "/ INT\nCPOP 1 1\n"
                       "EXTRACT INT\nRET\n",
     "extract_short": "FUNC MAIN1_1\n" + SEG1000 + idx1000(20000) + "CPOP 1 1\nEXTRACT INT\nRET\n",
@@ -181,6 +194,10 @@ def test_good():
         m = re.search(r"stats: device tier: instructions run there.*", err)
         ran = m.group(0) if m else ""
         check(name.split("_")[0].upper() in ran or name == "fill_segdes", "%s: run on the device: %r" % (name, ran))
+        if name == "bpermute_70":
+            m = re.search(r"stats: device tier: (\d+) permutes' checks left on the device, read in (\d+) reads", err)
+            check(m is not None and int(m.group(1)) == 71 and int(m.group(2)) >= 2,
+                  "bpermute_70: 71 checks left pending, read in 2 or more reads: %r" % (m and m.group(0)))
         if name == "fill_segdes":
             check(region_ok(err) and "MAKE_SEGDES" in ran,
                   "fill_segdes: the descriptor made on the device, nothing long moved: %r" % ran)

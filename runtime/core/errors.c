@@ -28,6 +28,9 @@ void rt_set_abort(int on) { abort_on_fatal = on; }
 void rt_set_fatal_hook(RtFatalHook hook) { fatal_hook = hook; }
 
 static int (*exit_guard)(void);
+static void (*pending_check)(void);
+
+void rt_set_pending_check(void (*hook)(void)) { pending_check = hook; }
 
 void rt_set_exit_guard(int (*guard)(void)) { exit_guard = guard; }
 
@@ -100,6 +103,15 @@ static __attribute__((noreturn, format(printf, 2, 0))) void fatal_v(int device, 
 {
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
+    if (pending_check && !in_replay) { /* an earlier error may wait on the device */
+        void (*h)(void) = pending_check;
+        const Program *p = cur_prog;
+        const Instr *ins = cur_instr;
+        pending_check = NULL;
+        h();
+        pending_check = h;
+        rt_set_where(p, ins);
+    }
     if (device && in_replay && first_msg[0]) {
         /* the device failed under the replay (reading the block's inputs
          * back): the first error is the one to report */

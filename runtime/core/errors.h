@@ -32,6 +32,12 @@ void rt_fatal_device(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 1, 2)))
 void rt_fatal_raw(const char *fmt, ...);
 
+/* A check left pending on a device (the device tier's permutes, read when
+ * the host next waits): before a fatal error is printed, HOOK() is
+ * called once; it is itself fatal, at the instruction whose check failed,
+ * when that earlier error is there. NULL removes it. */
+void rt_set_pending_check(void (*hook)(void));
+
 /* End the run with STATUS: 0 for EXIT (stdout flushed, exit(0)), nonzero
  * for a fatal error (stderr flushed, _Exit(status): nothing more reaches
  * stdout). With a fatal hook set, the hook is called instead. */

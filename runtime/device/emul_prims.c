@@ -200,12 +200,31 @@ static int64_t em_seg_len(const int32_t *len, int64_t n, int64_t k)
     return len[k] > 0 ? len[k] : 0;
 }
 
+/* A permute's first bad position POS (KIND 1: segment K has no partner on
+ * SIDE; 0: index J outside its segment of length LEN): into the record REC
+ * when given (the call then succeeds, as the GPU's does without waiting),
+ * else the failure with the reference's message. */
+static int em_perm_fault(VkPermFault *rec, int64_t pos, int kind, int64_t j, int64_t k, int64_t len, const char *side)
+{
+    if (rec) {
+        rec->err = ((unsigned long long)pos << 1) | (unsigned)kind;
+        rec->j = j;
+        rec->k = k;
+        rec->len = len;
+        return 0;
+    }
+    if (kind)
+        return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k, side);
+    return em_fail("index %lld at position %lld is outside its segment of length %lld", (long long)j, (long long)pos,
+                   (long long)len);
+}
+
 /* Source segment k into destination segment k, in source order (the
  * later element wins a collision), each index checked as it is used; the
  * first bad one in that order is reported, as the reference reports it. */
 static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
                       const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
-                      const int64_t *doff, int64_t dm, void *out, int64_t nd, int unique)
+                      const int64_t *doff, int64_t dm, void *out, int64_t nd, int unique, VkPermFault *rec)
 {
     (void)unique;
     if (!slen)
@@ -215,14 +234,13 @@ static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx,
         if (sl == 0)
             continue;
         if (k >= dm)
-            return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k, "destination");
+            return em_perm_fault(rec, s0, 1, 0, k, 0, "destination");
         int64_t d0 = dlen ? doff[k] : 0, dl = em_seg_len(dlen, nd, k);
         for (int64_t i = s0; i < s0 + sl; i++) {
             if (fl && !fl[i])
                 continue;
             if ((uint32_t)idx[i] >= (uint32_t)dl)
-                return em_fail("index %lld at position %lld is outside its segment of length %lld", (long long)idx[i],
-                               (long long)i, (long long)dl);
+                return em_perm_fault(rec, i, 0, idx[i], k, dl, "destination");
             memcpy((char *)out + (size_t)(d0 + idx[i]) * es, (const char *)in + (size_t)i * es, es);
         }
     }
@@ -233,7 +251,7 @@ static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx,
  * where FL is given and 0, the element is 0. */
 static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
                      const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
-                     const int64_t *doff, int64_t dm, void *out, int64_t nd)
+                     const int64_t *doff, int64_t dm, void *out, int64_t nd, VkPermFault *rec)
 {
     if (!slen)
         sm = dm = 1;
@@ -245,13 +263,8 @@ static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, 
                 memset((char *)out + (size_t)i * es, 0, es);
                 continue;
             }
-            if ((uint32_t)idx[i] >= (uint32_t)sl) {
-                if (k >= sm)
-                    return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k,
-                                   "source");
-                return em_fail("index %lld at position %lld is outside its segment of length %lld",
-                               (long long)idx[i], (long long)i, (long long)sl);
-            }
+            if ((uint32_t)idx[i] >= (uint32_t)sl)
+                return em_perm_fault(rec, i, k >= sm, idx[i], k, sl, "source");
             memcpy((char *)out + (size_t)i * es, (const char *)in + (size_t)(s0 + idx[i]) * es, es);
         }
     }

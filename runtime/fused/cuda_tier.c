@@ -30,7 +30,20 @@ struct CudaTier {
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
     int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
+    /* the permutes' checks left on the device (DEFER_SLOTS records) */
+    VkPermFault *pend_d;
+    int npend, settling;
+    const Program *pend_prog[64];
+    const Instr *pend_ins[64];
+    const char *pend_side[64];
+    int64_t deferred, settles, settle_waits;
 };
+
+enum { DEFER_SLOTS = 64 };
+_Static_assert(DEFER_SLOTS <= 64, "the pending arrays hold DEFER_SLOTS");
+
+/* The tier whose checks a fatal error must read first (one per process). */
+static CudaTier *pending_tier;
 
 typedef enum {
     K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
@@ -79,6 +92,70 @@ static int nargs_of(int op)
     return na[op] - 1;
 }
 
+/* ---- the permutes' checks left on the device ---------------------------------- */
+
+/* The first N records set to "no error" (one copy up). */
+static void arm_slots(CudaTier *t, int n)
+{
+    VkPermFault none[DEFER_SLOTS];
+    for (int i = 0; i < n; i++) {
+        memset(&none[i], 0, sizeof none[i]);
+        none[i].err = ~0ull;
+    }
+    cx_h2d_small(t->c, t->pend_d, none, (size_t)n * sizeof none[0]);
+}
+
+/* Read the pending records (AFTER_WAIT: the host waits next anyway, so
+ * the read is not a wait of its own); fatal at the first that failed. */
+static void settle(CudaTier *t, int after_wait)
+{
+    if (t->npend == 0 || t->settling)
+        return;
+    t->settling = 1;
+    int n = t->npend;
+    VkPermFault rec[DEFER_SLOTS];
+    if (after_wait) {
+        cx_d2h_after_wait(t->c, rec, t->pend_d, (size_t)n * sizeof rec[0]);
+    } else {
+        cx_d2h(t->c, rec, t->pend_d, (size_t)n * sizeof rec[0]);
+        t->settle_waits++;
+    }
+    t->settles++;
+    t->npend = 0;
+    for (int i = 0; i < n; i++) {
+        if (rec[i].err == ~0ull)
+            continue;
+        rt_set_where(t->pend_prog[i], t->pend_ins[i]);
+        if (rec[i].err & 1)
+            ops_permute_no_partner(rec[i].k, t->pend_side[i]);
+        ops_permute_bad_index((int64_t)(rec[i].err >> 1), rec[i].j, rec[i].len);
+    }
+    arm_slots(t, n);
+    t->settling = 0;
+}
+
+void cuda_tier_settle(void *ctx) { settle(ctx, 0); }
+void cuda_tier_before_wait(CudaTier *t) { settle(t, 1); }
+static void settle_pending(void)
+{
+    if (pending_tier)
+        settle(pending_tier, 0);
+}
+
+/* A record for the check of the permute INS of IT (SIDE: the descriptor
+ * its error names); all taken: the pending ones read first (a wait). */
+static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const char *side)
+{
+    if (t->npend == DEFER_SLOTS)
+        settle(t, 0);
+    int i = t->npend++;
+    t->pend_prog[i] = it->prog;
+    t->pend_ins[i] = ins;
+    t->pend_side[i] = side;
+    t->deferred++;
+    return t->pend_d + i;
+}
+
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 {
     CudaTier *t = calloc(1, sizeof *t);
@@ -88,6 +165,10 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->min = min;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
     t->minmax_d = cx_dalloc_fixed(c, 2 * sizeof *t->minmax_d);
+    t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
+    arm_slots(t, DEFER_SLOTS);
+    pending_tier = t;
+    rt_set_pending_check(settle_pending);
     return t;
 }
 
@@ -95,6 +176,11 @@ void cuda_tier_free(CudaTier *t)
 {
     if (!t)
         return;
+    if (pending_tier == t) {
+        pending_tier = NULL;
+        rt_set_pending_check(NULL);
+    }
+    cx_dfree(t->c, t->pend_d);
     cx_dfree(t->c, t->fault_d);
     cx_dfree(t->c, t->minmax_d);
     free(t);
@@ -468,10 +554,11 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         const VkLib *l = cx_lib(t->c);
         const void *in = ns > 0 ? dev_of(t, data) : NULL;
         const int32_t *ix = dev_of(t, idx), *fl = dev_of(t, flags);
-        int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len)
-                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0);
+        /* the index check does not wait: its record is read later (settle) */
+        VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination");
+        int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
+                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0, rec);
         cx_lib_called(t->c);
-        cx_note_sync(t->c); /* the index check waits */
         t->dbytes += (gather ? 2 * len : 2 * ns) * (int64_t)es + (gather ? len : ns) * (flags ? 8 : 4);
         if (rc != 0) {
             val_release(r);
@@ -876,6 +963,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                         (long long)t->up_op_bytes[op]);
         fputc('\n', f);
     }
+    fprintf(f, "stats: device tier: %lld permutes' checks left on the device, read in %lld reads (%lld of them waits of "
+               "their own: I/O, EXIT, the end, 64 pending)\n",
+            (long long)t->deferred, (long long)t->settles, (long long)t->settle_waits);
     fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
                "for an IF, and such)\n",
             (long long)t->short_reads, (long long)t->short_bytes);

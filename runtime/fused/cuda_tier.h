@@ -22,7 +22,12 @@
  * bounds of runtime/fused/README.md).
  *
  * Faults (Int / and %, RAND's zero range) are read back at once: the
- * reference's message, naming the instruction's line. */
+ * reference's message, naming the instruction's line. The permutes' index
+ * checks do not wait: each leaves a record on the device, read with the
+ * host's next wait (any read back), before I/O, EXIT, the end of the run
+ * and any other fatal error (cuda_tier_settle), so that the first error
+ * in program order is the one reported, at its line, and nothing is
+ * written after it. */
 #ifndef RUNTIME_FUSED_CUDA_TIER_H
 #define RUNTIME_FUSED_CUDA_TIER_H
 
@@ -37,5 +42,8 @@ typedef struct CudaTier CudaTier;
 CudaTier *cuda_tier_current(void);
 /* The interpreter's hook (interp.h InterpDevFn); CTX is a CudaTier. */
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run);
+/* The interpreter's settle hook (interp.h InterpSettleFn): the pending
+ * checks read (a wait when there are any), fatal at the first that failed. */
+void cuda_tier_settle(void *ctx);
 
 #endif

@@ -465,17 +465,19 @@ static int w_seg_positions(const VkArg *idx, const int32_t *len_d, const int64_t
 }
 static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                      const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
-                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique)
+                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique,
+                     VkPermFault *fault_d)
 {
-    PRIM("scatter", 7, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d),
-         scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, unique));
+    PRIM("scatter", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
+         scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, unique,
+                 fault_d));
 }
 static int w_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                     const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
-                    const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst)
+                    const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, VkPermFault *fault_d)
 {
-    PRIM("gather", 7, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d),
-         gather(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst));
+    PRIM("gather", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
+         gather(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, fault_d));
 }
 static int w_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n, void *out_d,
                             int64_t *count_host)
@@ -618,6 +620,8 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
     if (!bytes)
         return;
     check_errors(c);
+    if (c->tier)
+        cuda_tier_before_wait(c->tier);
     note_sync(c);
     double t0 = rt_seconds();
     if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
@@ -806,6 +810,16 @@ const VkLib *cx_lib(CudaExec *c) { return &c->lib; }
 void *cx_dalloc(CudaExec *c, size_t bytes) { return dalloc(c, bytes); }
 void *cx_dalloc_fixed(CudaExec *c, size_t bytes) { return dalloc_fixed(c, bytes); }
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes) { d2h(c, dst, src, bytes); }
+void cx_d2h_after_wait(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    double t0 = rt_seconds();
+    if (bytes && c->dev->d2h(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy from the device");
+    double dt = rt_seconds() - t0;
+    c->transfer_seconds += dt;
+    c->d2h_seconds += dt;
+    c->d2h_bytes += (int64_t)bytes;
+}
 void cx_h2d(CudaExec *c, void *dst, const void *src, size_t bytes) { h2d(c, dst, src, bytes); }
 DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
 void cx_lib_called(CudaExec *c) { c->lib_calls++; }

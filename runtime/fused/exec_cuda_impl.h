@@ -29,6 +29,8 @@ void *cx_dalloc_fixed(CudaExec *c, size_t bytes);
 /* A few bytes up without a wait; bytes down (waits: a sync). Counted. */
 void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes);
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes);
+/* Bytes down right after a wait (the device idle: not counted as one). */
+void cx_d2h_after_wait(CudaExec *c, void *dst, const void *src, size_t bytes);
 void cx_h2d(CudaExec *c, void *dst, const void *src, size_t bytes);
 /* Copies and clears on the device; device memory given back. */
 void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes);
@@ -57,6 +59,9 @@ CudaTier *cx_tier(CudaExec *c);
 /* The tier's side (cuda_tier.c): made with the placement threshold MIN
  * (elements), its -d stats lines, freed. */
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min);
+/* Before the host reads anything back (a wait): the checks the tier left
+ * pending on the device are read with it (cuda_tier.h cuda_tier_settle). */
+void cuda_tier_before_wait(CudaTier *t);
 void cuda_tier_report(const CudaTier *t, FILE *f);
 /* Bytes its primitives read and wrote in device memory so far (the model). */
 int64_t cuda_tier_bytes(const CudaTier *t);

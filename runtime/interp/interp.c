@@ -489,6 +489,8 @@ int interp_run(Interp *it)
             if (profiling)
                 prof_leave();
             if (pc < 0) {
+                if (it->dev_settle)
+                    it->dev_settle(it->dev_ctx);
                 if (progress)
                     fprintf(stderr, "\r%60s\r", "");
                 free(rstack);
@@ -524,6 +526,8 @@ int interp_run(Interp *it)
             pc++;
             break;
         case OP_EXIT:
+            if (it->dev_settle)
+                it->dev_settle(it->dev_ctx);
             prof_report(stderr);
             fflush(stdout);
             fflush(stderr);
@@ -559,6 +563,8 @@ int interp_run(Interp *it)
         }
         case OP_READ: case OP_WRITE: case OP_FOPEN: case OP_FCLOSE:
         case OP_FREAD: case OP_FREAD_CHAR: case OP_FWRITE: case OP_SPAWN:
+            if (it->dev_settle)
+                it->dev_settle(it->dev_ctx);
             io_exec(it, ins);
             pc++;
             break;

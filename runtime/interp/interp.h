@@ -35,6 +35,11 @@ typedef int (*InterpBlockFn)(void *ctx, struct Interp *it, int pc);
  * instruction INS itself, whose operands then stay where they are;
  * FN(CTX, IT, INS, 1) runs it, after the interpreter's argument checks. */
 typedef int (*InterpDevFn)(void *ctx, struct Interp *it, const Instr *ins, int run);
+/* The device tier's checks left pending (InterpDevFn's instructions that
+ * did not wait for theirs): SETTLE(CTX) reads them, fatal at the failing
+ * instruction. The interpreter calls it before I/O and EXIT and at the
+ * end of the run, so that nothing is written after an error. */
+typedef void (*InterpSettleFn)(void *ctx);
 
 /* Tiers: the program to go on with (the inlined program, with its
  * backend), published by the tier worker while the original runs. PCMAP
@@ -63,6 +68,7 @@ typedef struct Interp {
     int32_t *rstack;    /* the call stack while interp_run runs */
     InterpSwitch *_Atomic pending;      /* see InterpSwitch */
     InterpDevFn dev_op;         /* NULL: no device tier */
+    InterpSettleFn dev_settle;  /* with dev_op, or NULL */
     void *dev_ctx;
 } Interp;
 

@@ -53,6 +53,11 @@ void op_dfpermute(Interp *it, const Instr *ins);
  * device tier makes them too. */
 void ops_permute_lengths(const Value *data, const Value *idx, const Value *flags, const Value *dflt,
                          const Value *dsd);
+/* A permute's errors, in the reference's words: index IDX at position I
+ * outside its segment of length LEN; segment K of the WHAT ("source" or
+ * "destination") descriptor without a partner segment. */
+__attribute__((noreturn, cold)) void ops_permute_bad_index(int64_t i, int64_t idx, int64_t len);
+__attribute__((noreturn, cold)) void ops_permute_no_partner(int64_t k, const char *what);
 /* ops_vector.c */
 /* EXTRACT's and REPLACE's error: index IDX for segment K of length LEN. */
 __attribute__((noreturn)) void ops_bad_segment_index(int64_t k, int64_t idx, int64_t len);

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-__attribute__((noreturn, cold)) static void bad_index(int64_t i, int64_t idx, int64_t len)
+void ops_permute_bad_index(int64_t i, int64_t idx, int64_t len)
 {
     rt_fatal("index %lld at position %lld is outside its segment of length %lld",
              (long long)idx, (long long)i, (long long)len);
@@ -19,9 +19,8 @@ __attribute__((noreturn, cold)) static void bad_index(int64_t i, int64_t idx, in
 
 /* Pairs segment k of the source with segment k of the destination; a
  * non-empty segment without a partner is an error. */
-__attribute__((noreturn, cold)) static void need_partner(Value *have, int64_t k, const char *what)
+void ops_permute_no_partner(int64_t k, const char *what)
 {
-    (void)have;
     rt_fatal("segment %lld of the %s descriptor has no matching segment", (long long)k, what);
 }
 
@@ -104,14 +103,14 @@ DEF_GATHER_RUN(gather_run_f, double)
                     continue;                                                 \
                 uint32_t j = (uint32_t)ix[i];                                 \
                 if (j >= lim)                                                 \
-                    bad_index(base + i, ix[i], dl);                           \
+                    ops_permute_bad_index(base + i, ix[i], dl);               \
                 o[j] = x[i];                                                  \
             }                                                                 \
             return;                                                           \
         }                                                                     \
         int64_t i = RUN(o, x, ix, n, lim);                                    \
         if (i < n)                                                            \
-            bad_index(base + i, ix[i], dl);                                   \
+            ops_permute_bad_index(base + i, ix[i], dl);                       \
     }
 
 DEF_SCATTER_SEG(scatter_seg_i, scatter_run_i, int32_t)
@@ -148,9 +147,10 @@ DEF_SCATTER_SEG(scatter_seg_f, scatter_run_f, double)
 /* A gather's bad index: the missing source segment when there is none. */
 __attribute__((noreturn, cold)) static void gather_bad(Value *ssd, int64_t k, int nosrc, int64_t i, int64_t idx, int64_t sl)
 {
+    (void)ssd;
     if (nosrc)
-        need_partner(ssd, k, "source");
-    bad_index(i, idx, sl);
+        ops_permute_no_partner(k, "source");
+    ops_permute_bad_index(i, idx, sl);
 }
 
 DEF_GATHER_SEG(gather_seg_i, gather_run_i, int32_t)
@@ -167,7 +167,7 @@ DEF_GATHER_SEG(gather_seg_f, gather_run_f, double)
         for (int i = 0; i < L; i++) {                                         \
             uint32_t j = (uint32_t)ix[i];                                     \
             if (j >= lim)                                                     \
-                bad_index(k * L + i, ix[i], ld);                              \
+                ops_permute_bad_index(k * L + i, ix[i], ld);                  \
             o[j] = x[i];                                                      \
         }
 #define DEF_SCATTER_UNIFORM(NAME, T)                                          \
@@ -186,7 +186,7 @@ DEF_SCATTER_UNIFORM(scatter_uniform_f, double)
         for (int i = 0; i < L; i++) {                                         \
             uint32_t j = (uint32_t)ix[i];                                     \
             if (j >= lim)                                                     \
-                bad_index(k * L + i, ix[i], ls);                              \
+                ops_permute_bad_index(k * L + i, ix[i], ls);                  \
             o[i] = x[j];                                                      \
         }
 #define DEF_GATHER_UNIFORM(NAME, T)                                           \
@@ -222,7 +222,7 @@ static void scatter(Value *data, Value *idx, Value *flags, Value *ssd, Value *ds
         if (sl <= 0)
             continue;
         if (k >= dm)
-            need_partner(dsd, k, "destination");
+            ops_permute_no_partner(k, "destination");
         int64_t dl = DL[k] > 0 ? DL[k] : 0;
         /* an empty destination has no storage (NULL + 0 is undefined);
          * every index into it is out of range, so nothing is written */
