@@ -168,9 +168,10 @@ int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int
  * and checked: an index outside its segment, or a non-empty segment with no
  * partner segment, fails with -1 and the runtime's message, reporting the
  * first offending position (these calls wait for the device) — unless
- * FAULT_D is given (its ERR set to all ones by the caller): then the call
- * does not wait, and its last kernel writes the check's outcome into the
- * record *FAULT_D (VkPermFault), which the caller reads when it next waits.
+ * FAULT_D is given: then the call does not wait, and its last kernel
+ * writes the check's outcome into the record *FAULT_D (VkPermFault; ERR
+ * all ones when every index was good), which the caller reads when it
+ * next waits.
  *
  * Descriptors: both NULL (with sm/dm ignored) for the unsegmented form —
  * one source segment of n_src, one destination segment of n_dst — or both

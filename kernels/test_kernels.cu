@@ -552,7 +552,7 @@ static void test_permutes(int64_t n)
             CHECK(rc == 0 && got.err == ((unsigned long long)(n / 2) << 1) && got.j == n && got.len == n,
                   "%s with a record, n=%lld: rc %d, err %llx, j %lld, len %lld", g ? "gather" : "scatter",
                   (long long)n, rc, got.err, got.j, got.len);
-            vk_memcpy_h2d(rd, &none, sizeof none);
+            // the record is written whatever it held: the bad call's is there
             rc = g ? vk_gather(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, rd)
                    : vk_scatter(4, xd, n, pd, NULL, NULL, NULL, 0, NULL, NULL, 0, od, n, 1, rd);
             vk_memcpy_d2h(&got, rd, sizeof got);

@@ -142,6 +142,14 @@ __global__ void k_fault_info(const unsigned long long *err, const int32_t *idx, 
     rec->len = checked.len ? (k < checked.m ? (checked.len[k] > 0 ? checked.len[k] : 0) : 0) : checked.n;
 }
 
+/* Nothing to check: the caller's record says so (no wait). */
+int no_fault(VkPermFault *fault)
+{
+    if (fault)
+        VK_CUDA(cudaMemsetAsync(&fault->err, 0xff, sizeof fault->err, 0));
+    return 0;
+}
+
 /* The check's outcome: into the caller's record FAULT (no wait), or read
  * back (collect). */
 int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
@@ -218,7 +226,7 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
               "vk_scatter") != 0)
         return -1;
     if (n_src == 0 || src.m == 0)
-        return 0;
+        return no_fault(fault_d);
     VkTemp segid, err, win;
     if (err.alloc(sizeof(unsigned long long)) != 0)
         return -1;
@@ -274,7 +282,7 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
               "vk_gather") != 0)
         return -1;
     if (n_dst == 0 || dst.m == 0)
-        return 0;
+        return no_fault(fault_d);
     VkTemp segid, err;
     if (err.alloc(sizeof(unsigned long long)) != 0)
         return -1;

@@ -227,6 +227,8 @@ static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx,
                       const int64_t *doff, int64_t dm, void *out, int64_t nd, int unique, VkPermFault *rec)
 {
     (void)unique;
+    if (rec)
+        rec->err = ~0ull;
     if (!slen)
         sm = dm = 1;
     for (int64_t k = 0; k < sm; k++) {
@@ -253,6 +255,8 @@ static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, 
                      const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
                      const int64_t *doff, int64_t dm, void *out, int64_t nd, VkPermFault *rec)
 {
+    if (rec)
+        rec->err = ~0ull;
     if (!slen)
         sm = dm = 1;
     for (int64_t k = 0; k < dm; k++) {

@@ -94,17 +94,6 @@ static int nargs_of(int op)
 
 /* ---- the permutes' checks left on the device ---------------------------------- */
 
-/* The first N records set to "no error" (one copy up). */
-static void arm_slots(CudaTier *t, int n)
-{
-    VkPermFault none[DEFER_SLOTS];
-    for (int i = 0; i < n; i++) {
-        memset(&none[i], 0, sizeof none[i]);
-        none[i].err = ~0ull;
-    }
-    cx_h2d_small(t->c, t->pend_d, none, (size_t)n * sizeof none[0]);
-}
-
 /* Read the pending records (AFTER_WAIT: the host waits next anyway, so
  * the read is not a wait of its own); fatal at the first that failed. */
 static void settle(CudaTier *t, int after_wait)
@@ -130,7 +119,6 @@ static void settle(CudaTier *t, int after_wait)
             ops_permute_no_partner(rec[i].k, t->pend_side[i]);
         ops_permute_bad_index((int64_t)(rec[i].err >> 1), rec[i].j, rec[i].len);
     }
-    arm_slots(t, n);
     t->settling = 0;
 }
 
@@ -166,7 +154,6 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
     t->minmax_d = cx_dalloc_fixed(c, 2 * sizeof *t->minmax_d);
     t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
-    arm_slots(t, DEFER_SLOTS);
     pending_tier = t;
     rt_set_pending_check(settle_pending);
     return t;
