@@ -131,10 +131,26 @@ void mem_free_charged(void *p, int64_t bytes)
 
 static int64_t dev_used_units;
 
+static int64_t dev_cap_units = INT64_MAX; /* mem_dev_set_capacity */
+
+void mem_dev_set_capacity(int64_t bytes) { dev_cap_units = mem_bytes_units(bytes); }
+
+static int64_t dev_limit_units(void)
+{
+    int64_t l = limit_units + extra_units;
+    return dev_cap_units < l ? dev_cap_units : l;
+}
+
+int64_t mem_dev_room_bytes(void)
+{
+    int64_t room = dev_limit_units() - dev_used_units;
+    return room > 0 ? room * 8 : 0;
+}
+
 void mem_dev_charge_bytes(int64_t bytes, const char *what)
 {
     int64_t units = mem_bytes_units(bytes);
-    if (units > limit_units + extra_units - dev_used_units)
+    if (units > dev_limit_units() - dev_used_units)
         out_of_memory("device: ", what, units, dev_used_units);
     dev_used_units += units;
 }

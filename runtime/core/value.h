@@ -94,6 +94,12 @@ void mem_dev_charge_bytes(int64_t bytes, const char *what);
 void mem_dev_uncharge_bytes(int64_t bytes);
 /* Units the device ledger holds now. */
 int64_t mem_dev_used(void);
+/* The device's own size (BYTES: $VINTERP_DEVICE_MEM, a card smaller than
+ * -m): the device ledger's limit is the smaller of the two. The bytes the
+ * device ledger can still take (the device tier places what does not fit
+ * on the host). */
+void mem_dev_set_capacity(int64_t bytes);
+int64_t mem_dev_room_bytes(void);
 
 /* New vector of LEN elements with rc 1; contents uninitialised (zeroed for
  * LEN elements when ZERO). Fatal (through rt_fatal) when -m would be

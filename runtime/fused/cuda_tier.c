@@ -37,6 +37,7 @@ struct CudaTier {
     const Instr *pend_ins[64];
     const char *pend_side[64];
     int64_t deferred, settles, settle_waits;
+    int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
 };
 
 enum { DEFER_SLOTS = 64 };
@@ -187,6 +188,28 @@ CudaTier *cuda_tier_current(void)
  * not a home). */
 static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_SEGDES && v->dev != NULL; }
 
+/* Whether the device memory left ($VINTERP_DEVICE_MEM, -m) holds what
+ * the instruction whose NA operands are on IT's stack may need: its host
+ * operands uploaded, and three times its longest operand or descriptor
+ * total in 8-byte elements (its result and a primitive's scratch), a
+ * bound, not a count. */
+static int fits(CudaTier *t, Interp *it, int na, int scratch)
+{
+    (void)t;
+    int64_t need = 0, longest = 0;
+    for (int j = 0; j < na; j++) {
+        const Value *v = vs_at(it, j);
+        if (v->type == VT_PAIR)
+            continue;
+        int64_t len = v->type == VT_SEGDES ? (v->n > v->len ? v->n : v->len) : v->len;
+        longest = len > longest ? len : longest;
+        if (!v->dev && !v->lazy)
+            need += v->len * (v->type == VT_SEGDES ? 12 : (int64_t)val_esize((ValType)v->type));
+    }
+    need += scratch * 3 * 8 * longest;
+    return need <= mem_dev_room_bytes();
+}
+
 /* 1 when the tier runs INS: an operand is a long vector on the device, or
  * it makes a long vector from short operands (cuda_tier.h). Short device
  * vectors (a reduction's sums) do not bring an instruction to the device:
@@ -195,9 +218,16 @@ static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_S
 static int claims(CudaTier *t, Interp *it, const Instr *ins)
 {
     Kind k = kind_of(ins->op);
-    if (k == K_CONST) /* a vector constant's home by its length: made (uploaded once) on the device */
-        return ins->ckind == CK_VECTOR && it->consts[ins->cidx]->type != VT_SEGDES &&
-               it->consts[ins->cidx]->len >= t->min;
+    if (k == K_CONST) { /* a vector constant's home by its length: made (uploaded once) on the device */
+        const Value *v = it->consts[ins->cidx];
+        if (ins->ckind != CK_VECTOR || v->type == VT_SEGDES || v->len < t->min)
+            return 0;
+        if (v->len * 8 > mem_dev_room_bytes()) {
+            t->mem_declined[OP_CONST]++;
+            return 0;
+        }
+        return 1;
+    }
     int na = nargs_of(ins->op);
     if (na == 0 || it->sp < na)
         return 0;
@@ -245,6 +275,10 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = top->n >= t->min && (any_short_dev || top->len > 1);
         else /* INDEX */
             take = any_dev || top->n >= t->min;
+    }
+    if (take && !fits(t, it, na, ins->op == OP_CONST ? 0 : 1)) {
+        t->mem_declined[ins->op]++;
+        take = 0;
     }
     if (!take && any_dev) { /* a long device vector goes to the host: worth naming */
         t->fell[ins->op]++;
@@ -948,6 +982,17 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
             if (t->up_op[op])
                 fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->up_op[op],
                         (long long)t->up_op_bytes[op]);
+        fputc('\n', f);
+    }
+    int64_t declined = 0;
+    for (int op = 0; op < OP_COUNT; op++)
+        declined += t->mem_declined[op];
+    if (declined) {
+        fprintf(f, "stats: device tier: %lld instructions left on the host for want of device memory:",
+                (long long)declined);
+        for (int op = 0; op < OP_COUNT; op++)
+            if (t->mem_declined[op])
+                fprintf(f, " %s %lld", vc_ops[op].name, (long long)t->mem_declined[op]);
         fputc('\n', f);
     }
     fprintf(f, "stats: device tier: %lld permutes' checks left on the device, read in %lld reads (%lld of them waits of "

@@ -16,8 +16,9 @@
  * yet brings its device operands to the host (-d stats names it and the
  * bytes it read back). Runs on device today: every elementwise
  * instruction (SELECT included), RAND, DIST, INDEX, the scans and the
- * reductions (segmented or not), the permutes, PACK, EXTRACT, REPLACE,
- * RANK, MAKE_SEGDES and LENGTHS of long descriptors. Results equal the reference's bit for
+ * reductions (segmented or not), the permutes, PACK, EXTRACT, REPLACE
+ * (positions made and checked there), RANK, MAKE_SEGDES of long device
+ * lengths or a long lazy fill, and LENGTHS of long descriptors. Results equal the reference's bit for
  * bit but float + and * scans and reductions on a GPU (a tree: within the
  * bounds of runtime/fused/README.md).
  *

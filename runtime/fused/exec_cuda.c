@@ -2529,6 +2529,8 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
          * one ($VINTERP_DEVICE_TIER, cuda_tier.h) */
         if (settings_choice(SET_DEVICE_TIER, 0) == 1)
             c->tier = cuda_tier_new(c, settings_count(SET_DEVICE_MIN, DEVICE_MIN));
+        if (settings_given(SET_DEVICE_MEM))
+            mem_dev_set_capacity(settings_count(SET_DEVICE_MEM, INT64_MAX));
     }
     return &c->base;
 }
