@@ -14,7 +14,8 @@
  * operand on the other side is moved: a lazy fill goes as a scalar, a
  * host vector is uploaded (counted). An instruction the tier does not run
  * yet brings its device operands to the host (-d stats names it and the
- * bytes it read back). Runs on device today: every elementwise
+ * bytes it read back); so does one the device memory left would not hold
+ * ($VINTERP_DEVICE_MEM, -m). Runs on device today: every elementwise
  * instruction (SELECT included), RAND, DIST, INDEX, the scans and the
  * reductions (segmented or not), the permutes, PACK, EXTRACT, REPLACE
  * (positions made and checked there), RANK, MAKE_SEGDES of long device
