@@ -170,7 +170,7 @@ int collect(unsigned long long *err_d, const int32_t *idx, const int32_t *segid,
     if (segid)
         VK_CUDA(cudaMemcpy(&k, segid + pos, sizeof k, cudaMemcpyDeviceToHost));
     if ((e & 1) == E_PARTNER)
-        return vk_fail("segment %lld of the %s descriptor has no matching segment", (long long)k,
+        return vk_fail(VS_MSG_PERMUTE_PARTNER, (long long)k,
                        partner_side);
     int32_t j;
     VK_CUDA(cudaMemcpy(&j, idx + pos, sizeof j, cudaMemcpyDeviceToHost));
@@ -181,7 +181,7 @@ int collect(unsigned long long *err_d, const int32_t *idx, const int32_t *segid,
             VK_CUDA(cudaMemcpy(&l, checked.len + k, sizeof l, cudaMemcpyDeviceToHost));
         len = l > 0 ? l : 0;
     }
-    return vk_fail("index %lld at position %lld is outside its segment of length %lld",
+    return vk_fail(VS_MSG_PERMUTE_INDEX,
                    (long long)j, pos, len);
 }
 

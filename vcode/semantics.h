@@ -233,6 +233,16 @@ static inline void vs_random_seed(uint32_t ring[31], uint64_t *k, uint32_t seed)
         (void)vs_random_next(ring, k);
 }
 
+/* The index errors' messages, printf formats (long long arguments), the
+ * same in every backend and on the device:
+ * a permute's index J at position POS outside its segment of length LEN;
+ * a permute's segment K of the "source" or "destination" descriptor
+ * without a partner; EXTRACT's and REPLACE's index J for segment K of
+ * length LEN. */
+#define VS_MSG_PERMUTE_INDEX "index %lld at position %lld is outside its segment of length %lld"
+#define VS_MSG_PERMUTE_PARTNER "segment %lld of the %s descriptor has no matching segment"
+#define VS_MSG_SEGMENT_INDEX "index %lld for segment %lld is outside the segment of length %lld"
+
 /* A fault's message: a printf format of the element (or index) A and,
  * for VS_CHECKIDX, the segment length B, both long long. Host only. */
 static inline const char *vs_fault_format(int code)

@@ -214,8 +214,8 @@ static int em_perm_fault(VkPermFault *rec, int64_t pos, int kind, int64_t j, int
         return 0;
     }
     if (kind)
-        return em_fail("segment %lld of the %s descriptor has no matching segment", (long long)k, side);
-    return em_fail("index %lld at position %lld is outside its segment of length %lld", (long long)j, (long long)pos,
+        return em_fail(VS_MSG_PERMUTE_PARTNER, (long long)k, side);
+    return em_fail(VS_MSG_PERMUTE_INDEX, (long long)j, (long long)pos,
                    (long long)len);
 }
 

@@ -22,10 +22,10 @@ void kernel_fail(int code, int64_t a, int64_t b, int64_t d)
         rt_fatal("%s: segment %lld outside descriptor x%lld of %lld segments",
                  code == VKF_SEGSTART ? "seg_start" : "seg_len", (long long)a, (long long)b, (long long)d);
     case VKF_PERM:
-        rt_fatal("index %lld at position %lld is outside its segment of length %lld", (long long)b, (long long)a,
+        rt_fatal(VS_MSG_PERMUTE_INDEX, (long long)b, (long long)a,
                  (long long)d);
     case VKF_DSTSEG:
-        rt_fatal("segment %lld of the destination descriptor has no matching segment", (long long)a);
+        rt_fatal(VS_MSG_PERMUTE_PARTNER, (long long)a, "destination");
     case VKF_DFLTLEN:
         rt_fatal("destination descriptor covers %lld elements, default has %lld", (long long)a, (long long)b);
     default: rt_fatal("generated code failed with code %d", code);

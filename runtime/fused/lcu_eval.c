@@ -643,7 +643,7 @@ static void run_map(Ctx *c, const LcuSoac *s, const LcuVarType *types, int64_t n
 
 static void bad_index(int64_t i, int64_t j, int64_t len)
 {
-    rt_fatal("index %lld at position %lld is outside its segment of length %lld", (long long)j,
+    rt_fatal(VS_MSG_PERMUTE_INDEX, (long long)j,
              (long long)i, (long long)len);
 }
 
@@ -820,8 +820,7 @@ static void run_seg_permute(Ctx *c, const LcuSoac *s, const LcuVarType *types, V
         if (sl <= 0)
             continue;
         if (k >= dm)
-            rt_fatal("segment %lld of the destination descriptor has no matching segment",
-                     (long long)k);
+            rt_fatal(VS_MSG_PERMUTE_PARTNER, (long long)k, "destination");
         int64_t dl = nonneg(DL[k]), d0 = dof[k];
         for (int64_t i = so[k]; i < so[k] + sl; i++) {
             if (s->pred && !call1(c, s->pred, i))

@@ -1,6 +1,7 @@
 /* runtime/fused/replace_step.c — see replace_step.h. */
 #include "runtime/fused/replace_step.h"
 #include "runtime/core/errors.h"
+#include "vcode/semantics.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
     for (int64_t k = 0; k < m; at += L[k], k++) {
         if (ix[k] < 0 || ix[k] >= L[k]) {
             free(pos);
-            rt_fatal("index %lld for segment %lld is outside the segment of length %lld", (long long)ix[k],
+            rt_fatal(VS_MSG_SEGMENT_INDEX, (long long)ix[k],
                      (long long)k, (long long)(L[k] > 0 ? L[k] : 0));
         }
         pos[k] = at + ix[k];

@@ -12,7 +12,7 @@
 
 void ops_permute_bad_index(int64_t i, int64_t idx, int64_t len)
 {
-    rt_fatal("index %lld at position %lld is outside its segment of length %lld",
+    rt_fatal(VS_MSG_PERMUTE_INDEX,
              (long long)idx, (long long)i, (long long)len);
 }
 
@@ -21,7 +21,7 @@ void ops_permute_bad_index(int64_t i, int64_t idx, int64_t len)
  * non-empty segment without a partner is an error. */
 void ops_permute_no_partner(int64_t k, const char *what)
 {
-    rt_fatal("segment %lld of the %s descriptor has no matching segment", (long long)k, what);
+    rt_fatal(VS_MSG_PERMUTE_PARTNER, (long long)k, what);
 }
 
 /* The permutes move one segment at a time, each index checked as it is

@@ -9,7 +9,7 @@
 
 void ops_bad_segment_index(int64_t k, int64_t idx, int64_t len)
 {
-    rt_fatal("index %lld for segment %lld is outside the segment of length %lld",
+    rt_fatal(VS_MSG_SEGMENT_INDEX,
              (long long)idx, (long long)k, (long long)len);
 }
 
