@@ -36,11 +36,16 @@ struct CudaTier {
     const Program *pend_prog[64];
     const Instr *pend_ins[64];
     const char *pend_side[64];
+    int8_t pend_kind[64];               /* PEND_PERMUTE, PEND_MAP, PEND_RAND */
     int64_t deferred, settles, settle_waits;
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
 };
 
 enum { DEFER_SLOTS = 64 };
+/* What a pending record checks: a permute's indices (VkPermFault), an
+ * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
+ * range step (the same, MOD by zero read as RAND's zero range). */
+enum { PEND_PERMUTE, PEND_MAP, PEND_RAND };
 _Static_assert(DEFER_SLOTS <= 64, "the pending arrays hold DEFER_SLOTS");
 
 /* The tier whose checks a fatal error must read first (one per process). */
@@ -116,6 +121,12 @@ static void settle(CudaTier *t, int after_wait)
         if (rec[i].err == ~0ull)
             continue;
         rt_set_where(t->pend_prog[i], t->pend_ins[i]);
+        if (t->pend_kind[i] != PEND_PERMUTE) {
+            int code = (int)(rec[i].err & 7);
+            if (t->pend_kind[i] == PEND_RAND && code == VS_MOD0)
+                code = VS_RAND0;
+            rt_fatal(vs_fault_format(code), (long long)(rec[i].err >> 3));
+        }
         if (rec[i].err & 1)
             ops_permute_no_partner(rec[i].k, t->pend_side[i]);
         ops_permute_bad_index((int64_t)(rec[i].err >> 1), rec[i].j, rec[i].len);
@@ -132,8 +143,10 @@ static void settle_pending(void)
 }
 
 /* A record for the check of the permute INS of IT (SIDE: the descriptor
- * its error names); all taken: the pending ones read first (a wait). */
-static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const char *side)
+ * its error names) or of KIND; all taken: the pending ones read first (a
+ * wait). A fault record (PEND_MAP, PEND_RAND) is its ERR, set to "none"
+ * here (a few bytes up, no wait). */
+static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const char *side, int kind)
 {
     if (t->npend == DEFER_SLOTS)
         settle(t, 0);
@@ -141,7 +154,12 @@ static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const 
     t->pend_prog[i] = it->prog;
     t->pend_ins[i] = ins;
     t->pend_side[i] = side;
+    t->pend_kind[i] = (int8_t)kind;
     t->deferred++;
+    if (kind != PEND_PERMUTE) {
+        unsigned long long none = VK_NO_FAULT;
+        cx_h2d_small(t->c, &t->pend_d[i].err, &none, sizeof none);
+    }
     return t->pend_d + i;
 }
 
@@ -353,26 +371,6 @@ static void finish(CudaTier *t, Interp *it, int na, Value *r)
     vs_push(it, r);
 }
 
-static void fault_arm(CudaTier *t)
-{
-    unsigned long long none = VK_NO_FAULT;
-    cx_h2d_small(t->c, t->fault_d, &none, sizeof none);
-}
-
-/* Read the fault record back (a wait); fatal with the reference's
- * message when an element failed. RAND's MOD by zero is its zero range. */
-static void fault_check(CudaTier *t, int rand)
-{
-    unsigned long long f;
-    cx_d2h(t->c, &f, t->fault_d, sizeof f);
-    if (f == VK_NO_FAULT)
-        return;
-    int code = (int)(f & 7);
-    if (rand && code == VS_MOD0)
-        code = VS_RAND0;
-    rt_fatal(vs_fault_format(code), (long long)(f >> 3));
-}
-
 static ValType result_type(const Instr *ins, const Value *a0, const Value *a1)
 {
     switch (ins->op) {
@@ -425,22 +423,19 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
         args[j] = arg_of(t, v[j], 0);
     int may_fail = ins->type != TY_FLOAT && (ins->op == OP_DIV || ins->op == OP_MOD);
     Value *r = in_place(t, v, na, rt, n);
-    if (may_fail)
-        fault_arm(t);
+    /* Int / and %: their faults checked on the device, read later (settle) */
+    unsigned long long *fault = may_fail ? &defer_slot(t, it, ins, NULL, PEND_MAP)->err : NULL;
     VsElem ty = ins->type == TY_FLOAT ? VS_FLOAT : ins->type == TY_BOOL ? VS_BOOL : VS_INT;
-    if (cx_lib(t->c)->map(ins->op, ty, fmask, rt == VT_FLOAT, args, na, n, ((DevCopy *)r->dev)->d,
-                          may_fail ? t->fault_d : NULL) != 0)
+    if (cx_lib(t->c)->map(ins->op, ty, fmask, rt == VT_FLOAT, args, na, n, ((DevCopy *)r->dev)->d, fault) != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
     cx_lib_called(t->c);
     for (int j = 0; j < na; j++)
         t->dbytes += args[j].d ? n * (int64_t)val_esize((ValType)v[j]->type) : 0;
     t->dbytes += n * (int64_t)val_esize(rt);
-    if (may_fail)
-        fault_check(t, 0);
     finish(t, it, na, r);
 }
 
-static void run_rand(CudaTier *t, Interp *it)
+static void run_rand(CudaTier *t, Interp *it, const Instr *ins)
 {
     Value *lim = vs_at(it, 0);
     int64_t n = lim->len;
@@ -459,13 +454,11 @@ static void run_rand(CudaTier *t, Interp *it)
     vkr_jump(st->ring, &st->k, (uint64_t)n);
     memset(&args[0], 0, sizeof args[0]);
     args[0].d = o;
-    fault_arm(t);
-    if (l->map(OP_MOD, VS_INT, 0, 0, args, 2, n, o, t->fault_d) != 0)
+    if (l->map(OP_MOD, VS_INT, 0, 0, args, 2, n, o, &defer_slot(t, it, ins, NULL, PEND_RAND)->err) != 0)
         cx_lib_fail(t->c, "RAND");
     cx_lib_called(t->c);
     cx_lib_called(t->c);
     t->dbytes += n * 4 * (args[1].d ? 4 : 3);
-    fault_check(t, 1);
     finish(t, it, 1, r);
 }
 
@@ -576,7 +569,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         const void *in = ns > 0 ? dev_of(t, data) : NULL;
         const int32_t *ix = dev_of(t, idx), *fl = dev_of(t, flags);
         /* the index check does not wait: its record is read later (settle) */
-        VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination");
+        VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination", PEND_PERMUTE);
         int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
                         : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0, rec);
         cx_lib_called(t->c);
@@ -934,7 +927,7 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     double tt = trace_now();
     switch (kind_of(ins->op)) {
     case K_ELEM: run_elem(t, it, ins, nargs_of(ins->op)); break;
-    case K_RAND: run_rand(t, it); break;
+    case K_RAND: run_rand(t, it, ins); break;
     case K_DIST: run_dist(t, it); break;
     case K_INDEX: run_index(t, it); break;
     case K_SCAN: run_fold(t, it, ins, 1); break;
@@ -1001,8 +994,8 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                 fprintf(f, " %s %lld", vc_ops[op].name, (long long)t->mem_declined[op]);
         fputc('\n', f);
     }
-    fprintf(f, "stats: device tier: %lld permutes' checks left on the device, read in %lld reads (%lld of them waits of "
-               "their own: I/O, EXIT, the end, 64 pending)\n",
+    fprintf(f, "stats: device tier: %lld checks (permutes' indices, Int / and %%, RAND's range) left on the device, "
+               "read in %lld reads (%lld of them waits of their own: I/O, EXIT, the end, 64 pending)\n",
             (long long)t->deferred, (long long)t->settles, (long long)t->settle_waits);
     fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
                "for an IF, and such)\n",

@@ -23,9 +23,8 @@
  * bit but float + and * scans and reductions on a GPU (a tree: within the
  * bounds of runtime/fused/README.md).
  *
- * Faults (Int / and %, RAND's zero range) are read back at once: the
- * reference's message, naming the instruction's line. The permutes' index
- * checks do not wait: each leaves a record on the device, read with the
+ * Faults (Int / and %, RAND's zero range) and the permutes' index checks
+ * do not wait: each leaves a record on the device, read with the
  * host's next wait (any read back), before I/O, EXIT, the end of the run
  * and any other fatal error (cuda_tier_settle), so that the first error
  * in program order is the one reported, at its line, and nothing is
