@@ -2,6 +2,7 @@
 #include "runtime/core/errors.h"
 #include "vcode/optable.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -29,8 +30,13 @@ void rt_set_fatal_hook(RtFatalHook hook) { fatal_hook = hook; }
 
 static int (*exit_guard)(void);
 static void (*pending_check)(void);
+static pthread_t pending_thread; /* the thread that set it: the one that owns the device */
 
-void rt_set_pending_check(void (*hook)(void)) { pending_check = hook; }
+void rt_set_pending_check(void (*hook)(void))
+{
+    pending_check = hook;
+    pending_thread = pthread_self();
+}
 
 void rt_set_exit_guard(int (*guard)(void)) { exit_guard = guard; }
 
@@ -103,7 +109,8 @@ static __attribute__((noreturn, format(printf, 2, 0))) void fatal_v(int device, 
 {
     char msg[4096];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    if (pending_check && !in_replay) { /* an earlier error may wait on the device */
+    if (pending_check && !in_replay && pthread_equal(pthread_self(), pending_thread)) {
+        /* an earlier error may wait on the device */
         void (*h)(void) = pending_check;
         const Program *p = cur_prog;
         const Instr *ins = cur_instr;

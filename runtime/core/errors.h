@@ -34,8 +34,9 @@ void rt_fatal_raw(const char *fmt, ...);
 
 /* A check left pending on a device (the device tier's permutes, read when
  * the host next waits): before a fatal error is printed, HOOK() is
- * called once; it is itself fatal, at the instruction whose check failed,
- * when that earlier error is there. NULL removes it. */
+ * called once (on the thread that set it, which owns the device); it is
+ * itself fatal, at the instruction whose check failed, when that earlier
+ * error is there. NULL removes it. */
 void rt_set_pending_check(void (*hook)(void));
 
 /* End the run with STATUS: 0 for EXIT (stdout flushed, exit(0)), nonzero
