@@ -50,20 +50,7 @@
 extern "C" {
 #endif
 
-/* element types: VsElem (vcode/semantics.h) */
-typedef enum { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR } VkOp;
-
-/* The reduction operator of vcode/semantics.h that OP over TYPE is; -1
- * when there is none (a Float AND, a Bool ADD). */
-static inline int vk_rop(VkOp op, VsElem type)
-{
-    static const signed char rops[3][7] = {
-        { VS_IADD, VS_IMUL, VS_IMAX, VS_IMIN, VS_IAND, VS_IOR, VS_IXOR },
-        { -1, -1, -1, -1, VS_BAND, VS_BOR, VS_BXOR },
-        { VS_FADD, VS_FMUL, VS_FMAX, VS_FMIN, -1, -1, -1 },
-    };
-    return (unsigned)type < 3 && (unsigned)op < 7 ? rops[type][op] : -1;
-}
+/* element types: VsElem; reduction operators: VsRop (vcode/semantics.h) */
 
 /* ---- Device and errors ------------------------------------------------ */
 
@@ -128,22 +115,22 @@ int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
                int32_t *segid_d);
 
 /* ---- Scans and reductions ----------------------------------------------
- * TYPE/OP: INT with any op; BOOL with AND, OR, XOR; FLOAT with ADD, MUL,
- * MAX, MIN. Other combinations fail with -1. */
+ * ROP: any operator of vcode/semantics.h (VS_IADD .. VS_BXOR), which names
+ * the element type too (vs_rop_elem); anything else fails with -1. */
 
 /* out_d[0] = the reduction of in_d[0 .. n) (the identity when n <= 0). */
-int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
+int vk_reduce(VsRop rop, const void *in_d, int64_t n, void *out_d);
 /* out_d[i] = exclusive scan (out_d may equal in_d). */
-int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
+int vk_scan(VsRop rop, const void *in_d, int64_t n, void *out_d);
 /* out_d[k] = reduction of segment k, k < m; N is the data length (the sum
  * of the non-negative lengths) and LONGEST the longest segment (-1:
  * unknown), which choose the strategy (kernels/seg_plan.h). */
-int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                  const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d);
+int vk_seg_reduce(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+                  int64_t longest, void *out_d);
 /* Segmented exclusive scan over data of length n (out_d may equal in_d).
  * Positions in no non-empty segment are left unwritten. */
-int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d);
+int vk_seg_scan(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+                int64_t longest, void *out_d);
 
 /* ---- Rank (vcode/SPEC.md §4.7, runtime/core/rank.c) ------------------------------
  * rank_d[i] = the 0-based place of element i when its segment is sorted
@@ -158,7 +145,7 @@ int vk_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d,
 /* ---- PACK -------------------------------------------------------------
  * out_d = the elements of in_d[0 .. n) whose flag is non-zero, in order;
  * *count_host = their number (waits; count_host may be NULL). For a
- * segmented PACK the new lengths are vk_seg_reduce(VK_ADD, VS_INT, flags)
+ * segmented PACK the new lengths are vk_seg_reduce(VS_IADD, flags)
  * (flags being 0/1). */
 int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n,
                       void *out_d, int64_t *count_host);

@@ -75,17 +75,17 @@ int tk_memcpy_d2h(void *h, const void *d, size_t bytes) { memcpy(h, d, bytes); r
 int tk_memset0(void *d, size_t bytes) { memset(d, 0, bytes); return 0; }
 void tk_set_float_exact(int) {}
 void tk_set_strategy(VkStrategy) {}
-int tk_reduce(VkOp op, VsElem t, const void *in, int64_t n, void *out) { return emu.reduce(op, t, in, n, out); }
-int tk_scan(VkOp op, VsElem t, const void *in, int64_t n, void *out) { return emu.scan(op, t, in, n, out); }
-int tk_seg_reduce(VkOp op, VsElem t, const void *in, const int32_t *len, const int64_t *off, int64_t m, int64_t n,
+int tk_reduce(VsRop r, const void *in, int64_t n, void *out) { return emu.reduce(r, in, n, out); }
+int tk_scan(VsRop r, const void *in, int64_t n, void *out) { return emu.scan(r, in, n, out); }
+int tk_seg_reduce(VsRop r, const void *in, const int32_t *len, const int64_t *off, int64_t m, int64_t n,
                   int64_t longest, void *out)
 {
-    return emu.seg_reduce(op, t, in, len, off, m, n, longest, out);
+    return emu.seg_reduce(r, in, len, off, m, n, longest, out);
 }
-int tk_seg_scan(VkOp op, VsElem t, const void *in, const int32_t *len, const int64_t *off, int64_t m, int64_t n,
+int tk_seg_scan(VsRop r, const void *in, const int32_t *len, const int64_t *off, int64_t m, int64_t n,
                 int64_t longest, void *out)
 {
-    return emu.seg_scan(op, t, in, len, off, m, n, longest, out);
+    return emu.seg_scan(r, in, len, off, m, n, longest, out);
 }
 int tk_seg_rank(int down, VsElem t, const void *keys, const int32_t *len, const int64_t *off, int64_t m, int64_t n,
                 int32_t *rank)
@@ -159,54 +159,44 @@ template <class T> static std::vector<T> down(const T *d, size_t n)
 
 static const double FLOAT_BIG = (double)1.0e36f;
 
-template <class T> static T identity(VkOp op, VsElem ty)
+// The expected values are written out here, apart from vcode/semantics.h.
+template <class T> static T identity(VsRop op)
 {
-    if constexpr (std::is_floating_point<T>::value) {
-        (void)ty;
-        switch (op) {
-        case VK_MUL: return (T)1;
-        case VK_MAX: return (T)-FLOAT_BIG;
-        case VK_MIN: return (T)FLOAT_BIG;
-        default: return (T)0;
-        }
-    } else {
-        switch (op) {
-        case VK_ADD: case VK_OR: case VK_XOR: return (T)0;
-        case VK_MUL: return (T)1;
-        case VK_MAX: return (T)INT32_MIN;
-        case VK_MIN: return (T)INT32_MAX;
-        case VK_AND: return ty == VS_BOOL ? (T)1 : (T)-1;
-        }
-        return (T)0;
+    switch (op) {
+    case VS_FMUL: return (T)1;
+    case VS_FMAX: return (T)-FLOAT_BIG;
+    case VS_FMIN: return (T)FLOAT_BIG;
+    case VS_IMUL: return (T)1;
+    case VS_IMAX: return (T)INT32_MIN;
+    case VS_IMIN: return (T)INT32_MAX;
+    case VS_IAND: return (T)-1;
+    case VS_BAND: return (T)1;
+    default: return (T)0;
     }
 }
 
-static int32_t combine_i(VkOp op, VsElem ty, int32_t a, int32_t v)
+static int32_t combine_i(VsRop op, int32_t a, int32_t v)
 {
-    if (ty == VS_BOOL) {
-        switch (op) {
-        case VK_AND: return a && v;
-        case VK_OR: return a || v;
-        default: return (a != 0) != (v != 0);
-        }
-    }
     switch (op) {
-    case VK_ADD: return (int32_t)((uint32_t)a + (uint32_t)v);
-    case VK_MUL: return (int32_t)((uint32_t)a * (uint32_t)v);
-    case VK_MAX: return a > v ? a : v;
-    case VK_MIN: return a < v ? a : v;
-    case VK_AND: return a & v;
-    case VK_OR: return a | v;
+    case VS_BAND: return a && v;
+    case VS_BOR: return a || v;
+    case VS_BXOR: return (a != 0) != (v != 0);
+    case VS_IADD: return (int32_t)((uint32_t)a + (uint32_t)v);
+    case VS_IMUL: return (int32_t)((uint32_t)a * (uint32_t)v);
+    case VS_IMAX: return a > v ? a : v;
+    case VS_IMIN: return a < v ? a : v;
+    case VS_IAND: return a & v;
+    case VS_IOR: return a | v;
     default: return a ^ v;
     }
 }
 
-static double combine_f(VkOp op, double a, double v)
+static double combine_f(VsRop op, double a, double v)
 {
     switch (op) {
-    case VK_ADD: return a + v;
-    case VK_MUL: return a * v;
-    case VK_MAX: return a > v ? a : v;
+    case VS_FADD: return a + v;
+    case VS_FMUL: return a * v;
+    case VS_FMAX: return a > v ? a : v;
     default: return a < v ? a : v;
     }
 }
@@ -220,15 +210,15 @@ static bool same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0
 // the bound --check allows (rule 1 of runtime/fused/check_bound.h; a
 // product whose partial products may leave [2^-1000, 2^1000] is not
 // bounded). *BOUND gets the allowed difference (0: the same bits).
-static bool float_ok(VkOp op, bool exact, double got, double want, int64_t k, double sum_abs, double prod_abs,
+static bool float_ok(VsRop op, bool exact, double got, double want, int64_t k, double sum_abs, double prod_abs,
                      double *bound)
 {
     *bound = 0.0;
-    if (op == VK_MAX || op == VK_MIN || exact)
+    if (op == VS_FMAX || op == VS_FMIN || exact)
         return same_bits(got, want);
     if (std::isnan(got) || std::isnan(want))
         return std::isnan(got) && std::isnan(want);
-    if (op == VK_ADD)
+    if (op == VS_FADD)
         *bound = cb_sum_bound(k, sum_abs, 0.0);
     else if (prod_abs < 0x1p-1000 || prod_abs > 0x1p1000)
         *bound = INFINITY;
@@ -237,17 +227,18 @@ static bool float_ok(VkOp op, bool exact, double got, double want, int64_t k, do
     return got == want || std::fabs(got - want) <= *bound;
 }
 
-static const char *float_mode(VkOp op, bool exact)
+static const char *float_mode(VsRop op, bool exact)
 {
-    if (op == VK_MAX || op == VK_MIN)
+    if (op == VS_FMAX || op == VS_FMIN)
         return "bit-identical by contract";
     return exact ? "float-exact mode: bit-identical by contract" : "tree order: within the --check bound";
 }
 
-static const char *op_name(VkOp op)
+static const char *op_name(VsRop op)
 {
-    static const char *n[] = { "ADD", "MUL", "MAX", "MIN", "AND", "OR", "XOR" };
-    return n[op];
+    static const char *n[] = { "Int ADD", "Int MUL", "Int MAX", "Int MIN", "Int AND", "Int OR", "Int XOR",
+                               "Float ADD", "Float MUL", "Float MAX", "Float MIN", "Bool AND", "Bool OR", "Bool XOR" };
+    return (unsigned)op < sizeof n / sizeof n[0] ? n[op] : "?";
 }
 
 // Segments: lengths (some empty) summing to n.
@@ -282,7 +273,9 @@ static std::vector<int64_t> offsets(const std::vector<int32_t> &L)
 
 static void test_int_ops(VsElem ty, int64_t n, const std::vector<int32_t> &L)
 {
-    static const VkOp all[] = { VK_ADD, VK_MUL, VK_MAX, VK_MIN, VK_AND, VK_OR, VK_XOR };
+    static const VsRop ints[] = { VS_IADD, VS_IMUL, VS_IMAX, VS_IMIN, VS_IAND, VS_IOR, VS_IXOR };
+    static const VsRop bools[] = { VS_BAND, VS_BOR, VS_BXOR };
+    std::vector<VsRop> all = ty == VS_BOOL ? std::vector<VsRop>(bools, bools + 3) : std::vector<VsRop>(ints, ints + 7);
     std::vector<int32_t> x(n);
     for (auto &v : x)
         v = ty == VS_BOOL ? (int32_t)(rnd32() % 2) : (int32_t)(rnd32() % 2001) - 1000;
@@ -291,27 +284,25 @@ static void test_int_ops(VsElem ty, int64_t n, const std::vector<int32_t> &L)
     int32_t *xd = up(x), *ld = up(L);
     int64_t *od = up(off);
     int32_t *out = (int32_t *)vk_alloc((size_t)(n + 1) * 4), *red = (int32_t *)vk_alloc((size_t)(m + 1) * 4);
-    for (VkOp op : all) {
-        if (ty == VS_BOOL && (op == VK_ADD || op == VK_MUL || op == VK_MAX || op == VK_MIN))
-            continue;
+    for (VsRop op : all) {
         // unsegmented
-        int32_t acc = identity<int32_t>(op, ty);
+        int32_t acc = identity<int32_t>(op);
         std::vector<int32_t> scan(n);
         for (int64_t i = 0; i < n; i++) {
             scan[i] = acc;
-            acc = combine_i(op, ty, acc, x[i]);
+            acc = combine_i(op, acc, x[i]);
         }
-        CHECK(vk_reduce(op, ty, xd, n, red) == 0, "%s", vk_last_error());
+        CHECK(vk_reduce(op, xd, n, red) == 0, "%s", vk_last_error());
         CHECK(down(red, 1)[0] == acc, "reduce %s n=%lld", op_name(op), (long long)n);
-        CHECK(vk_scan(op, ty, xd, n, out) == 0, "%s", vk_last_error());
+        CHECK(vk_scan(op, xd, n, out) == 0, "%s", vk_last_error());
         CHECK(down(out, n) == scan, "scan %s n=%lld", op_name(op), (long long)n);
         // segmented
         std::vector<int32_t> sred(m), sscan(n);
         for (int64_t k = 0; k < m; k++) {
-            int32_t a = identity<int32_t>(op, ty);
+            int32_t a = identity<int32_t>(op);
             for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
                 sscan[i] = a;
-                a = combine_i(op, ty, a, x[i]);
+                a = combine_i(op, a, x[i]);
             }
             sred[k] = a;
         }
@@ -320,9 +311,9 @@ static void test_int_ops(VsElem ty, int64_t n, const std::vector<int32_t> &L)
             lg = L[k] > lg ? L[k] : lg;
         for (int st = VK_STRAT_AUTO; st <= VK_STRAT_CHUNK; st++) {
             vk_set_strategy((VkStrategy)st);
-            CHECK(vk_seg_reduce(op, ty, xd, ld, od, m, n, lg, red) == 0, "%s", vk_last_error());
+            CHECK(vk_seg_reduce(op, xd, ld, od, m, n, lg, red) == 0, "%s", vk_last_error());
             CHECK(down(red, m) == sred, "seg_reduce %s m=%lld strategy %d", op_name(op), (long long)m, st);
-            CHECK(vk_seg_scan(op, ty, xd, ld, od, m, n, st == VK_STRAT_AUTO ? -1 : lg, out) == 0, "%s",
+            CHECK(vk_seg_scan(op, xd, ld, od, m, n, st == VK_STRAT_AUTO ? -1 : lg, out) == 0, "%s",
                   vk_last_error());
             CHECK(down(out, n) == sscan, "seg_scan %s m=%lld strategy %d", op_name(op), (long long)m, st);
         }
@@ -350,12 +341,12 @@ struct FRef {
     }
 };
 
-static FRef float_ref(VkOp op, const std::vector<double> &x, const std::vector<int64_t> &off,
+static FRef float_ref(VsRop op, const std::vector<double> &x, const std::vector<int64_t> &off,
                       const std::vector<int32_t> &L, bool scan)
 {
     FRef r;
     for (size_t s = 0; s < L.size(); s++) {
-        double a = identity<double>(op, VS_FLOAT), sa = 0.0, pa = 1.0;
+        double a = identity<double>(op), sa = 0.0, pa = 1.0;
         int64_t k = 0;
         for (int64_t i = off[s]; i < off[s] + L[s]; i++) {
             if (scan)
@@ -373,7 +364,7 @@ static FRef float_ref(VkOp op, const std::vector<double> &x, const std::vector<i
 
 // The first output of G that the reference R does not allow, or -1; a
 // failure message names the operation, the mode and the numbers.
-static int64_t float_first_bad(VkOp op, bool exact, const std::vector<double> &g, const FRef &r, char *why, size_t len)
+static int64_t float_first_bad(VsRop op, bool exact, const std::vector<double> &g, const FRef &r, char *why, size_t len)
 {
     for (size_t i = 0; i < g.size() && i < r.val.size(); i++) {
         double b;
@@ -392,7 +383,7 @@ static int64_t float_first_bad(VkOp op, bool exact, const std::vector<double> &g
 
 static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
 {
-    static const VkOp all[] = { VK_ADD, VK_MUL, VK_MAX, VK_MIN };
+    static const VsRop all[] = { VS_FADD, VS_FMUL, VS_FMAX, VS_FMIN };
     vk_set_float_exact(exact);
     std::vector<double> x(n);
     for (auto &v : x)
@@ -410,22 +401,22 @@ static void test_float_ops(int64_t n, const std::vector<int32_t> &L, int exact)
     const std::vector<int64_t> zero(1, 0);
     const char *mode = exact ? "float-exact mode" : "tree order";
     char why[400];
-    for (VkOp op : all) {
+    for (VsRop op : all) {
         // unsegmented: one segment of all N
-        CHECK(vk_reduce(op, VS_FLOAT, xd, n, red) == 0, "%s", vk_last_error());
+        CHECK(vk_reduce(op, xd, n, red) == 0, "%s", vk_last_error());
         FRef r = float_ref(op, x, zero, whole, false);
         CHECK(float_first_bad(op, exact, down(red, 1), r, why, sizeof why) < 0, "float reduce %s n=%lld, %s: %s",
               op_name(op), (long long)n, mode, why);
-        CHECK(vk_scan(op, VS_FLOAT, xd, n, out) == 0, "%s", vk_last_error());
+        CHECK(vk_scan(op, xd, n, out) == 0, "%s", vk_last_error());
         r = float_ref(op, x, zero, whole, true);
         CHECK(float_first_bad(op, exact, down(out, n), r, why, sizeof why) < 0, "float scan %s n=%lld, %s: %s",
               op_name(op), (long long)n, mode, why);
         // segmented
-        CHECK(vk_seg_reduce(op, VS_FLOAT, xd, ld, od, m, n, -1, red) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_reduce(op, xd, ld, od, m, n, -1, red) == 0, "%s", vk_last_error());
         r = float_ref(op, x, off, L, false);
         CHECK(float_first_bad(op, exact, down(red, m), r, why, sizeof why) < 0,
               "float seg_reduce %s n=%lld m=%lld, %s: %s", op_name(op), (long long)n, (long long)m, mode, why);
-        CHECK(vk_seg_scan(op, VS_FLOAT, xd, ld, od, m, n, -1, out) == 0, "%s", vk_last_error());
+        CHECK(vk_seg_scan(op, xd, ld, od, m, n, -1, out) == 0, "%s", vk_last_error());
         r = float_ref(op, x, off, L, true);
         CHECK(float_first_bad(op, exact, down(out, n), r, why, sizeof why) < 0,
               "float seg_scan %s n=%lld m=%lld, %s: %s", op_name(op), (long long)n, (long long)m, mode, why);

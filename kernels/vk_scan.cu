@@ -306,14 +306,13 @@ __global__ void k_chunk_counts(VkSegs sg, int64_t c, int32_t *cnt)
 
 /* ---- Dispatch ---- */
 
-VkIntRule int_rule(VkOp op, int is_bool)
+/* An Int or Bool operator (a Bool's operands read as 0/1). */
+VkIntRule int_rule(VsRop rop)
 {
     VkIntRule r;
-    r.rop = vk_rop(op, is_bool ? VS_BOOL : VS_INT);
-    if (r.rop < 0) /* a Bool ADD, MUL, MAX, MIN: the Int rule over 0/1 */
-        r.rop = vk_rop(op, VS_INT);
-    r.norm = is_bool;
-    r.id = vs_rop_iident(r.rop);
+    r.rop = rop;
+    r.norm = vs_rop_elem(rop) == VS_BOOL;
+    r.id = vs_rop_iident(rop);
     return r;
 }
 
@@ -371,7 +370,7 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
             return -1;
         k_chunk_counts<<<vk_grid(sg.m, TB), TB>>>(sg, ch.c, cst.as<int32_t>());
         VK_LAUNCHED();
-        VkIntRule add = int_rule(VK_ADD, 0);
+        VkIntRule add = int_rule(VS_IADD);
         if (run_int_scan(add, cst.as<int32_t>(), sg.m, cst.as<int32_t>(), 0) != 0)
             return -1;
         ch.cstart = cst.as<int32_t>();
@@ -390,38 +389,25 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
     return 0;
 }
 
-int check_op(VkOp op, VsElem type, const char *what)
-{
-    if (type == VS_INT && op >= VK_ADD && op <= VK_XOR)
-        return 0;
-    if (type == VS_BOOL && (op == VK_AND || op == VK_OR || op == VK_XOR))
-        return 0;
-    if (type == VS_FLOAT && op >= VK_ADD && op <= VK_MIN)
-        return 0;
-    return vk_fail("%s: operator %d is not defined on type %d", what, (int)op, (int)type);
-}
-
-int dispatch(VkOp op, VsElem type, const void *in, VkSegs sg, void *out, int scan,
-             const char *what)
+int dispatch(VsRop rop, const void *in, VkSegs sg, void *out, int scan, const char *what)
 {
     if (vk_ready() != 0)
         return -1;
-    if (check_op(op, type, what) != 0)
-        return -1;
+    if ((unsigned)rop >= (unsigned)VS_NROPS)
+        return vk_fail("%s: operator %d is not a reduction operator", what, (int)rop);
     if (sg.m < 0)
         return vk_fail("%s: negative segment count", what);
-    if (type == VS_FLOAT) {
-        if (op == VK_ADD || op == VK_MUL) {
-            VkFltArith r;
-            r.mul = op == VK_MUL;
-            return run(r, (const double *)in, sg, (double *)out, scan, 0, vk_opt_float_exact());
-        }
+    if (rop == VS_FADD || rop == VS_FMUL) {
+        VkFltArith r;
+        r.mul = rop == VS_FMUL;
+        return run(r, (const double *)in, sg, (double *)out, scan, 0, vk_opt_float_exact());
+    }
+    if (rop == VS_FMAX || rop == VS_FMIN) {
         VkFltMinMax r;
-        r.max = op == VK_MAX;
+        r.max = rop == VS_FMAX;
         return run(r, (const double *)in, sg, (double *)out, scan, 0, 0);
     }
-    return run(int_rule(op, type == VS_BOOL), (const int32_t *)in, sg, (int32_t *)out, scan, 0,
-               0);
+    return run(int_rule(rop), (const int32_t *)in, sg, (int32_t *)out, scan, 0, 0);
 }
 
 __global__ void k_mark_heads(VkSegs sg, int32_t *segid)
@@ -447,7 +433,7 @@ int vk_seg_ids_internal(const int32_t *len_d, const int64_t *off_d, int64_t m, i
     VkSegs sg = { len_d, off_d, m, n, -1 };
     k_mark_heads<<<vk_grid(m, TB), TB>>>(sg, segid_d);
     VK_LAUNCHED();
-    return run_int_scan(int_rule(VK_MAX, 0), segid_d, n, segid_d, 1);
+    return run_int_scan(int_rule(VS_IMAX), segid_d, n, segid_d, 1);
 }
 
 extern "C" int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
@@ -458,34 +444,34 @@ extern "C" int vk_seg_ids(const int32_t *len_d, const int64_t *off_d, int64_t m,
     return vk_seg_ids_internal(len_d, off_d, m, n, segid_d);
 }
 
-extern "C" int vk_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+extern "C" int vk_reduce(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
     VkSegs sg = { nullptr, nullptr, 1, n > 0 ? n : 0, n > 0 ? n : 0 };
-    return dispatch(op, type, in_d, sg, out_d, 0, "vk_reduce");
+    return dispatch(rop, in_d, sg, out_d, 0, "vk_reduce");
 }
 
-extern "C" int vk_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+extern "C" int vk_scan(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
     if (n <= 0)
         return 0;
     VkSegs sg = { nullptr, nullptr, 1, n, n };
-    return dispatch(op, type, in_d, sg, out_d, 1, "vk_scan");
+    return dispatch(rop, in_d, sg, out_d, 1, "vk_scan");
 }
 
-extern "C" int vk_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                             const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d)
+extern "C" int vk_seg_reduce(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
+                             int64_t n, int64_t longest, void *out_d)
 {
     if (!len_d || !off_d)
         return vk_fail("vk_seg_reduce: missing segment descriptor");
     VkSegs sg = { len_d, off_d, m, n, longest };
-    return dispatch(op, type, in_d, sg, out_d, 0, "vk_seg_reduce");
+    return dispatch(rop, in_d, sg, out_d, 0, "vk_seg_reduce");
 }
 
-extern "C" int vk_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d,
-                           const int64_t *off_d, int64_t m, int64_t n, int64_t longest, void *out_d)
+extern "C" int vk_seg_scan(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
+                           int64_t n, int64_t longest, void *out_d)
 {
     if (!len_d || !off_d)
         return vk_fail("vk_seg_scan: missing segment descriptor");
     VkSegs sg = { len_d, off_d, m, n, longest };
-    return dispatch(op, type, in_d, sg, out_d, 1, "vk_seg_scan");
+    return dispatch(rop, in_d, sg, out_d, 1, "vk_seg_scan");
 }

@@ -149,6 +149,8 @@
     /* a bound of the reference); float MAX and MIN are not associative */   \
     /* with NaNs and signed zeros and need a state (kernels/vk_internal.cuh). */ \
     VS_FN int vs_rop_tree_ok(int r) { return r != VS_FMAX && r != VS_FMIN; } \
+    /* The element type of operator R: 0 Int, 1 Bool, 2 Float (VsElem). */   \
+    VS_FN int vs_rop_elem(int r) { return r >= VS_BAND ? 1 : r >= VS_FADD ? 2 : 0; } \
     /* --float-reassoc (opt-in; the default is the left-to-right fold): a */  \
     /* float + or * reduction folds a segment of more than VS_CHUNK */        \
     /* elements by chunks: from the identity, the fold of each run of */      \
@@ -196,8 +198,7 @@ typedef enum { VS_INT = 0, VS_BOOL = 1, VS_FLOAT = 2 } VsElem;
 VS_SEMANTICS(VS_EXPAND)
 
 /* The reduction operators: one per VCODE reduction and element type (the
- * interpreter, λcu, the code generators; kernels/ takes VkOp with the
- * element type). */
+ * interpreter, λcu, the code generators, kernels/). */
 typedef enum vs_rop VsRop;
 
 /* RAND's stream (vcode/SPEC.md §4.14): glibc's random() TYPE_3. RING holds

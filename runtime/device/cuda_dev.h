@@ -26,11 +26,11 @@
 /* The primitives, with kernels.h's signatures. */
 typedef struct {
     int (*seg_offsets)(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
-    int (*reduce)(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
-    int (*scan)(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d);
-    int (*seg_reduce)(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+    int (*reduce)(VsRop rop, const void *in_d, int64_t n, void *out_d);
+    int (*scan)(VsRop rop, const void *in_d, int64_t n, void *out_d);
+    int (*seg_reduce)(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d,
                       int64_t m, int64_t n, int64_t longest, void *out_d);
-    int (*seg_scan)(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d,
+    int (*seg_scan)(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d,
                     int64_t m, int64_t n, int64_t longest, void *out_d);
     int (*seg_rank)(int down, VsElem type, const void *keys_d, const int32_t *len_d, const int64_t *off_d,
                     int64_t m, int64_t n, int32_t *rank_d);

@@ -43,44 +43,37 @@ static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *
     } while (0)
 
 /* The operator's identity and combine are vcode/semantics.h's. */
-static int fold(VkOp op, VsElem ty, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
+static int fold(VsRop r, const void *in, int64_t s, int64_t l, void *out, int64_t at, int scan)
 {
-    int r = vk_rop(op, ty);
-    if (r < 0)
+    if ((unsigned)r >= (unsigned)VS_NROPS)
         return -1;
-    if (ty == VS_FLOAT)
+    if (vs_rop_elem(r) == VS_FLOAT)
         FOLD(double, vs_rop_fident(r), vs_rop_fcombine(r, acc, v));
     else
         FOLD(int32_t, vs_rop_iident(r), vs_rop_icombine(r, acc, v));
     return 0;
 }
 
-static int em_reduce(VkOp op, VsElem ty, const void *in, int64_t n, void *out)
-{
-    return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 0);
-}
+static int em_reduce(VsRop r, const void *in, int64_t n, void *out) { return fold(r, in, 0, n > 0 ? n : 0, out, 0, 0); }
 
-static int em_scan(VkOp op, VsElem ty, const void *in, int64_t n, void *out)
-{
-    return fold(op, ty, in, 0, n > 0 ? n : 0, out, 0, 1);
-}
+static int em_scan(VsRop r, const void *in, int64_t n, void *out) { return fold(r, in, 0, n > 0 ? n : 0, out, 0, 1); }
 
-static int em_seg_reduce(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+static int em_seg_reduce(VsRop r, const void *in, const int32_t *len, const int64_t *off, int64_t m,
                          int64_t n, int64_t longest, void *out)
 {
     (void)n, (void)longest;
     for (int64_t k = 0; k < m; k++)
-        if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, k, 0) != 0)
+        if (fold(r, in, off[k], len[k] > 0 ? len[k] : 0, out, k, 0) != 0)
             return -1;
     return 0;
 }
 
-static int em_seg_scan(VkOp op, VsElem ty, const void *in, const int32_t *len, const int64_t *off, int64_t m,
+static int em_seg_scan(VsRop r, const void *in, const int32_t *len, const int64_t *off, int64_t m,
                        int64_t n, int64_t longest, void *out)
 {
     (void)n, (void)longest;
     for (int64_t k = 0; k < m; k++)
-        if (fold(op, ty, in, off[k], len[k] > 0 ? len[k] : 0, out, 0, 1) != 0)
+        if (fold(r, in, off[k], len[k] > 0 ? len[k] : 0, out, 0, 1) != 0)
             return -1;
     return 0;
 }

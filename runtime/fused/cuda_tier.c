@@ -496,8 +496,7 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
 {
     Value *data = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len, n = data->len;
-    VsElem e = elem_of(data->type);
-    VkOp op = cx_vk_op(vc_rop_of(ins->op, ins->type));
+    VsRop op = vc_rop_of(ins->op, ins->type);
     Value *r = cx_device_value(t->c, (ValType)data->type, scan ? n : m);
     void *o = ((DevCopy *)r->dev)->d;
     const VkLib *l = cx_lib(t->c);
@@ -508,12 +507,12 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
     if (scan && n == 0) {
         /* nothing to write */
     } else if (m == 1) {
-        rc = scan ? l->scan(op, e, a.d, n, o) : l->reduce(op, e, a.d, n, o);
+        rc = scan ? l->scan(op, a.d, n, o) : l->reduce(op, a.d, n, o);
     } else if (m > 1) {
         DevCopy *dc = cx_on_device(t->c, sd);
         int64_t longest = sd->shaped ? sd->maxl : -1;
-        rc = scan ? l->seg_scan(op, e, a.d, dc->d, dc->off, m, n, longest, o)
-                  : l->seg_reduce(op, e, a.d, dc->d, dc->off, m, n, longest, o);
+        rc = scan ? l->seg_scan(op, a.d, dc->d, dc->off, m, n, longest, o)
+                  : l->seg_reduce(op, a.d, dc->d, dc->off, m, n, longest, o);
     }
     if (rc != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
@@ -592,8 +591,8 @@ static void shape_on_device(CudaTier *t, Value *sd)
     int64_t m = sd->len;
     const VkLib *l = cx_lib(t->c);
     int32_t *mm = (int32_t *)(t->shape_d + 2);
-    if (l->seg_offsets(dc->d, m, dc->off, NULL) != 0 || l->reduce(VK_MIN, VS_INT, dc->d, m, mm) != 0 ||
-        l->reduce(VK_MAX, VS_INT, dc->d, m, mm + 1) != 0)
+    if (l->seg_offsets(dc->d, m, dc->off, NULL) != 0 || l->reduce(VS_IMIN, dc->d, m, mm) != 0 ||
+        l->reduce(VS_IMAX, dc->d, m, mm + 1) != 0)
         cx_lib_fail(t->c, "a descriptor's shape");
     cx_lib_called(t->c);
     cx_lib_called(t->c);
@@ -627,7 +626,7 @@ static Value *pack_segdes(CudaTier *t, Value *sd, const int32_t *fl, int64_t n, 
     }
     DevCopy *dc = cx_on_device(t->c, sd);
     int32_t *lens = on_device ? ((DevCopy *)nsd->dev)->d : cx_dalloc(t->c, (size_t)m * 4);
-    if (cx_lib(t->c)->seg_reduce(VK_ADD, VS_INT, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1, lens) != 0)
+    if (cx_lib(t->c)->seg_reduce(VS_IADD, fl, dc->d, dc->off, m, n, sd->shaped ? sd->maxl : -1, lens) != 0)
         cx_lib_fail(t->c, "PACK");
     cx_lib_called(t->c);
     if (on_device) {

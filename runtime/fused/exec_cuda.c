@@ -408,23 +408,23 @@ static int w_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_
 {
     PRIM("seg_offsets", 2, PTRS(len_d, off_d), seg_offsets(len_d, m, off_d, n_host));
 }
-static int w_reduce(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+static int w_reduce(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
-    PRIM("reduce", 2, PTRS(in_d, out_d), reduce(op, type, in_d, n, out_d));
+    PRIM("reduce", 2, PTRS(in_d, out_d), reduce(rop, in_d, n, out_d));
 }
-static int w_scan(VkOp op, VsElem type, const void *in_d, int64_t n, void *out_d)
+static int w_scan(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
-    PRIM("scan", 2, PTRS(in_d, out_d), scan(op, type, in_d, n, out_d));
+    PRIM("scan", 2, PTRS(in_d, out_d), scan(rop, in_d, n, out_d));
 }
-static int w_seg_reduce(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
-                        int64_t n, int64_t longest, void *out_d)
+static int w_seg_reduce(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+                        int64_t longest, void *out_d)
 {
-    PRIM("seg_reduce", 4, PTRS(in_d, len_d, off_d, out_d), seg_reduce(op, type, in_d, len_d, off_d, m, n, longest, out_d));
+    PRIM("seg_reduce", 4, PTRS(in_d, len_d, off_d, out_d), seg_reduce(rop, in_d, len_d, off_d, m, n, longest, out_d));
 }
-static int w_seg_scan(VkOp op, VsElem type, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
-                      int64_t n, int64_t longest, void *out_d)
+static int w_seg_scan(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
+                      int64_t longest, void *out_d)
 {
-    PRIM("seg_scan", 4, PTRS(in_d, len_d, off_d, out_d), seg_scan(op, type, in_d, len_d, off_d, m, n, longest, out_d));
+    PRIM("seg_scan", 4, PTRS(in_d, len_d, off_d, out_d), seg_scan(rop, in_d, len_d, off_d, m, n, longest, out_d));
 }
 static int w_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
                       int64_t n, int32_t *rank_d)
@@ -1035,18 +1035,6 @@ static int64_t longest_of(const CudaExec *c, int sd)
 
 /* ---- the SOAC protocol ------------------------------------------------------- */
 
-VkOp cx_vk_op(VsRop r)
-{
-    switch (r) {
-    case VS_IADD: case VS_FADD: return VK_ADD;
-    case VS_IMUL: case VS_FMUL: return VK_MUL;
-    case VS_IMAX: case VS_FMAX: return VK_MAX;
-    case VS_IMIN: case VS_FMIN: return VK_MIN;
-    case VS_IAND: case VS_BAND: return VK_AND;
-    case VS_IOR: case VS_BOR: return VK_OR;
-    default: return VK_XOR;
-    }
-}
 
 static int64_t shape_n(CudaExec *c, const LcuShape *sh)
 {
@@ -1335,11 +1323,10 @@ static void run_fused_red(CudaExec *c, Entry *e, int j, const LcuSoac *s, int ho
     if (n > 0)
         launch_grid(c, e[EP_RED], grid, 1, n, 4, temps_table(c, j), NULL);
     for (int r = 0; r < nr; r++) {
-        VkOp op = cx_vk_op(s->rops[r]);
-        VsElem ty = c->types[s->res[r]].base;
+        VsRop op = s->rops[r];
         int64_t parts = n > 0 ? grid : 0;
-        int rc = how == RUN_RED ? c->lib.reduce(op, ty, t->p[r], parts, c->hv[s->res[r]].d)
-                                : c->lib.scan(op, ty, t->p[r], parts, t->p[r]);
+        int rc = how == RUN_RED ? c->lib.reduce(op, t->p[r], parts, c->hv[s->res[r]].d)
+                                : c->lib.scan(op, t->p[r], parts, t->p[r]);
         c->lib_calls++;
         if (rc != 0) {
             temps_drop(c, t);
@@ -1369,7 +1356,7 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
  * their total. */
 static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *out, const char *what)
 {
-    if (c->lib.scan(VK_ADD, VS_INT, in, n, out) != 0)
+    if (c->lib.scan(VS_IADD, in, n, out) != 0)
         lib_fail(c, what);
     c->lib_calls++;
     /* the last scanned and the last count side by side, read in one copy */
@@ -1449,16 +1436,15 @@ static void run_red(CudaExec *c, Entry *e, int j, const LcuSoac *s)
     upload_table(c);
     launch(c, e[EP_MAIN], n, 4, temps_table(c, j), NULL);
     for (int r = 0; r < nr; r++) {
-        VkOp op = cx_vk_op(s->rops[r]);
-        VsElem ty = c->types[s->res[r]].base;
+        VsRop op = s->rops[r];
         void *out = c->hv[s->res[r]].d;
         int rc;
         if (!seg)
-            rc = red ? c->lib.reduce(op, ty, t->p[r], n, out) : c->lib.scan(op, ty, t->p[r], n, out);
+            rc = red ? c->lib.reduce(op, t->p[r], n, out) : c->lib.scan(op, t->p[r], n, out);
         else if (red)
-            rc = c->lib.seg_reduce(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
+            rc = c->lib.seg_reduce(op, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
         else
-            rc = c->lib.seg_scan(op, ty, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
+            rc = c->lib.seg_scan(op, t->p[r], c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), out);
         c->lib_calls++;
         if (rc != 0) {
             temps_drop(c, t);
@@ -1478,7 +1464,7 @@ static void filter_segdes(CudaExec *c, const LcuSoac *s, int nv, const int32_t *
     Value *ns = new_result(c, nv, m);
     DevCopy *dc = ns->dev;
     if (m > 0) {
-        if (c->lib.seg_reduce(VK_ADD, VS_INT, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), dc->d) != 0)
+        if (c->lib.seg_reduce(VS_IADD, f, c->hv[sd].d, c->hv[sd].off, m, n, longest_of(c, sd), dc->d) != 0)
             lib_fail(c, "counting a filter's segments");
         dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof(int64_t)) : dalloc_fixed(c, sizeof(int64_t));
         int64_t total = 0;

@@ -51,8 +51,6 @@ Value *cx_device_segdes(CudaExec *c, int64_t m);
 /* A primitive was called (the launch count); one failed (fatal). */
 void cx_lib_called(CudaExec *c);
 void cx_lib_fail(CudaExec *c, const char *what);
-/* The primitives' name of a reduction operator. */
-VkOp cx_vk_op(VsRop r);
 /* The executor's device tier, or NULL. */
 CudaTier *cx_tier(CudaExec *c);
 
