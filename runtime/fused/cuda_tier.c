@@ -237,8 +237,10 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
 {
     Kind k = kind_of(ins->op);
     if (k == K_CONST) { /* a vector constant's home by its length: made (uploaded once) on the device */
+        if (ins->ckind != CK_VECTOR)
+            return 0;
         const Value *v = it->consts[ins->cidx];
-        if (ins->ckind != CK_VECTOR || v->type == VT_SEGDES || v->len < t->min)
+        if (v->type == VT_SEGDES || v->len < t->min)
             return 0;
         if (v->len * 8 > mem_dev_room_bytes()) {
             t->mem_declined[OP_CONST]++;
