@@ -8,7 +8,7 @@
  * Execution model. All work is queued on the legacy default stream, in call
  * order, and is asynchronous unless noted: a function that must hand a
  * value back to the host (vk_select_flagged's count, the index checks of
- * vk_scatter / vk_gather, vk_rand_mod's zero check, vk_memcpy_d2h) waits for
+ * vk_scatter / vk_gather without a fault record, vk_memcpy_d2h) waits for
  * the device. An error in an earlier asynchronous launch can surface in a
  * later call. The pool (vk_alloc) relies on this single ordered stream.
  *
@@ -206,11 +206,8 @@ int vk_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, con
  * computed in parallel with the jump-ahead of kernels/rand_jump.h. The
  * host state is not touched: advance it with vkr_jump(ring, &k, n). */
 int vk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d);
-/* The RAND instruction: out_d[i] = draw_i % bound_d[i] (C %). A zero bound
- * fails with -1 ("zero bound at position P") after writing the rest
- * (waits). */
-int vk_rand_mod(const uint32_t ring[31], uint64_t k, int64_t n, const int32_t *bound_d,
-                int32_t *out_d);
+/* (The RAND instruction's range step, draw % range with its zero check, is
+ * vk_map's OP_MOD: runtime/fused/cuda_tier.c.) */
 
 /* ---- The device tier's instructions (runtime/fused/cuda_tier.c) ------------
  * An argument: a vector (D, a device pointer) or, when D is NULL, one

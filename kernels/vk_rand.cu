@@ -80,8 +80,7 @@ int tables(Tables *out)
     return 0;
 }
 
-__global__ void __launch_bounds__(RT) k_rand(Window w0, int64_t n, Tables tb, const int32_t *bound,
-                                             int32_t *out, unsigned long long *err)
+__global__ void __launch_bounds__(RT) k_rand(Window w0, int64_t n, Tables tb, int32_t *out)
 {
     __shared__ uint32_t e[2 * VKR_DEG - 1];
     __shared__ int32_t buf[RT * VKR_DEG];
@@ -144,25 +143,14 @@ __global__ void __launch_bounds__(RT) k_rand(Window w0, int64_t n, Tables tb, co
         for (int q = t; q < RT * VKR_DEG; q += RT) {
             int tt = q / VKR_DEG, j = q - tt * VKR_DEG;
             int64_t g = base + tt * CH + (int64_t)s * VKR_DEG + j;
-            if (g < n) {
-                int32_t x = buf[q];
-                if (bound) {
-                    int32_t m = bound[g];
-                    if (m == 0) {
-                        atomicMin(err, (unsigned long long)g);
-                        x = 0;
-                    } else {
-                        x = x % m;
-                    }
-                }
-                out[g] = x;
-            }
+            if (g < n)
+                out[g] = buf[q];
         }
         __syncthreads();
     }
 }
 
-int run(const uint32_t ring[VKR_DEG], uint64_t k, int64_t n, const int32_t *bound, int32_t *out)
+int run(const uint32_t ring[VKR_DEG], uint64_t k, int64_t n, int32_t *out)
 {
     if (vk_ready() != 0)
         return -1;
@@ -176,20 +164,8 @@ int run(const uint32_t ring[VKR_DEG], uint64_t k, int64_t n, const int32_t *boun
     int64_t blocks = (n + BS - 1) / BS;
     if (blocks > INT32_MAX)
         return vk_fail("vk_rand: %lld draws is too many", (long long)n);
-    VkTemp err;
-    if (bound) {
-        if (err.alloc(sizeof(unsigned long long)) != 0)
-            return -1;
-        VK_CUDA(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), 0));
-    }
-    k_rand<<<(unsigned)blocks, RT>>>(w0, n, tb, bound, out, err.as<unsigned long long>());
+    k_rand<<<(unsigned)blocks, RT>>>(w0, n, tb, out);
     VK_LAUNCHED();
-    if (bound) {
-        unsigned long long e;
-        VK_CUDA(cudaMemcpy(&e, err.p, sizeof e, cudaMemcpyDeviceToHost));
-        if (e != ULLONG_MAX)
-            return vk_fail("zero bound at position %lld", (long long)e);
-    }
     return 0;
 }
 
@@ -197,13 +173,5 @@ int run(const uint32_t ring[VKR_DEG], uint64_t k, int64_t n, const int32_t *boun
 
 extern "C" int vk_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d)
 {
-    return run(ring, k, n, nullptr, out_d);
-}
-
-extern "C" int vk_rand_mod(const uint32_t ring[31], uint64_t k, int64_t n, const int32_t *bound_d,
-                           int32_t *out_d)
-{
-    if (!bound_d)
-        return vk_fail("vk_rand_mod: no bounds");
-    return run(ring, k, n, bound_d, out_d);
+    return run(ring, k, n, out_d);
 }
