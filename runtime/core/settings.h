@@ -103,7 +103,7 @@ typedef enum {
       "on: the cuda backend runs vector instructions on device vectors one by one, from the first (device tier)") \
     X(DEVICE_MIN, "VINTERP_DEVICE_MIN", SK_COUNT, 1, INT64_MAX, NULL, "4096",                                      \
       "the device tier's placement: vectors made from shorter operands go to the device from this length")       \
-    X(DEVICE_MEM, "VINTERP_DEVICE_MEM", SK_COUNT, 1, INT64_MAX, NULL, "unbounded (but -m)",                         \
+    X(DEVICE_MEM, "VINTERP_DEVICE_MEM", SK_COUNT, 1, INT64_MAX, NULL, "9/10 of the GPU's (emulated: none)",       \
       "bytes of device memory the cuda backend may use; the device tier leaves what does not fit on the host")   \
     X(CUDA_STRATEGY, "VINTERP_CUDA_STRATEGY", SK_CHOICE, 0, 0, "auto|lib|thread|warp|block", "auto",              \
       "how reductions and scans run on the device")                                                              \

@@ -61,6 +61,7 @@ struct CudaDev {
     const char *kind;           /* "cuda" or "emulated" */
     char name[256];             /* the device's name */
     char arch[16];              /* "sm_90"; "host" when emulated */
+    int64_t mem_bytes;          /* the device's memory (0: unknown, the emulated device's host memory) */
     unsigned block;             /* threads per block of every launch (a power of two, <= 256) */
     unsigned warp;              /* the warp-per-segment group (a power of two dividing block) */
     unsigned max_grid;          /* the most blocks a launch needs to fill the device */

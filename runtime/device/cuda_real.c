@@ -46,6 +46,7 @@ typedef struct {
     CUresult (*DeviceGetCount)(int *);
     CUresult (*DeviceGet)(int *, int);
     CUresult (*DeviceGetName)(char *, int, int);
+    CUresult (*DeviceTotalMem)(size_t *, int); /* optional: NULL when the driver lacks it */
     CUresult (*DeviceGetAttribute)(int *, int, int);
     CUresult (*DevicePrimaryCtxRetain)(void **, int);
     CUresult (*CtxSetCurrent)(void *);
@@ -155,6 +156,10 @@ static int load_driver(Driver *d, char *why, size_t len)
     SYM(d, DeviceGet, "cuDeviceGet");
     SYM(d, DeviceGetName, "cuDeviceGetName");
     SYM(d, DeviceGetAttribute, "cuDeviceGetAttribute");
+    {
+        void *s = dlsym(d->h, "cuDeviceTotalMem_v2");
+        memcpy(&d->DeviceTotalMem, &s, sizeof s);
+    }
     SYM(d, DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     SYM(d, CtxSetCurrent, "cuCtxSetCurrent");
     SYM(d, ModuleLoadData, "cuModuleLoadData");
@@ -883,6 +888,9 @@ static int open_device(RealDev *r, int dev, char *why, size_t len)
     }
     r->cu.DeviceGetAttribute(&r->sms, CU_ATTR_MULTIPROCESSOR_COUNT, h);
     r->cu.DeviceGetName(r->base.name, (int)sizeof r->base.name, h);
+    size_t total = 0;
+    if (r->cu.DeviceTotalMem && r->cu.DeviceTotalMem(&total, h) == 0)
+        r->base.mem_bytes = (int64_t)total;
     snprintf(r->base.arch, sizeof r->base.arch, "sm_%d%d", maj, min);
     if (load_nvrtc(&r->rtc, why, len) < 0 || load_kernels(&r->vk, why, len) < 0)
         return -1;

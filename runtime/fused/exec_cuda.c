@@ -2515,8 +2515,13 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
          * one ($VINTERP_DEVICE_TIER, cuda_tier.h) */
         if (settings_choice(SET_DEVICE_TIER, 0) == 1)
             c->tier = cuda_tier_new(c, settings_count(SET_DEVICE_MIN, DEVICE_MIN));
+        /* the device ledger's own bound: $VINTERP_DEVICE_MEM, else nine
+         * tenths of a GPU's memory (the rest: the primitives' scratch, the
+         * pool's cache, the modules) */
         if (settings_given(SET_DEVICE_MEM))
             mem_dev_set_capacity(settings_count(SET_DEVICE_MEM, INT64_MAX));
+        else if (dev->mem_bytes > 0)
+            mem_dev_set_capacity(dev->mem_bytes / 10 * 9);
     }
     return &c->base;
 }
