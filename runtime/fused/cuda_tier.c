@@ -16,6 +16,9 @@
 _Static_assert((int)VK_OP_B_TO_I == (int)OP_B_TO_I && (int)VK_OP_COUNT == (int)OP_COUNT,
                "kernels/vk_elem.h numbers the instructions as vcode/program.h");
 
+/* Checks left pending on the device at once, at most. */
+enum { DEFER_SLOTS = 64 };
+
 struct CudaTier {
     CudaExec *c;
     int64_t min;                        /* the placement threshold, elements */
@@ -30,23 +33,21 @@ struct CudaTier {
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
     int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
-    /* the permutes' checks left on the device (DEFER_SLOTS records) */
+    /* checks left pending on the device: their records and instructions */
     VkPermFault *pend_d;
     int npend, settling;
-    const Program *pend_prog[64];
-    const Instr *pend_ins[64];
-    const char *pend_side[64];
-    int8_t pend_kind[64];               /* PEND_PERMUTE, PEND_MAP, PEND_RAND */
+    const Program *pend_prog[DEFER_SLOTS];
+    const Instr *pend_ins[DEFER_SLOTS];
+    const char *pend_side[DEFER_SLOTS];
+    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND */
     int64_t deferred, settles, settle_waits;
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
 };
 
-enum { DEFER_SLOTS = 64 };
 /* What a pending record checks: a permute's indices (VkPermFault), an
  * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
  * range step (the same, MOD by zero read as RAND's zero range). */
 enum { PEND_PERMUTE, PEND_MAP, PEND_RAND };
-_Static_assert(DEFER_SLOTS <= 64, "the pending arrays hold DEFER_SLOTS");
 
 /* The tier whose checks a fatal error must read first (one per process). */
 static CudaTier *pending_tier;
@@ -98,7 +99,7 @@ static int nargs_of(int op)
     return na[op] - 1;
 }
 
-/* ---- the permutes' checks left on the device ---------------------------------- */
+/* ---- checks left pending on the device ---------------------------------------- */
 
 /* Read the pending records (AFTER_WAIT: the host waits next anyway, so
  * the read is not a wait of its own); fatal at the first that failed. */
@@ -211,9 +212,8 @@ static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_S
  * operands uploaded, and three times its longest operand or descriptor
  * total in 8-byte elements (its result and a primitive's scratch), a
  * bound, not a count. */
-static int fits(CudaTier *t, Interp *it, int na, int scratch)
+static int fits(Interp *it, int na, int scratch)
 {
-    (void)t;
     int64_t need = 0, longest = 0;
     for (int j = 0; j < na; j++) {
         const Value *v = vs_at(it, j);
@@ -296,7 +296,7 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         else /* INDEX */
             take = any_dev || top->n >= t->min;
     }
-    if (take && !fits(t, it, na, ins->op == OP_CONST ? 0 : 1)) {
+    if (take && !fits(it, na, 1)) {
         t->mem_declined[ins->op]++;
         take = 0;
     }
@@ -712,15 +712,13 @@ static void run_make_segdes(CudaTier *t, Interp *it)
     Value *l = vs_at(it, 0);
     Value *sd = cx_device_segdes(t->c, l->len);
     cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
-    if (l->lazy) {
+    if (l->lazy) { /* its shape known here: no wait */
         DevCopy *dc = sd->dev;
-        int64_t n = 0;
-        if (cx_lib(t->c)->seg_offsets(dc->d, sd->len, dc->off, &n) != 0)
+        if (cx_lib(t->c)->seg_offsets(dc->d, sd->len, dc->off, NULL) != 0)
             cx_lib_fail(t->c, "a descriptor's offsets");
         cx_lib_called(t->c);
-        cx_note_sync(t->c); /* the total read back */
         t->dbytes += sd->len * (4 + 8);
-        seg_set_shape(sd, n, l->fill.i, l->fill.i);
+        seg_set_shape(sd, (int64_t)l->fill.i * sd->len, l->fill.i, l->fill.i);
     } else {
         shape_on_device(t, sd);
     }

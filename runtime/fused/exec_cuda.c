@@ -615,6 +615,19 @@ static void check_errors(CudaExec *c)
         kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
 }
 
+/* The copy down and its seconds and bytes; the seconds. */
+static double d2h_copy(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    double t0 = rt_seconds();
+    if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
+        dev_fail(c, "copy from the device");
+    double dt = rt_seconds() - t0;
+    c->transfer_seconds += dt;
+    c->d2h_seconds += dt;
+    c->d2h_bytes += (int64_t)bytes;
+    return dt;
+}
+
 static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (!bytes)
@@ -623,13 +636,7 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
     if (c->tier)
         cuda_tier_before_wait(c->tier);
     note_sync(c);
-    double t0 = rt_seconds();
-    if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
-        dev_fail(c, "copy from the device");
-    double dt = rt_seconds() - t0;
-    c->transfer_seconds += dt;
-    c->d2h_seconds += dt;
-    c->d2h_bytes += (int64_t)bytes;
+    double dt = d2h_copy(c, dst, src, bytes);
     c->d2h_count++;
     if (trace_on)
         trace_span("wait", "device to host (a wait)", trace_now() - dt * 1e6, trace_now(), (int64_t)bytes);
@@ -812,13 +819,8 @@ void *cx_dalloc_fixed(CudaExec *c, size_t bytes) { return dalloc_fixed(c, bytes)
 void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes) { d2h(c, dst, src, bytes); }
 void cx_d2h_after_wait(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
-    double t0 = rt_seconds();
-    if (bytes && c->dev->d2h(c->dev, dst, src, bytes) != 0)
-        dev_fail(c, "copy from the device");
-    double dt = rt_seconds() - t0;
-    c->transfer_seconds += dt;
-    c->d2h_seconds += dt;
-    c->d2h_bytes += (int64_t)bytes;
+    if (bytes)
+        (void)d2h_copy(c, dst, src, bytes);
 }
 void cx_h2d(CudaExec *c, void *dst, const void *src, size_t bytes) { h2d(c, dst, src, bytes); }
 DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
