@@ -150,49 +150,30 @@ int no_fault(VkPermFault *fault)
     return 0;
 }
 
-/* The check's outcome: into the caller's record FAULT (no wait), or read
- * back (collect). */
-int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
-                 const char *partner_side, VkPermFault *fault);
-
-/* Read back the error word; 0 if none, else -1 with the runtime's message.
- * SEGID/SIDE: the segmentation of the positions (source for scatter,
- * destination for gather); CHECKED: the side whose length bounds the index. */
-int collect(unsigned long long *err_d, const int32_t *idx, const int32_t *segid,
-            const Side &checked, const char *partner_side)
-{
-    unsigned long long e;
-    VK_CUDA(cudaMemcpy(&e, err_d, sizeof e, cudaMemcpyDeviceToHost));
-    if (e == ULLONG_MAX)
-        return 0;
-    long long pos = (long long)(e >> 1);
-    int32_t k = 0;
-    if (segid)
-        VK_CUDA(cudaMemcpy(&k, segid + pos, sizeof k, cudaMemcpyDeviceToHost));
-    if ((e & 1) == E_PARTNER)
-        return vk_fail(VS_MSG_PERMUTE_PARTNER, (long long)k,
-                       partner_side);
-    int32_t j;
-    VK_CUDA(cudaMemcpy(&j, idx + pos, sizeof j, cudaMemcpyDeviceToHost));
-    long long len = checked.n;
-    if (checked.len) {
-        int32_t l = 0;
-        if (k < checked.m)
-            VK_CUDA(cudaMemcpy(&l, checked.len + k, sizeof l, cudaMemcpyDeviceToHost));
-        len = l > 0 ? l : 0;
-    }
-    return vk_fail(VS_MSG_PERMUTE_INDEX,
-                   (long long)j, pos, len);
-}
-
+/* The check's outcome: k_fault_info into the caller's record FAULT (no
+ * wait), or, without one, into a record of its own read back at once: 0,
+ * or -1 with the runtime's message (PARTNER_SIDE names the descriptor a
+ * segment without a partner belongs to). */
 int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
                  const char *partner_side, VkPermFault *fault)
 {
-    if (!fault)
-        return collect(err_d, idx, segid, checked, partner_side);
-    k_fault_info<<<1, 1>>>(err_d, idx, segid, checked, fault);
+    VkTemp own;
+    if (!fault) {
+        if (own.alloc(sizeof(VkPermFault)) != 0)
+            return -1;
+    }
+    VkPermFault *rec = fault ? fault : own.as<VkPermFault>();
+    k_fault_info<<<1, 1>>>(err_d, idx, segid, checked, rec);
     VK_LAUNCHED();
-    return 0;
+    if (fault)
+        return 0;
+    VkPermFault h;
+    VK_CUDA(cudaMemcpy(&h, rec, sizeof h, cudaMemcpyDeviceToHost));
+    if (h.err == ULLONG_MAX)
+        return 0;
+    if ((h.err & 1) == E_PARTNER)
+        return vk_fail(VS_MSG_PERMUTE_PARTNER, h.k, partner_side);
+    return vk_fail(VS_MSG_PERMUTE_INDEX, h.j, (long long)(h.err >> 1), h.len);
 }
 
 int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
