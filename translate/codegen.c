@@ -13,6 +13,7 @@
 #include "translate/codegen.h"
 #include "translate/codegen_abi.h"
 #include "translate/lcu_prims.h"
+#include "vcode/xalloc.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -29,12 +30,7 @@ static void grow(CgBuf *b, size_t need)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->n + need + 1)
         cap *= 2;
-    char *s = realloc(b->s, cap);
-    if (!s) {
-        fputs("vinterp: out of memory (codegen)\n", stderr);
-        exit(1);
-    }
-    b->s = s;
+    b->s = vc_xrealloc(b->s, cap);
     b->cap = cap;
 }
 
@@ -672,11 +668,7 @@ static void tail(Ex *x, const LcuExpr *e, int arity, int depth)
 static int emit_thunk(CgBuf *b, const char *name, int j, const char *role, const LcuThunk *th, const VsElem *out,
                       int segvar, int segopt, const LcuVarType *types, int *nhints, int fast, int *scalar)
 {
-    Ex *x = calloc(1, sizeof *x);
-    if (!x) {
-        fputs("vinterp: out of memory (codegen)\n", stderr);
-        exit(1);
-    }
+    Ex *x = vc_xcalloc(1, sizeof *x);
     x->b = b;
     x->types = types;
     x->segvar = segvar;

@@ -124,12 +124,7 @@ static void code_push(Code *c, const Instr *in)
 {
     if (c->n == c->cap) {
         c->cap = c->cap ? 2 * c->cap : 64;
-        Instr *q = realloc(c->code, (size_t)c->cap * sizeof *q);
-        if (!q) {
-            fprintf(stderr, "vinterp: out of memory while inlining\n");
-            exit(1);
-        }
-        c->code = q;
+        c->code = vc_xrealloc(c->code, (size_t)c->cap * sizeof *c->code);
     }
     c->code[c->n++] = *in;
 }
@@ -166,12 +161,8 @@ int inline_program(const Program *src, Program *dst, const InlineOptions *opt, I
 static int call_order(const Program *src, const int *rec, int *order)
 {
     int nf = src->nfuncs, norder = 0;
-    int *state = calloc((size_t)nf + 1, sizeof *state); /* 0 unvisited, 1 in progress, 2 finished */
+    int *state = vc_xcalloc((size_t)nf + 1, sizeof *state); /* 0 unvisited, 1 in progress, 2 finished */
     int *fstack = vc_xmalloc((size_t)(nf + 1) * sizeof *fstack), *pcs = vc_xmalloc((size_t)(nf + 1) * sizeof *pcs);
-    if (!state) {
-        fprintf(stderr, "vinterp: out of memory while inlining\n");
-        exit(1);
-    }
     for (int root = 0; root < nf; root++) {
         if (state[root])
             continue;
@@ -279,12 +270,8 @@ int inline_program_map(const Program *src, Program *dst, const InlineOptions *op
     int *rec = recursive_functions(src, &st->recursive_funcs);
     /* Inlined bodies (without RET), computed callees first by memoised
      * recursion over the acyclic part of the call graph. */
-    Code *body = calloc((size_t)nf + 1, sizeof *body);
+    Code *body = vc_xcalloc((size_t)nf + 1, sizeof *body);
     int *order = vc_xmalloc((size_t)(nf ? nf : 1) * sizeof *order);
-    if (!body) {
-        fprintf(stderr, "vinterp: out of memory while inlining\n");
-        exit(1);
-    }
     int norder = call_order(src, rec, order);
     /* The program's size as inlined so far (bodies done, the others as
      * they are), and its cap: bodies are built callees first, so without

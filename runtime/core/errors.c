@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const Program *cur_prog;
 static const Instr *cur_instr;
@@ -150,6 +151,21 @@ void rt_fatal_device(const char *fmt, ...)
     va_start(ap, fmt);
     fatal_v(1, fmt, ap);
 }
+
+static void *alloc_check(void *p)
+{
+    if (!p)
+        rt_fatal("out of host memory");
+    return p;
+}
+
+void *rt_xmalloc(size_t n) { return alloc_check(malloc(n ? n : 1)); }
+
+void *rt_xcalloc(size_t n, size_t size) { return alloc_check(calloc(n ? n : 1, size ? size : 1)); }
+
+void *rt_xrealloc(void *p, size_t n) { return alloc_check(realloc(p, n ? n : 1)); }
+
+char *rt_xstrdup(const char *s) { return alloc_check(strdup(s)); }
 
 void rt_fatal_raw(const char *fmt, ...)
 {

@@ -9,6 +9,8 @@
 
 #include "vcode/program.h"
 
+#include <stddef.h>
+
 /* The instruction now executing; the interpreter sets it. */
 void rt_set_where(const Program *p, const Instr *ins);
 
@@ -31,6 +33,15 @@ void rt_fatal_device(const char *fmt, ...);
  * own "vinterp: line N:" prefix); exit status 1. */
 __attribute__((noreturn, format(printf, 1, 2)))
 void rt_fatal_raw(const char *fmt, ...);
+
+/* Host allocation that cannot fail: out of memory is rt_fatal("out of
+ * host memory") at the current instruction. A size of 0 asks for 1 byte
+ * (never NULL). vcode/xalloc.h is the same for code that runs before any
+ * instruction (parsing, translation), with no line to name. */
+void *rt_xmalloc(size_t n);
+void *rt_xcalloc(size_t n, size_t size);
+void *rt_xrealloc(void *p, size_t n);
+char *rt_xstrdup(const char *s);
 
 /* A check left pending on a device (the device tier's permutes, read when
  * the host next waits): before a fatal error is printed, HOOK() is

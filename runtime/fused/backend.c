@@ -62,9 +62,7 @@ void translate_block(Backend *b, int k)
 
 Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, char *msg, size_t msglen)
 {
-    Backend *b = calloc(1, sizeof *b);
-    if (!b)
-        rt_fatal("out of host memory");
+    Backend *b = rt_xcalloc(1, sizeof *b);
     b->prog = p;
     b->opt = *o;
     if (o->check)
@@ -95,22 +93,16 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         b->program_id = tier_program_id(p);
         char hp[1200];
         if (o->cache_dir && tier_hot_path(o->cache_dir, b->program_id, hp, sizeof hp) == 0) {
-            b->hot_path = strdup(hp);
-            if (!b->hot_path)
-                rt_fatal("out of host memory");
+            b->hot_path = rt_xstrdup(hp);
             tier_hot_read(hp, &b->hot_prior);
         }
         uint64_t config = tier_config_id(x->name, o->float_reassoc);
         if (o->cache_dir && tier_slow_path(o->cache_dir, b->program_id, config, hp, sizeof hp) == 0) {
-            b->slow_path = strdup(hp);
-            if (!b->slow_path)
-                rt_fatal("out of host memory");
+            b->slow_path = rt_xstrdup(hp);
             tier_hot_read(hp, &b->slow_prior);
         }
         if (o->cache_dir && tier_warm_path(o->cache_dir, b->program_id, config, hp, sizeof hp) == 0) {
-            b->warm_path = strdup(hp);
-            if (!b->warm_path)
-                rt_fatal("out of host memory");
+            b->warm_path = rt_xstrdup(hp);
             tier_hot_read(hp, &b->warm_prior);
         }
         b->bg_plans = calloc((size_t)b->nblocks + 1, sizeof *b->bg_plans);
@@ -118,9 +110,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         if (!b->bg_plans || !b->fg_plans)
             rt_fatal("out of host memory");
     } else if (x->eager) {
-        BlockPlan **plans = calloc((size_t)b->nblocks + 1, sizeof *plans);
-        if (!plans)
-            rt_fatal("out of host memory");
+        BlockPlan **plans = rt_xcalloc((size_t)b->nblocks + 1, sizeof *plans);
         for (int k = 0; k < b->nblocks; k++) {
             if (atomic_load(&b->entries[k].state) == BS_PROFILE)
                 translate_block(b, k);

@@ -38,9 +38,7 @@ void check_block(Backend *b, Interp *it, int k, Value **ins, const RandState *ra
     BlockPlan *bp = &e->plan;
     const Dfg *g = &bp->dfg;
     int nout = g->nout;
-    Value **outs = malloc((size_t)(nout ? nout : 1) * sizeof *outs);
-    if (!outs)
-        rt_fatal("out of host memory");
+    Value **outs = rt_xmalloc((size_t)(nout ? nout : 1) * sizeof *outs);
     for (int i = nout - 1; i >= 0; i--) {
         outs[i] = vs_pop(it);
         val_for_host(outs[i]);

@@ -203,9 +203,7 @@ static CbBound *bnd_of(Value *v)
         val_release(v);
         return NULL;
     }
-    CbBound *b = malloc(sizeof *b);
-    if (!b)
-        rt_fatal("out of host memory");
+    CbBound *b = rt_xmalloc(sizeof *b);
     b->rc = 1;
     b->unverifiable = 0;
     b->v = v;
@@ -233,9 +231,7 @@ static void sh_reserve(CbRun *r, int64_t n)
     int64_t cap = r->cap ? r->cap : 64;
     while (cap < n)
         cap *= 2;
-    CbBound **s = realloc(r->sh, (size_t)cap * sizeof *s);
-    if (!s)
-        rt_fatal("out of host memory");
+    CbBound **s = rt_xrealloc(r->sh, (size_t)cap * sizeof *s);
     memset(s + r->cap, 0, (size_t)(cap - r->cap) * sizeof *s);
     r->sh = s;
     r->cap = cap;
@@ -266,9 +262,7 @@ static void sh_stackop(CbRun *r, const Instr *ins, int64_t sp0)
     default: { /* CPOP: the I entries at depth J go to the top */
         if (i == 0 || j == 0)
             break;
-        CbBound **t = malloc((size_t)i * sizeof *t);
-        if (!t)
-            rt_fatal("out of host memory");
+        CbBound **t = rt_xmalloc((size_t)i * sizeof *t);
         memcpy(t, s + base, (size_t)i * sizeof *t);
         memmove(s + base, s + base + i, (size_t)j * sizeof *s);
         memcpy(s + base + j, t, (size_t)i * sizeof *t);
@@ -776,9 +770,7 @@ static int makes_inexact(const CbRun *r, const Instr *ins)
 
 CbRun *cb_run_block(Interp *it, int start, int end, const CbOptions *o)
 {
-    CbRun *r = calloc(1, sizeof *r);
-    if (!r)
-        rt_fatal("out of host memory");
+    CbRun *r = rt_xcalloc(1, sizeof *r);
     r->o = *o;
     const Program *p = it->prog;
     for (int pc = start; pc < end; pc++) {

@@ -166,9 +166,7 @@ static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const 
 
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 {
-    CudaTier *t = calloc(1, sizeof *t);
-    if (!t)
-        rt_fatal("out of host memory");
+    CudaTier *t = rt_xcalloc(1, sizeof *t);
     t->c = c;
     t->min = min;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
@@ -696,9 +694,7 @@ static int64_t *positions(Value *idx, Value *sd)
     int64_t m = sd->len;
     const int32_t *ix = VI(idx);
     const int64_t *off = seg_offsets(sd);
-    int64_t *pos = malloc((size_t)(m ? m : 1) * sizeof *pos);
-    if (!pos)
-        rt_fatal("out of host memory");
+    int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos);
     for (int64_t k = 0; k < m; k++)
         pos[k] = off[k] + ix[k];
     return pos;
@@ -847,9 +843,7 @@ static void run_extract(CudaTier *t, Interp *it)
             cx_lib_fail(t->c, "EXTRACT");
         cx_lib_called(t->c);
         t->dbytes += m * (int64_t)(8 + 2 * es);
-        char *buf = malloc(body + 8);
-        if (!buf)
-            rt_fatal("out of host memory");
+        char *buf = rt_xmalloc(body + 8);
         cx_d2h(t->c, buf, tmp, body + 8);
         unsigned long long f;
         memcpy(&f, buf + body, sizeof f);

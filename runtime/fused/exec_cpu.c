@@ -66,9 +66,7 @@ static void *scratch_alloc(CpuExec *c, int64_t bytes, const char *what)
 {
     if (c->nscratch == c->scratchcap) {
         int cap = c->scratchcap ? 2 * c->scratchcap : 16;
-        void **s = realloc(c->scratch, (size_t)cap * sizeof *s);
-        if (!s)
-            rt_fatal("out of host memory");
+        void **s = rt_xrealloc(c->scratch, (size_t)cap * sizeof *s);
         c->scratch = s;
         c->scratchcap = cap;
     }
@@ -164,9 +162,7 @@ static void cb_lib(vk_ctx *cx, int soac)
     if (c->lenvcap < c->nvars) {
         free(c->lenv);
         c->lenvcap = c->nvars * 2;
-        c->lenv = malloc((size_t)c->lenvcap * sizeof *c->lenv);
-        if (!c->lenv)
-            rt_fatal("out of host memory");
+        c->lenv = rt_xmalloc((size_t)c->lenvcap * sizeof *c->lenv);
     }
     for (int l = 0; l < c->nvars; l++)
         c->lenv[l] = c->env[c->map[l]];
@@ -210,9 +206,7 @@ static void cpu_run(Executor *x, int block, const BlockPlan *bp, int step, Value
     if (c->vcap < kc->nlocal) {
         free(c->v);
         c->vcap = kc->nlocal * 2;
-        c->v = calloc((size_t)c->vcap, sizeof *c->v);
-        if (!c->v)
-            rt_fatal("out of host memory");
+        c->v = rt_xcalloc((size_t)c->vcap, sizeof *c->v);
     }
     c->env = env;
     c->map = kc->map;
@@ -314,9 +308,7 @@ static int cpu_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *co
     }
     cg_unit_free(u);
     /* The distinct functions, each looked up once. */
-    vk_kernel_fn *byid = calloc((size_t)nd + 1, sizeof *byid);
-    if (!byid)
-        rt_fatal("out of host memory");
+    vk_kernel_fn *byid = rt_xcalloc((size_t)nd + 1, sizeof *byid);
     char name[32];
     for (int i = 0; i < nd && rc == 0; i++) {
         cg_unique_name(name, sizeof name, i);
@@ -441,9 +433,7 @@ static void cpu_free(Executor *x)
 
 Executor *exec_cpu_new(const JitOptions *o)
 {
-    CpuExec *c = calloc(1, sizeof *c);
-    if (!c)
-        rt_fatal("out of host memory");
+    CpuExec *c = rt_xcalloc(1, sizeof *c);
     c->base.name = "cpu";
     c->base.eager = 1;
     c->base.prepare = cpu_prepare;

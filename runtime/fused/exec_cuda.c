@@ -708,9 +708,7 @@ static const ValDevice hooks = { hook_to_host, hook_release, hook_elems };
 
 static DevCopy *new_copy(Value *v)
 {
-    DevCopy *dc = calloc(1, sizeof *dc);
-    if (!dc)
-        rt_fatal("out of host memory");
+    DevCopy *dc = rt_xcalloc(1, sizeof *dc);
     v->dev = dc;
     return dc;
 }
@@ -1681,14 +1679,6 @@ static void set_step(CudaExec *c, int block, int step, Value **env)
     c->sp = c->preps + c->soac0[step];
 }
 
-static void *grow(void *p, size_t n, size_t size)
-{
-    void *q = realloc(p, (n ? n : 1) * size);
-    if (!q)
-        rt_fatal("out of host memory");
-    return q;
-}
-
 /* A run of block BLOCK begins: a slice of the image per kernel step. */
 static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value **env)
 {
@@ -1699,9 +1689,9 @@ static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value 
             temps_drop(c, &c->preps[i]);
     if (c->scap < bp->nsteps + 1) {
         c->scap = 2 * (bp->nsteps + 1);
-        c->slice = grow(c->slice, (size_t)c->scap, sizeof *c->slice);
-        c->ready = grow(c->ready, (size_t)c->scap, sizeof *c->ready);
-        c->soac0 = grow(c->soac0, (size_t)c->scap, sizeof *c->soac0);
+        c->slice = rt_xrealloc(c->slice, (size_t)c->scap * sizeof *c->slice);
+        c->ready = rt_xrealloc(c->ready, (size_t)c->scap * sizeof *c->ready);
+        c->soac0 = rt_xrealloc(c->soac0, (size_t)c->scap * sizeof *c->soac0);
     }
     size_t at = 0;
     int ns = 0;
@@ -1718,17 +1708,17 @@ static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value 
     if (c->pcap < ns) {
         int old = c->pcap;
         c->pcap = 2 * ns;
-        c->preps = grow(c->preps, (size_t)c->pcap, sizeof *c->preps);
+        c->preps = rt_xrealloc(c->preps, (size_t)c->pcap * sizeof *c->preps);
         memset(c->preps + old, 0, (size_t)(c->pcap - old) * sizeof *c->preps);
     }
     for (int i = 0; i < c->pcap; i++)
         c->preps[i].how = -1;
     if (c->icap < at) {
         c->icap = 2 * at;
-        c->img = grow(c->img, c->icap, sizeof *c->img);
-        c->img_up = grow(c->img_up, c->icap, sizeof *c->img_up);
-        c->known = grow(c->known, c->icap, 1);
-        c->prebound = grow(c->prebound, c->icap, 1);
+        c->img = rt_xrealloc(c->img, c->icap * sizeof *c->img);
+        c->img_up = rt_xrealloc(c->img_up, c->icap * sizeof *c->img_up);
+        c->known = rt_xrealloc(c->known, c->icap);
+        c->prebound = rt_xrealloc(c->prebound, c->icap);
         if (c->dimg)
             dfree(c, c->dimg);
         c->dimg = dalloc_fixed(c, c->icap * sizeof *c->img);
@@ -2209,17 +2199,13 @@ static int cuda_prepare(Executor *x, const Program *p, int nblocks, BlockPlan *c
     keep_paths(c, &l, base, nd);
     /* Entry points per distinct kernel of this unit (numbered from BASE in
      * c->ent), from any kernel that uses it. */
-    Entry **ent = realloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
-    if (!ent)
-        rt_fatal("out of host memory");
+    Entry **ent = rt_xrealloc(c->ent, (size_t)(base + nd + 1) * sizeof *ent);
     c->ent = ent;
     memset(ent + base, 0, (size_t)(nd + 1) * sizeof *ent);
     c->ndistinct = base + nd;
     /* Kernels that share a text can differ in their library SOACs (which
      * have no text): the tables are sized for the longest. */
-    int *width = calloc((size_t)nd + 1, sizeof *width);
-    if (!width)
-        rt_fatal("out of host memory");
+    int *width = rt_xcalloc((size_t)nd + 1, sizeof *width);
     for (int k = 0; k < nblocks; k++) {
         if (!plans[k])
             continue;
@@ -2453,9 +2439,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
                                                     : cuda_emul_open(o, why, len);
     if (!dev)
         return NULL;
-    CudaExec *c = calloc(1, sizeof *c);
-    if (!c)
-        rt_fatal("out of host memory");
+    CudaExec *c = rt_xcalloc(1, sizeof *c);
     c->dev = dev;
     c->compile_only = compile_only_arch;
     c->base.name = "cuda";

@@ -25,9 +25,7 @@ static void lcu_free(Executor *x) { free(x); }
 
 Executor *exec_lcu_new(void)
 {
-    Executor *x = calloc(1, sizeof *x);
-    if (!x)
-        rt_fatal("out of host memory");
+    Executor *x = rt_xcalloc(1, sizeof *x);
     x->name = "lcu";
     x->run_kernel = lcu_run;
     x->report = lcu_report;

@@ -6,14 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p)
-        rt_fatal("out of host memory");
-    return p;
-}
-
 Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace, UndoLog *log)
 {
     /* a lazy fill (value.h) is written out first: its elements change */
@@ -30,7 +22,7 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
         rt_fatal("REPLACE: a %s vector given %s values", val_type_name(t), val_type_name((ValType)vals->type));
     const int32_t *L = VI(sd), *ix = VI(idx);
     /* Every index first, as the reference checks them, then the writes. */
-    int64_t *pos = xmalloc((size_t)m * sizeof *pos);
+    int64_t *pos = rt_xmalloc((size_t)m * sizeof *pos);
     int64_t at = 0;
     for (int64_t k = 0; k < m; at += L[k], k++) {
         if (ix[k] < 0 || ix[k] >= L[k]) {
@@ -74,7 +66,7 @@ Value *replace_step(Value *data, Value *idx, Value *vals, Value *sd, int inplace
         }
         char *cur = NULL;
         if (dev && data->hstale) {
-            cur = xmalloc((size_t)m * es);
+            cur = rt_xmalloc((size_t)m * es);
             val_dev_elems(data, pos, m, cur, 0);
         }
         for (int64_t k = 0; k < m; k++) {
@@ -135,7 +127,7 @@ void undo_log_rollback(UndoLog *log)
             /* one write of the old elements (an entry's positions are
              * distinct: the device path takes sane descriptors only) */
             size_t es = val_esize((ValType)e->v->type);
-            char *buf = xmalloc((size_t)e->m * es);
+            char *buf = rt_xmalloc((size_t)e->m * es);
             for (int64_t k = 0; k < e->m; k++) {
                 int32_t x = (int32_t)(uint32_t)e->old[k];
                 memcpy(buf + (size_t)k * es, es == 8 ? (const void *)&e->old[k] : (const void *)&x, es);

@@ -86,9 +86,7 @@ static void job(void *arg, int k)
 
 TierPrep *tier_prep_start(const Program *src, const BackendOptions *o, Executor *x, Interp *it)
 {
-    TierPrep *tp = calloc(1, sizeof *tp);
-    if (!tp)
-        rt_fatal("out of host memory");
+    TierPrep *tp = rt_xcalloc(1, sizeof *tp);
     tp->src = src;
     tp->opt = *o;
     tp->x = x;

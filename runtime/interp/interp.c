@@ -58,9 +58,7 @@ void interp_init(Interp *it, const Program *p, const InterpOptions *opt)
     it->prog = p;
     it->opt = *opt;
     rt_set_where(p, NULL);
-    it->consts = calloc((size_t)(p->nconsts ? p->nconsts : 1), sizeof *it->consts);
-    if (!it->consts)
-        rt_fatal("out of host memory");
+    it->consts = rt_xcalloc((size_t)(p->nconsts ? p->nconsts : 1), sizeof *it->consts);
     /* Vector, string and SEGDES constants are built once, in file order. */
     for (int i = 0; i < p->nconsts; i++) {
         const VcConst *c = &p->consts[i];
@@ -372,9 +370,7 @@ int interp_run(Interp *it)
     const Instr *code = p->code;
     int64_t rcap = 1024, rsp = 0;
     int switchable = atomic_load(&it->pending) != NULL || it->run_block == NULL;
-    int32_t *rstack = malloc((size_t)rcap * sizeof *rstack);
-    if (!rstack)
-        rt_fatal("out of host memory");
+    int32_t *rstack = rt_xmalloc((size_t)rcap * sizeof *rstack);
     it->rstack = rstack; /* so that interp_free releases it after a fatal error's longjmp */
     int pc = p->funcs[p->entry].start;
     int tracing = it->opt.trace_command || it->opt.trace_stack || it->opt.trace_values || it->opt.trace_heap;

@@ -207,9 +207,7 @@ static int fadd_exact_par(const Value *d, Value *r)
     ExactSum a = { (const double *)d->data, NULL, d->len, 4096, 0.0, 0 };
     int64_t nch = (a.n + a.ch - 1) / a.ch;
     a.lim = vs_fsum_exact_lim(nch);
-    a.part = malloc((size_t)nch * sizeof *a.part);
-    if (!a.part)
-        rt_fatal("out of host memory");
+    a.part = rt_xmalloc((size_t)nch * sizeof *a.part);
     par_for(nch, (PAR_MIN_CHEAP + a.ch - 1) / a.ch, exact_sum_chunks, &a);
     double acc = 0.0;
     int ok = !atomic_load(&a.failed);

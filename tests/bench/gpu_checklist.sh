@@ -3,7 +3,7 @@
 # tool: one call (the tool allows 10 minutes a call and about 15 of device
 # time a session, starts included). Every section runs under its own time
 # limit, so a slow one is cut, not the call, and `all` starts a section only
-# while its limit fits in what is left of GPU_CALL_S (default 540 s); the
+# while its limit fits in what is left of GPU_CALL_S (default 480 s); the
 # summary is written (and printed) line by line as it goes.
 #
 # Here, on a machine without a GPU (nvcc needed, no device):
@@ -511,8 +511,8 @@ big) do_big ;;
 bench) do_bench ;;
 all)
     # in this order, each only while its limit still fits in the call
-    # (GPU_CALL_S, default 540 s): what matters most comes first
-    call_s=${GPU_CALL_S:-540}
+    # (GPU_CALL_S, default 480 s: 8 minutes): what matters most comes first
+    call_s=${GPU_CALL_S:-480}
     for sec in check:90 devcheck:120 devtier:${GPU_DEVTIER_S:-90} big:60 heldout:60 bench:170 compile:45 sanitize:75; do
         if [ $(($(elapsed) + ${sec##*:})) -le "$call_s" ]; then
             do_${sec%%:*}
