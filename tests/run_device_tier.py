@@ -11,6 +11,7 @@ Prints "N passed, N failed"."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -271,12 +272,41 @@ def test_trace():
           "trace: an unwritable file is one line and exit 1: %r" % err)
 
 
+# A fused block over device vectors whose MAKE_SEGDES (a host step of the
+# block's plan) takes lengths computed in the block: x mod 5 over 0..N-1,
+# each segment's length summed over its elements (DIST of the lengths,
+# a segmented +_REDUCE), then the total.
+META = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\n" + "CONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n%%\n"
+        "COPY 1 0\nMAKE_SEGDES\nCOPY 2 0\nDIST INT\nCOPY 1 1\n+_REDUCE INT\nCOPY 1 0\nLENGTH INT\nMAKE_SEGDES\n"
+        "+_REDUCE INT\nSTOP_TIMER\nPOP 1 3\nPOP 1 2\nRET\n" % N)
+
+
+def test_fused():
+    """Fused blocks on top of the device tier: a block's descriptor made
+    from lengths on the device stays there (no read back, no upload)."""
+    rc_r, out_r, _ = ref(META)
+    cache = tempfile.mkdtemp(prefix="vinterp-dt-cache-")
+    for tier, extra in (("eager", {}), ("sync", {"VINTERP_TIER_WORK": "0", "VINTERP_TIER_MIN_LEN": "0"})):
+        env = dict(DEVICE, VINTERP_CACHE_DIR=cache)
+        env.update(extra)
+        rc, out, err = run(META, ["--backend=cuda", "--tier=" + tier, "-d", "stats"], env)
+        check(rc_r == 0 and (rc, out.splitlines()[:-1]) == (0, out_r.splitlines()[:-1]),
+              "meta --tier=%s: the reference's result (%d, %r)" % (tier, rc, err[-200:]))
+        m = re.search(r"stats: device tier: of these, fused blocks' steps on metadata done there, not on the host: "
+                      r"MAKE_SEGDES (\d+)", err)
+        check(m is not None and int(m.group(1)) >= 1, "meta --tier=%s: the block's MAKE_SEGDES made on the device" % tier)
+        check(region_ok(err), "meta --tier=%s: nothing long moved in the timed region: %r" %
+              (tier, tallies(err).get("timed region")))
+    shutil.rmtree(cache, ignore_errors=True)
+
+
 def main():
     test_placement()
     test_trace()
     test_faults()
     test_good()
     test_memory()
+    test_fused()
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -255,6 +255,16 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
     Value **env = b->env;
     const Instr *ins = &b->prog->code[nd->instr];
     Value *r = NULL;
+    /* a descriptor made or read where its operand lives (the cuda
+     * executor's device tier), or on the host */
+    if ((nd->op == OP_MAKE_SEGDES || nd->op == OP_LENGTHS) && b->x->meta_step && env[nd->args[0]] &&
+        (r = b->x->meta_step(b->x, nd->op, env[nd->args[0]])) != NULL) {
+        if (env[nd->res[0]])
+            val_release(env[nd->res[0]]);
+        env[nd->res[0]] = r;
+        b->host_steps++;
+        return;
+    }
     /* The operands' host copies (LENGTH reads none; REPLACE's data vector
      * is replace_step's business: it may stay on the device) */
     for (int a = nd->op == OP_REPLACE; a < nd->nargs && nd->op != OP_LENGTH; a++)

@@ -42,6 +42,7 @@ struct CudaTier {
     int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND */
     int64_t deferred, settles, settle_waits;
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
+    int64_t in_blocks[OP_COUNT];        /* of ran: a fused block's host steps (cuda_tier_meta_step) */
 };
 
 /* What a pending record checks: a permute's indices (VkPermFault), an
@@ -703,9 +704,8 @@ static int64_t *positions(Value *idx, Value *sd)
 /* MAKE_SEGDES of long lengths on the device, or of a long lazy fill (every
  * segment as long: its shape known on the host, its lengths and offsets
  * made on the device): the descriptor lives there. */
-static void run_make_segdes(CudaTier *t, Interp *it)
+static Value *segdes_of_lengths(CudaTier *t, Value *l)
 {
-    Value *l = vs_at(it, 0);
     Value *sd = cx_device_segdes(t->c, l->len);
     cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
     if (l->lazy) { /* its shape known here: no wait */
@@ -718,16 +718,45 @@ static void run_make_segdes(CudaTier *t, Interp *it)
     } else {
         shape_on_device(t, sd);
     }
-    finish(t, it, 1, sd);
+    return sd;
 }
 
+static void run_make_segdes(CudaTier *t, Interp *it) { finish(t, it, 1, segdes_of_lengths(t, vs_at(it, 0))); }
+
 /* LENGTHS of a descriptor that lives on the device. */
-static void run_lengths(CudaTier *t, Interp *it)
+static Value *lengths_of(CudaTier *t, Value *sd)
 {
-    Value *sd = vs_at(it, 0);
     Value *r = cx_device_value(t->c, VT_INT, sd->len);
     cx_d2d(t->c, ((DevCopy *)r->dev)->d, ((DevCopy *)sd->dev)->d, (size_t)sd->len * 4);
-    finish(t, it, 1, r);
+    return r;
+}
+
+static void run_lengths(CudaTier *t, Interp *it) { finish(t, it, 1, lengths_of(t, vs_at(it, 0))); }
+
+Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg)
+{
+    int take = 0;
+    if (op == OP_MAKE_SEGDES) /* as claims(): long lengths on the device, or a long fill */
+        take = arg->type == VT_INT && arg->len >= t->min && (on_dev(arg) || arg->lazy);
+    else if (op == OP_LENGTHS)
+        take = arg->type == VT_SEGDES && arg->dev && arg->hstale && arg->len >= t->min;
+    if (!take)
+        return NULL;
+    if (mem_dev_room_bytes() < arg->len * 24) { /* lengths, offsets and a copy */
+        t->mem_declined[op]++;
+        return NULL;
+    }
+    t->ran[op]++;
+    t->in_blocks[op]++;
+    t->op = op;
+    int64_t w0 = cx_syncs(t->c);
+    double tt = trace_now();
+    Value *r = op == OP_MAKE_SEGDES ? segdes_of_lengths(t, arg) : lengths_of(t, arg);
+    t->waits[op] += cx_syncs(t->c) - w0;
+    if (trace_on)
+        trace_span("device tier", op == OP_MAKE_SEGDES ? "MAKE_SEGDES (a fused block's)" : "LENGTHS (a fused block's)",
+                   tt, trace_now(), -1);
+    return r;
 }
 
 /* RANK_UP, RANK_DOWN: each element's place in its segment sorted stably
@@ -968,6 +997,16 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         if (t->ran[op])
             fprintf(f, " %s %lld (%lld)", vc_ops[op].name, (long long)t->ran[op], (long long)t->waits[op]);
     fputc('\n', f);
+    int64_t inb = 0;
+    for (int op = 0; op < OP_COUNT; op++)
+        inb += t->in_blocks[op];
+    if (inb) {
+        fprintf(f, "stats: device tier: of these, fused blocks' steps on metadata done there, not on the host:");
+        for (int op = 0; op < OP_COUNT; op++)
+            if (t->in_blocks[op])
+                fprintf(f, " %s %lld", vc_ops[op].name, (long long)t->in_blocks[op]);
+        fputc('\n', f);
+    }
     if (t->up_count) {
         fprintf(f, "stats: device tier: host vectors uploaded as operands, by instruction:");
         for (int op = 0; op < OP_COUNT; op++)

@@ -23,6 +23,13 @@
  * bit but float + and * scans and reductions on a GPU (a tree: within the
  * bounds of runtime/fused/README.md).
  *
+ * Fused blocks on top: a fused block's kernels take and leave device
+ * vectors as they are (exec_cuda.c), its steps on metadata (MAKE_SEGDES
+ * of long lengths on the device, LENGTHS of a device descriptor) are made
+ * here too (cuda_tier_meta_step, through the executor's meta_step), and
+ * under --tier=eager a kernel step with a parameter that lives on the
+ * device alone runs there whatever its size.
+ *
  * Faults (Int / and %, RAND's zero range) and the permutes' index checks
  * do not wait: each leaves a record on the device, read with the
  * host's next wait (any read back), before I/O, EXIT, the end of the run

@@ -1642,13 +1642,14 @@ static const CgKernelCode *step_code(const CudaExec *c, int block, const BlockPl
 
 /* Does kernel step STEP run on the device? Not when it was not generated,
  * a parameter descriptor has negative lengths, or its largest parameter
- * is under its family's host threshold. -1: a parameter is not bound yet
+ * is under its family's host threshold and none lives on the device alone
+ * (the device tier's). -1: a parameter is not bound yet
  * (looking ahead). */
 static int step_on_device(const CudaExec *c, int block, const BlockPlan *bp, int step, Value **env)
 {
     const LcuKernel *k = bp->steps[step].k;
     int64_t size = 0;
-    int insane = 0;
+    int insane = 0, lives_there = 0;
     for (int p = 0; p < k->nparams; p++) {
         const Value *v = env[k->params[p]];
         if (!v || v->type == VT_PAIR)
@@ -1658,8 +1659,11 @@ static int step_on_device(const CudaExec *c, int block, const BlockPlan *bp, int
             size = sz;
         if (v->type == VT_SEGDES && !v->sane)
             insane = 1;
+        /* with the device tier, a parameter whose only up-to-date copy is
+         * on the device keeps the step there (no read back) */
+        lives_there |= c->tier && v->dev && v->hstale;
     }
-    return step_code(c, block, bp, step) && !insane && size >= c->host_max[family(k)];
+    return step_code(c, block, bp, step) && !insane && (lives_there || size >= c->host_max[family(k)]);
 }
 
 /* The step whose slice the SOAC protocol works on. */
@@ -2284,6 +2288,13 @@ static const char *cuda_where(Executor *x, int block, int step, char *buf, size_
     return c->inner->where ? c->inner->where(c->inner, block, step, buf, len) : NULL;
 }
 
+/* A fused block's descriptor made or read on the device (its device tier). */
+static Value *cuda_meta_step(Executor *x, int op, Value *arg)
+{
+    CudaExec *c = (CudaExec *)x;
+    return c->tier ? cuda_tier_meta_step(c->tier, op, arg) : NULL;
+}
+
 static void cuda_check_errors(Executor *x)
 {
     check_errors((CudaExec *)x);
@@ -2451,6 +2462,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;
     c->base.check_errors = cuda_check_errors;
+    c->base.meta_step = cuda_meta_step;
     c->base.block_begin = cuda_block_begin;
     c->base.block_end = cuda_block_end;
     c->base.where = cuda_where;

@@ -61,6 +61,11 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min);
  * pending on the device are read with it (cuda_tier.h cuda_tier_settle). */
 void cuda_tier_before_wait(CudaTier *t);
 void cuda_tier_report(const CudaTier *t, FILE *f);
+/* A fused block's host step on metadata (OP_MAKE_SEGDES of lengths,
+ * OP_LENGTHS of a descriptor) done on the device when its operand lives
+ * there and is long (as the tier would run the instruction): the result,
+ * which lives there too; NULL to leave it to the host. */
+Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg);
 /* Bytes its primitives read and wrote in device memory so far (the model). */
 int64_t cuda_tier_bytes(const CudaTier *t);
 void cuda_tier_free(CudaTier *t);

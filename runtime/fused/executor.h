@@ -60,6 +60,11 @@ struct Executor {
      * lcu_eval_kernel does: params bound, results stored, internal
      * variables released). */
     void (*run_kernel)(Executor *x, int block, const BlockPlan *bp, int step, Value **env);
+    /* A host step on metadata (OP_MAKE_SEGDES of ARG's lengths, OP_LENGTHS
+     * of descriptor ARG) done where ARG lives: the result (a new
+     * reference), or NULL for the host's way (val_for_host, then the
+     * reference's code). NULL: always the host's. */
+    Value *(*meta_step)(Executor *x, int op, Value *arg);
     /* Report the failures of the kernels run so far (the cuda executor
      * reads its error record here rather than after every kernel): called
      * before a step that may change the block's inputs in place (a host
