@@ -43,9 +43,10 @@
 #                   8 at a time, sharing one kernel cache (the default tiers:
 #                   compiles in the background, ends while compiling):
 #                   the classic's lines, exit 0, no crash
-#     bench    170  ref, cuda (eager, every kernel on the device, prefilled)
-#                   and the classic on the nine bench programs, one warm-up
-#                   and one timed run each
+#     bench    170  ref, cuda (eager, every kernel on the device, prefilled,
+#                   the device tier between the fused blocks) and the
+#                   classic on the nine bench programs, one warm-up and one
+#                   timed run each
 #     compile   45  bh.5000 (48028 instructions inlined) cold under
 #                   --tier=sync --no-cache: the whole process's wall time
 #                   (issue 28 asks at most 10 s on 16 cores) and -d stats'
@@ -440,10 +441,12 @@ do_bench() {
     backends=ref,cuda-eager
     [ -n "$classic" ] && cl="--classic $classic" || cl=
     # shellcheck disable=SC2086
-    timeout 170 env $DEVICE_ENV sh tests/bench/run_bench.sh --interp bin/vinterp --backends $backends $cl -n 1 --warmup 1 --settle 0 \
+    # the fused blocks on top of the device tier (between blocks, the
+    # tier's primitives on device vectors; the 2026-11-27 runs had no tier)
+    timeout 170 env $DEVICE_ENV VINTERP_DEVICE_TIER=on sh tests/bench/run_bench.sh --interp bin/vinterp --backends $backends $cl -n 1 --warmup 1 --settle 0 \
         --no-stats --no-floor --timeout 60 --cache-dir "$data/cache" -o "$out/RESULTS.md" --chart '' "$data/bench"
     rc=$?
-    say "- bench table (ref, cuda under --tier=eager with every kernel on the device from the prefilled cache${classic:+, the classic}; one warm-up," \
+    say "- bench table (ref, cuda under --tier=eager with every kernel on the device from the prefilled cache and the device tier between blocks${classic:+, the classic}; one warm-up," \
         "one timed run): $out/RESULTS.md, exit $rc ($(elapsed) s in)"
     grep '^|' "$out/RESULTS.md" 2>/dev/null | while read -r l; do say "  $l"; done
 }
