@@ -51,48 +51,48 @@ VS_FN int vk_elem(int op, int ty, VkCell x, VkCell y, VkCell z, VkCell *r)
 {
     int f = ty == VS_FLOAT, b = ty == VS_BOOL;
     switch (op) {
-    case VK_OP_ADD: if (f) r->f = x.f + y.f; else r->i = vs_iadd(x.i, y.i); return VS_OK;
-    case VK_OP_SUB: if (f) r->f = x.f - y.f; else r->i = vs_isub(x.i, y.i); return VS_OK;
-    case VK_OP_MUL: if (f) r->f = x.f * y.f; else r->i = vs_imul(x.i, y.i); return VS_OK;
+    case VK_OP_ADD: if (f) r->f = vs_fadd(x.f, y.f); else r->i = vs_iadd(x.i, y.i); return VS_OK;
+    case VK_OP_SUB: if (f) r->f = vs_fsub(x.f, y.f); else r->i = vs_isub(x.i, y.i); return VS_OK;
+    case VK_OP_MUL: if (f) r->f = vs_fmul(x.f, y.f); else r->i = vs_imul(x.i, y.i); return VS_OK;
     case VK_OP_DIV:
         if (f) {
-            r->f = x.f / y.f;
+            r->f = vs_fdiv(x.f, y.f);
             return VS_OK;
         }
         return vs_idiv(x.i, y.i, &r->i);
     case VK_OP_MOD: return vs_imod(x.i, y.i, &r->i);
-    case VK_OP_LT: r->i = f ? x.f < y.f : x.i < y.i; return VS_OK;
-    case VK_OP_LE: r->i = f ? x.f <= y.f : x.i <= y.i; return VS_OK;
-    case VK_OP_GT: r->i = f ? x.f > y.f : x.i > y.i; return VS_OK;
-    case VK_OP_GE: r->i = f ? x.f >= y.f : x.i >= y.i; return VS_OK;
-    case VK_OP_EQ: r->i = f ? x.f == y.f : x.i == y.i; return VS_OK;
-    case VK_OP_NE: r->i = f ? x.f != y.f : x.i != y.i; return VS_OK;
+    case VK_OP_LT: r->i = f ? vs_flt(x.f, y.f) : vs_ilt(x.i, y.i); return VS_OK;
+    case VK_OP_LE: r->i = f ? vs_fle(x.f, y.f) : vs_ile(x.i, y.i); return VS_OK;
+    case VK_OP_GT: r->i = f ? vs_fgt(x.f, y.f) : vs_igt(x.i, y.i); return VS_OK;
+    case VK_OP_GE: r->i = f ? vs_fge(x.f, y.f) : vs_ige(x.i, y.i); return VS_OK;
+    case VK_OP_EQ: r->i = f ? vs_feq(x.f, y.f) : vs_ieq(x.i, y.i); return VS_OK;
+    case VK_OP_NE: r->i = f ? vs_fne(x.f, y.f) : vs_ine(x.i, y.i); return VS_OK;
     case VK_OP_LSHIFT: r->i = vs_lshift(x.i, y.i); return VS_OK;
     case VK_OP_RSHIFT: r->i = vs_rshift(x.i, y.i); return VS_OK;
-    case VK_OP_AND: r->i = b ? vs_band(x.i, y.i) : (x.i & y.i); return VS_OK;
-    case VK_OP_OR: r->i = b ? vs_bor(x.i, y.i) : (x.i | y.i); return VS_OK;
-    case VK_OP_XOR: r->i = x.i ^ y.i; return VS_OK;
-    case VK_OP_NOT: r->i = b ? vs_bnot(x.i) : ~x.i; return VS_OK;
+    case VK_OP_AND: r->i = b ? vs_band(x.i, y.i) : vs_iand(x.i, y.i); return VS_OK;
+    case VK_OP_OR: r->i = b ? vs_bor(x.i, y.i) : vs_ior(x.i, y.i); return VS_OK;
+    case VK_OP_XOR: r->i = vs_ixor(x.i, y.i); return VS_OK;
+    case VK_OP_NOT: r->i = b ? vs_bnot(x.i) : vs_inot(x.i); return VS_OK;
     case VK_OP_SELECT: *r = x.i ? y : z; return VS_OK;
     case VK_OP_FLOOR: r->i = vs_floor(x.f); return VS_OK;
     case VK_OP_CEIL: r->i = vs_ceil(x.f); return VS_OK;
     case VK_OP_TRUNC: r->i = vs_f2i(x.f); return VS_OK;
     case VK_OP_ROUND: r->i = vs_round(x.f); return VS_OK;
-    case VK_OP_LOG: r->f = log(x.f); return VS_OK;
-    case VK_OP_SQRT: r->f = sqrt(x.f); return VS_OK;
-    case VK_OP_EXP: r->f = exp(x.f); return VS_OK;
-    case VK_OP_SIN: r->f = sin(x.f); return VS_OK;
-    case VK_OP_COS: r->f = cos(x.f); return VS_OK;
-    case VK_OP_TAN: r->f = tan(x.f); return VS_OK;
-    case VK_OP_ASIN: r->f = asin(x.f); return VS_OK;
-    case VK_OP_ACOS: r->f = acos(x.f); return VS_OK;
-    case VK_OP_ATAN: r->f = atan(x.f); return VS_OK;
-    case VK_OP_SINH: r->f = sinh(x.f); return VS_OK;
-    case VK_OP_COSH: r->f = cosh(x.f); return VS_OK;
-    case VK_OP_TANH: r->f = tanh(x.f); return VS_OK;
-    case VK_OP_I_TO_F: r->f = (double)x.i; return VS_OK;
-    case VK_OP_I_TO_B: r->i = x.i != 0; return VS_OK;
-    case VK_OP_B_TO_I: r->i = x.i; return VS_OK;
+    case VK_OP_LOG: r->f = vs_log(x.f); return VS_OK;
+    case VK_OP_SQRT: r->f = vs_sqrt(x.f); return VS_OK;
+    case VK_OP_EXP: r->f = vs_exp(x.f); return VS_OK;
+    case VK_OP_SIN: r->f = vs_sin(x.f); return VS_OK;
+    case VK_OP_COS: r->f = vs_cos(x.f); return VS_OK;
+    case VK_OP_TAN: r->f = vs_tan(x.f); return VS_OK;
+    case VK_OP_ASIN: r->f = vs_asin(x.f); return VS_OK;
+    case VK_OP_ACOS: r->f = vs_acos(x.f); return VS_OK;
+    case VK_OP_ATAN: r->f = vs_atan(x.f); return VS_OK;
+    case VK_OP_SINH: r->f = vs_sinh(x.f); return VS_OK;
+    case VK_OP_COSH: r->f = vs_cosh(x.f); return VS_OK;
+    case VK_OP_TANH: r->f = vs_tanh(x.f); return VS_OK;
+    case VK_OP_I_TO_F: r->f = vs_i2f(x.i); return VS_OK;
+    case VK_OP_I_TO_B: r->i = vs_i2b(x.i); return VS_OK;
+    case VK_OP_B_TO_I: r->i = vs_b2i(x.i); return VS_OK;
     default: return VS_CHECKIDX; /* not an elementwise instruction: vk_map refuses it first */
     }
 }

@@ -418,15 +418,6 @@ static void local_name(CgBuf *b, int local, VsElem t)
 
 static void ex(Ex *x, const LcuExpr *e);
 
-static void ex_bin(Ex *x, const LcuExpr *e, const char *op)
-{
-    cg_puts(x->b, "(");
-    ex(x, e->kids[0]);
-    cg_printf(x->b, " %s ", op);
-    ex(x, e->kids[1]);
-    cg_puts(x->b, ")");
-}
-
 /* FN(a, b): a function of the pasted vcode/semantics.h. */
 static void ex_call2(Ex *x, const char *fn, const LcuExpr *e)
 {
@@ -460,43 +451,22 @@ static void ex_prim(Ex *x, const LcuExpr *e)
     VsElem t = e->kids[0]->type;
     int isf = t == VS_FLOAT, isb = t == VS_BOOL;
     switch (e->prim) {
-    case LP_ADD: if (isf) ex_bin(x, e, "+"); else ex_call2(x, "vs_iadd", e); return;
-    case LP_SUB: if (isf) ex_bin(x, e, "-"); else ex_call2(x, "vs_isub", e); return;
-    case LP_MUL: if (isf) ex_bin(x, e, "*"); else ex_call2(x, "vs_imul", e); return;
-    case LP_DIV: if (isf) ex_bin(x, e, "/"); else ex_call_er(x, "vk_idiv", e, 1); return;
+    case LP_ADD: ex_call2(x, isf ? "vs_fadd" : "vs_iadd", e); return;
+    case LP_SUB: ex_call2(x, isf ? "vs_fsub" : "vs_isub", e); return;
+    case LP_MUL: ex_call2(x, isf ? "vs_fmul" : "vs_imul", e); return;
+    case LP_DIV: if (isf) ex_call2(x, "vs_fdiv", e); else ex_call_er(x, "vk_idiv", e, 1); return;
     case LP_MOD: ex_call_er(x, "vk_imod", e, 1); return;
-    case LP_LT: cg_puts(b, "(int32_t)"); ex_bin(x, e, "<"); return;
-    case LP_LE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "<="); return;
-    case LP_GT: cg_puts(b, "(int32_t)"); ex_bin(x, e, ">"); return;
-    case LP_GE: cg_puts(b, "(int32_t)"); ex_bin(x, e, ">="); return;
-    case LP_EQ: cg_puts(b, "(int32_t)"); ex_bin(x, e, "=="); return;
-    case LP_NE: cg_puts(b, "(int32_t)"); ex_bin(x, e, "!="); return;
-    case LP_AND:
-    case LP_OR:
-        if (isb)
-            ex_call2(x, e->prim == LP_AND ? "vs_band" : "vs_bor", e);
-        else
-            ex_bin(x, e, e->prim == LP_AND ? "&" : "|");
-        return;
-    case LP_XOR: ex_bin(x, e, "^"); return;
-    case LP_NOT:
-        if (isb) {
-            ex_call1(x, "vs_bnot", e->kids[0]);
-        } else {
-            cg_puts(b, "(~");
-            ex(x, e->kids[0]);
-            cg_puts(b, ")");
-        }
-        return;
-    case LP_NEG:
-        if (isf) {
-            cg_puts(b, "(-");
-            ex(x, e->kids[0]);
-            cg_puts(b, ")");
-        } else {
-            ex_call1(x, "vs_ineg", e->kids[0]);
-        }
-        return;
+    case LP_LT: ex_call2(x, isf ? "vs_flt" : "vs_ilt", e); return;
+    case LP_LE: ex_call2(x, isf ? "vs_fle" : "vs_ile", e); return;
+    case LP_GT: ex_call2(x, isf ? "vs_fgt" : "vs_igt", e); return;
+    case LP_GE: ex_call2(x, isf ? "vs_fge" : "vs_ige", e); return;
+    case LP_EQ: ex_call2(x, isf ? "vs_feq" : "vs_ieq", e); return;
+    case LP_NE: ex_call2(x, isf ? "vs_fne" : "vs_ine", e); return;
+    case LP_AND: ex_call2(x, isb ? "vs_band" : "vs_iand", e); return;
+    case LP_OR: ex_call2(x, isb ? "vs_bor" : "vs_ior", e); return;
+    case LP_XOR: ex_call2(x, "vs_ixor", e); return;
+    case LP_NOT: ex_call1(x, isb ? "vs_bnot" : "vs_inot", e->kids[0]); return;
+    case LP_NEG: ex_call1(x, isf ? "vs_fneg" : "vs_ineg", e->kids[0]); return;
     case LP_FLOOR: ex_call1(x, "vs_floor", e->kids[0]); return;
     case LP_CEIL: ex_call1(x, "vs_ceil", e->kids[0]); return;
     case LP_TRUNC: ex_call1(x, "vs_f2i", e->kids[0]); return;
@@ -506,9 +476,9 @@ static void ex_prim(Ex *x, const LcuExpr *e)
         x->scalar |= e->prim != LP_SQRT;
         ex_call1(x, lcu_prims[e->prim].math, e->kids[0]);
         return;
-    case LP_I_TO_F: cg_puts(b, "((double)"); ex(x, e->kids[0]); cg_puts(b, ")"); return;
-    case LP_I_TO_B: cg_puts(b, "((int32_t)("); ex(x, e->kids[0]); cg_puts(b, " != 0))"); return;
-    case LP_B_TO_I: ex(x, e->kids[0]); return;
+    case LP_I_TO_F: ex_call1(x, "vs_i2f", e->kids[0]); return;
+    case LP_I_TO_B: ex_call1(x, "vs_i2b", e->kids[0]); return;
+    case LP_B_TO_I: ex_call1(x, "vs_b2i", e->kids[0]); return;
     case LP_RANDMOD: ex_call_er(x, "vk_randmod", e, 1); return;
     case LP_CHECKIDX: ex_call_er(x, "vk_checkidx", e, 0); return;
     default: { /* an instruction defined by vcode/semantics.h, pasted above */

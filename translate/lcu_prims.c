@@ -2,6 +2,8 @@
  * One row per LcuPrim, in its order. */
 #include "translate/lcu_prims.h"
 
+#include "vcode/semantics.h"
+
 #include <math.h>
 
 #define BIN(NAME, OPND, RES, INFIX, BINFIX, OP) { NAME, 2, OPND, RES, INFIX, BINFIX, NULL, NULL, OP }

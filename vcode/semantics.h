@@ -1,6 +1,7 @@
 /* vcode/semantics.h — what VCODE's scalar operations mean, written once:
- * the conversions and integer operations that can fail or saturate, the
- * RAND range step, the reduction operators (identity, combine, whether a
+ * every scalar operation as a named function (vs_NAME: Int, Float and Bool
+ * arithmetic, comparisons, conversions, the math library), the ones that
+ * can fail or saturate, the RAND range step, the reduction operators (identity, combine, whether a
  * tree may combine them), and the run-time faults with their messages
  * (vcode/SPEC.md §4.1-§4.3, §4.14).
  *
@@ -45,6 +46,48 @@
     VS_FN int32_t vs_band(int32_t a, int32_t b) { return (a != 0) & (b != 0); } \
     VS_FN int32_t vs_bor(int32_t a, int32_t b) { return (a != 0) | (b != 0); } \
     VS_FN int32_t vs_bnot(int32_t a) { return a == 0; }                       \
+    VS_FN int32_t vs_iand(int32_t a, int32_t b) { return a & b; }            \
+    VS_FN int32_t vs_ior(int32_t a, int32_t b) { return a | b; }             \
+    /* XOR: bitwise on Ints, and on Bools (0 or 1) the logical one. */       \
+    VS_FN int32_t vs_ixor(int32_t a, int32_t b) { return a ^ b; }            \
+    VS_FN int32_t vs_inot(int32_t a) { return ~a; }                          \
+    /* Float arithmetic: IEEE double, each operation rounded on its own. */  \
+    VS_FN double vs_fadd(double a, double b) { return a + b; }               \
+    VS_FN double vs_fsub(double a, double b) { return a - b; }               \
+    VS_FN double vs_fmul(double a, double b) { return a * b; }               \
+    VS_FN double vs_fdiv(double a, double b) { return a / b; }               \
+    VS_FN double vs_fneg(double a) { return -a; }                            \
+    /* Comparisons give a Bool (1 or 0); a NaN is unequal to everything. */  \
+    VS_FN int32_t vs_ilt(int32_t a, int32_t b) { return a < b; }             \
+    VS_FN int32_t vs_ile(int32_t a, int32_t b) { return a <= b; }            \
+    VS_FN int32_t vs_igt(int32_t a, int32_t b) { return a > b; }             \
+    VS_FN int32_t vs_ige(int32_t a, int32_t b) { return a >= b; }            \
+    VS_FN int32_t vs_ieq(int32_t a, int32_t b) { return a == b; }            \
+    VS_FN int32_t vs_ine(int32_t a, int32_t b) { return a != b; }            \
+    VS_FN int32_t vs_flt(double a, double b) { return a < b; }               \
+    VS_FN int32_t vs_fle(double a, double b) { return a <= b; }              \
+    VS_FN int32_t vs_fgt(double a, double b) { return a > b; }               \
+    VS_FN int32_t vs_fge(double a, double b) { return a >= b; }              \
+    VS_FN int32_t vs_feq(double a, double b) { return a == b; }              \
+    VS_FN int32_t vs_fne(double a, double b) { return a != b; }              \
+    /* Conversions between Int, Bool and Float (Float -> Int below). */      \
+    VS_FN double vs_i2f(int32_t a) { return (double)a; }                     \
+    VS_FN int32_t vs_i2b(int32_t a) { return a != 0; }                       \
+    VS_FN int32_t vs_b2i(int32_t a) { return a; }                            \
+    /* The math library's functions, as the C library computes them (on */   \
+    /* a GPU, CUDA's: within the bounds of runtime/fused/README.md). */      \
+    VS_FN double vs_log(double d) { return log(d); }                         \
+    VS_FN double vs_sqrt(double d) { return sqrt(d); }                       \
+    VS_FN double vs_exp(double d) { return exp(d); }                         \
+    VS_FN double vs_sin(double d) { return sin(d); }                         \
+    VS_FN double vs_cos(double d) { return cos(d); }                         \
+    VS_FN double vs_tan(double d) { return tan(d); }                         \
+    VS_FN double vs_asin(double d) { return asin(d); }                       \
+    VS_FN double vs_acos(double d) { return acos(d); }                       \
+    VS_FN double vs_atan(double d) { return atan(d); }                       \
+    VS_FN double vs_sinh(double d) { return sinh(d); }                       \
+    VS_FN double vs_cosh(double d) { return cosh(d); }                       \
+    VS_FN double vs_tanh(double d) { return tanh(d); }                       \
     /* Float -> Int as x86's cvttsd2si: NaN and out of range give the */     \
     /* most negative Int. */                                                  \
     VS_FN int32_t vs_f2i(double d)                                            \

@@ -245,20 +245,20 @@ static Scal prim(Ctx *c, const LcuExpr *e)
         b = ev(c, e->kids[1]);
     switch (e->prim) {
     case LP_ADD:
-        if (isf) r.f = a.f + b.f;
+        if (isf) r.f = vs_fadd(a.f, b.f);
         else r.i = vs_iadd(a.i, b.i);
         return r;
     case LP_SUB:
-        if (isf) r.f = a.f - b.f;
+        if (isf) r.f = vs_fsub(a.f, b.f);
         else r.i = vs_isub(a.i, b.i);
         return r;
     case LP_MUL:
-        if (isf) r.f = a.f * b.f;
+        if (isf) r.f = vs_fmul(a.f, b.f);
         else r.i = vs_imul(a.i, b.i);
         return r;
     case LP_DIV:
         if (isf) {
-            r.f = a.f / b.f;
+            r.f = vs_fdiv(a.f, b.f);
             return r;
         }
         if ((f = vs_idiv(a.i, b.i, &r.i)) != VS_OK)
@@ -268,18 +268,18 @@ static Scal prim(Ctx *c, const LcuExpr *e)
         if ((f = vs_imod(a.i, b.i, &r.i)) != VS_OK)
             rt_fatal(vs_fault_format(f), (long long)c->index);
         return r;
-    case LP_LT: r.i = isf ? a.f < b.f : a.i < b.i; return r;
-    case LP_LE: r.i = isf ? a.f <= b.f : a.i <= b.i; return r;
-    case LP_GT: r.i = isf ? a.f > b.f : a.i > b.i; return r;
-    case LP_GE: r.i = isf ? a.f >= b.f : a.i >= b.i; return r;
-    case LP_EQ: r.i = isf ? a.f == b.f : a.i == b.i; return r;
-    case LP_NE: r.i = isf ? a.f != b.f : a.i != b.i; return r;
-    case LP_AND: r.i = isb ? vs_band(a.i, b.i) : a.i & b.i; return r;
-    case LP_OR: r.i = isb ? vs_bor(a.i, b.i) : a.i | b.i; return r;
-    case LP_XOR: r.i = a.i ^ b.i; return r;
-    case LP_NOT: r.i = isb ? vs_bnot(a.i) : ~a.i; return r;
+    case LP_LT: r.i = isf ? vs_flt(a.f, b.f) : vs_ilt(a.i, b.i); return r;
+    case LP_LE: r.i = isf ? vs_fle(a.f, b.f) : vs_ile(a.i, b.i); return r;
+    case LP_GT: r.i = isf ? vs_fgt(a.f, b.f) : vs_igt(a.i, b.i); return r;
+    case LP_GE: r.i = isf ? vs_fge(a.f, b.f) : vs_ige(a.i, b.i); return r;
+    case LP_EQ: r.i = isf ? vs_feq(a.f, b.f) : vs_ieq(a.i, b.i); return r;
+    case LP_NE: r.i = isf ? vs_fne(a.f, b.f) : vs_ine(a.i, b.i); return r;
+    case LP_AND: r.i = isb ? vs_band(a.i, b.i) : vs_iand(a.i, b.i); return r;
+    case LP_OR: r.i = isb ? vs_bor(a.i, b.i) : vs_ior(a.i, b.i); return r;
+    case LP_XOR: r.i = vs_ixor(a.i, b.i); return r;
+    case LP_NOT: r.i = isb ? vs_bnot(a.i) : vs_inot(a.i); return r;
     case LP_NEG:
-        if (isf) r.f = -a.f;
+        if (isf) r.f = vs_fneg(a.f);
         else r.i = vs_ineg(a.i);
         return r;
     case LP_FLOOR: r.i = vs_floor(a.f); return r;
@@ -290,9 +290,9 @@ static Scal prim(Ctx *c, const LcuExpr *e)
     case LP_ASIN: case LP_ACOS: case LP_ATAN: case LP_SINH: case LP_COSH: case LP_TANH:
         r.f = lcu_prims[e->prim].fmath(a.f);
         return r;
-    case LP_I_TO_F: r.f = (double)a.i; return r;
-    case LP_I_TO_B: r.i = a.i != 0; return r;
-    case LP_B_TO_I: r.i = a.i; return r;
+    case LP_I_TO_F: r.f = vs_i2f(a.i); return r;
+    case LP_I_TO_B: r.i = vs_i2b(a.i); return r;
+    case LP_B_TO_I: r.i = vs_b2i(a.i); return r;
     case LP_RANDMOD:
         if ((f = vs_randmod(a.i, b.i, &r.i)) != VS_OK)
             rt_fatal(vs_fault_format(f), (long long)c->index);

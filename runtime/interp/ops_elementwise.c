@@ -62,20 +62,20 @@ static inline __attribute__((always_inline)) void binary_loop(const ElemJob *j, 
     int isf = j->ins->type == TY_FLOAT;
     switch (j->ins->op) {
     case OP_ADD:
-        if (isf) LOOP2(double, double, p + q);
+        if (isf) LOOP2(double, double, vs_fadd(p, q));
         else LOOP2(int32_t, int32_t, vs_iadd(p, q));
         break;
     case OP_SUB:
-        if (isf) LOOP2(double, double, p - q);
+        if (isf) LOOP2(double, double, vs_fsub(p, q));
         else LOOP2(int32_t, int32_t, vs_isub(p, q));
         break;
     case OP_MUL:
-        if (isf) LOOP2(double, double, p * q);
+        if (isf) LOOP2(double, double, vs_fmul(p, q));
         else LOOP2(int32_t, int32_t, vs_imul(p, q));
         break;
     case OP_DIV:
         if (isf) {
-            LOOP2(double, double, p / q);
+            LOOP2(double, double, vs_fdiv(p, q));
         } else { /* can fail: never split */
             const int32_t *x = elems_of(j->a), *y = elems_of(j->b);
             int32_t *o = VI(j->r);
@@ -97,42 +97,42 @@ static inline __attribute__((always_inline)) void binary_loop(const ElemJob *j, 
         break;
     }
     case OP_LT:
-        if (isf) LOOP2(double, int32_t, p < q);
-        else LOOP2(int32_t, int32_t, p < q);
+        if (isf) LOOP2(double, int32_t, vs_flt(p, q));
+        else LOOP2(int32_t, int32_t, vs_ilt(p, q));
         break;
     case OP_LE:
-        if (isf) LOOP2(double, int32_t, p <= q);
-        else LOOP2(int32_t, int32_t, p <= q);
+        if (isf) LOOP2(double, int32_t, vs_fle(p, q));
+        else LOOP2(int32_t, int32_t, vs_ile(p, q));
         break;
     case OP_GT:
-        if (isf) LOOP2(double, int32_t, p > q);
-        else LOOP2(int32_t, int32_t, p > q);
+        if (isf) LOOP2(double, int32_t, vs_fgt(p, q));
+        else LOOP2(int32_t, int32_t, vs_igt(p, q));
         break;
     case OP_GE:
-        if (isf) LOOP2(double, int32_t, p >= q);
-        else LOOP2(int32_t, int32_t, p >= q);
+        if (isf) LOOP2(double, int32_t, vs_fge(p, q));
+        else LOOP2(int32_t, int32_t, vs_ige(p, q));
         break;
     case OP_EQ:
-        if (isf) LOOP2(double, int32_t, p == q);
-        else LOOP2(int32_t, int32_t, p == q);
+        if (isf) LOOP2(double, int32_t, vs_feq(p, q));
+        else LOOP2(int32_t, int32_t, vs_ieq(p, q));
         break;
     case OP_NE:
-        if (isf) LOOP2(double, int32_t, p != q);
-        else LOOP2(int32_t, int32_t, p != q);
+        if (isf) LOOP2(double, int32_t, vs_fne(p, q));
+        else LOOP2(int32_t, int32_t, vs_ine(p, q));
         break;
     case OP_RSHIFT: /* radix sort's inner loop: a loop of its own */
         LOOP2(int32_t, int32_t, vs_rshift(p, q));
         break;
     case OP_AND:
         if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, vs_band(p, q));
-        else LOOP2(int32_t, int32_t, p & q);
+        else LOOP2(int32_t, int32_t, vs_iand(p, q));
         break;
     case OP_OR:
         if (j->ins->type == TY_BOOL) LOOP2(int32_t, int32_t, vs_bor(p, q));
-        else LOOP2(int32_t, int32_t, p | q);
+        else LOOP2(int32_t, int32_t, vs_ior(p, q));
         break;
     case OP_XOR:
-        LOOP2(int32_t, int32_t, p ^ q);
+        LOOP2(int32_t, int32_t, vs_ixor(p, q));
         break;
     default: { /* defined by vcode/semantics.h */
         const OpInfo *oi = &vc_ops[j->ins->op];
@@ -218,30 +218,30 @@ static void unary_range(void *job, int64_t lo, int64_t hi)
     switch (j->ins->op) {
     case OP_NOT:
         if (j->ins->type == TY_BOOL) LOOP1(int32_t, int32_t, vs_bnot(p));
-        else LOOP1(int32_t, int32_t, ~p);
+        else LOOP1(int32_t, int32_t, vs_inot(p));
         break;
     case OP_FLOOR: LOOP1(double, int32_t, vs_floor(p)); break;
     case OP_CEIL: LOOP1(double, int32_t, vs_ceil(p)); break;
     case OP_TRUNC: LOOP1(double, int32_t, vs_f2i(p)); break;
     case OP_ROUND: LOOP1(double, int32_t, vs_round(p)); break;
-    case OP_LOG: LOOP1(double, double, log(p)); break;
-    case OP_SQRT: LOOP1(double, double, sqrt(p)); break;
-    case OP_EXP: LOOP1(double, double, exp(p)); break;
-    case OP_SIN: LOOP1(double, double, sin(p)); break;
-    case OP_COS: LOOP1(double, double, cos(p)); break;
-    case OP_TAN: LOOP1(double, double, tan(p)); break;
-    case OP_ASIN: LOOP1(double, double, asin(p)); break;
-    case OP_ACOS: LOOP1(double, double, acos(p)); break;
-    case OP_ATAN: LOOP1(double, double, atan(p)); break;
-    case OP_SINH: LOOP1(double, double, sinh(p)); break;
-    case OP_COSH: LOOP1(double, double, cosh(p)); break;
-    case OP_TANH: LOOP1(double, double, tanh(p)); break;
-    case OP_I_TO_F: LOOP1(int32_t, double, (double)p); break;
-    case OP_I_TO_B: LOOP1(int32_t, int32_t, p != 0); break;
+    case OP_LOG: LOOP1(double, double, vs_log(p)); break;
+    case OP_SQRT: LOOP1(double, double, vs_sqrt(p)); break;
+    case OP_EXP: LOOP1(double, double, vs_exp(p)); break;
+    case OP_SIN: LOOP1(double, double, vs_sin(p)); break;
+    case OP_COS: LOOP1(double, double, vs_cos(p)); break;
+    case OP_TAN: LOOP1(double, double, vs_tan(p)); break;
+    case OP_ASIN: LOOP1(double, double, vs_asin(p)); break;
+    case OP_ACOS: LOOP1(double, double, vs_acos(p)); break;
+    case OP_ATAN: LOOP1(double, double, vs_atan(p)); break;
+    case OP_SINH: LOOP1(double, double, vs_sinh(p)); break;
+    case OP_COSH: LOOP1(double, double, vs_cosh(p)); break;
+    case OP_TANH: LOOP1(double, double, vs_tanh(p)); break;
+    case OP_I_TO_F: LOOP1(int32_t, double, vs_i2f(p)); break;
+    case OP_I_TO_B: LOOP1(int32_t, int32_t, vs_i2b(p)); break;
     case OP_B_TO_I:
         /* a Bool holds 0 or 1 as an int32: in place there is nothing to do */
         if (j->r != j->a)
-            LOOP1(int32_t, int32_t, p);
+            LOOP1(int32_t, int32_t, vs_b2i(p));
         break;
     default:
         rt_fatal("internal error: not a unary op");
@@ -304,9 +304,10 @@ void op_rand(Interp *it, const Instr *ins)
     Value *a = vs_at(it, 0);
     int64_t n = a->len;
     const int32_t *lim = VI(a);
-    for (int64_t i = 0; i < n; i++)
-        if (lim[i] == 0)
-            rt_fatal("range 0 at element %lld (RAND needs a non-zero range)", (long long)i);
+    int32_t unused;
+    for (int64_t i = 0; i < n; i++) /* every range checked before anything is drawn */
+        if (vs_randmod(0, lim[i], &unused) != VS_OK)
+            rt_fatal(vs_fault_format(VS_RAND0), (long long)i);
     Value *r = result_for(it, 1, VT_INT, n);
     int32_t *o = VI(r);
     RandState *st = rnd_global();
@@ -317,12 +318,12 @@ void op_rand(Interp *it, const Instr *ins)
             int64_t c = n - i < 1024 ? n - i : 1024;
             rnd_fill(st, buf, c);
             for (int64_t j = 0; j < c; j++)
-                o[i + j] = buf[j] % o[i + j];
+                (void)vs_randmod(buf[j], o[i + j], &o[i + j]);
         }
     } else {
         rnd_fill(st, o, n);
         for (int64_t i = 0; i < n; i++)
-            o[i] = o[i] % lim[i];
+            (void)vs_randmod(o[i], lim[i], &o[i]);
     }
     ops_finish(it, 1, r);
 }
