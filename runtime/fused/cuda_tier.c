@@ -2,6 +2,7 @@
  * instructions it takes, and each one as a primitive call. */
 #include "runtime/fused/cuda_tier.h"
 #include "runtime/fused/exec_cuda_impl.h"
+#include "runtime/fused/tuning.h"
 #include "kernels/rand_jump.h"
 #include "kernels/vk_elem.h"
 #include "runtime/core/errors.h"
@@ -17,7 +18,7 @@ _Static_assert((int)VK_OP_B_TO_I == (int)OP_B_TO_I && (int)VK_OP_COUNT == (int)O
                "kernels/vk_elem.h numbers the instructions as vcode/program.h");
 
 /* Checks left pending on the device at once, at most. */
-enum { DEFER_SLOTS = 64 };
+enum { DEFER_SLOTS = DEVICE_DEFER_SLOTS };
 
 struct CudaTier {
     CudaExec *c;
@@ -57,11 +58,6 @@ typedef enum {
     K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
     K_LENGTHS, K_RANK, K_CONST
 } Kind;
-
-/* EXTRACT and REPLACE of up to this many segments read or write their
- * elements of a device vector from the host (value.h val_dev_elems: a
- * short result lives on the host); more go through positions uploaded. */
-enum { FEW_SEGMENTS = 64 };
 
 static Kind kind_of(int op)
 {
@@ -855,7 +851,7 @@ static void run_extract(CudaTier *t, Interp *it)
     int64_t m = sd->len;
     ValType ty = (ValType)data->type;
     Value *r;
-    if (m <= FEW_SEGMENTS || (m < t->min && host_positions(idx, sd))) {
+    if (m <= DEVICE_FEW_SEGMENTS || (m < t->min && host_positions(idx, sd))) {
         int64_t *pos = positions(idx, sd);
         r = val_new(ty, m);
         if (m)
@@ -905,9 +901,9 @@ static void run_replace(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *vals = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len, *pos = NULL, *pd = NULL;
-    if (m <= FEW_SEGMENTS || host_positions(idx, sd)) {
+    if (m <= DEVICE_FEW_SEGMENTS || host_positions(idx, sd)) {
         pos = positions(idx, sd);
-        if (m <= FEW_SEGMENTS)
+        if (m <= DEVICE_FEW_SEGMENTS)
             val_for_host(vals);
         else
             pd = positions_up(t, pos, m);

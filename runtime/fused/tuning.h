@@ -46,6 +46,19 @@
  * measured on a GPU (a launch costs a few us; the host makes 4096
  * elements in about as long). */
 #define DEVICE_MIN 4096
+/* EXTRACT and REPLACE of up to this many segments on a device vector read
+ * or write its elements from the host (value.h val_dev_elems: a short
+ * result lives on the host); more go through positions on the device.
+ * Reading 1-64-segment EXTRACTs into device results instead was within 1%
+ * in the model (2026-11-28, device_tier_table.py). */
+#define DEVICE_FEW_SEGMENTS 64
+/* Checks left pending on the device (the permutes' indices, Int / and %,
+ * RAND's range): when this many wait, the host reads them in a wait of
+ * their own (-d stats counts those, "64 pending"). A bound on the records'
+ * memory, not tuned: in qs_5m and bh at 2000 bodies (emulated device,
+ * 2026-11-28) every check but the last few was read with some other read
+ * back (1 wait of their own in each run: the end). */
+#define DEVICE_DEFER_SLOTS 64
 
 /* The modelled device of -d stats' "model" line (placement worked on
  * without a GPU): an H100's order of magnitude as the issue states it,
