@@ -132,6 +132,14 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     section "golden programs, device tier, vectors of 3 elements up there (shorter ones on the host)" \
         env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=3 \
         python3 "$here/run_golden.py" "$here/golden" "$interp"
+    # Fused blocks on top of the device tier: every block fused (its units
+    # from the runs above), every vector between them on the device; a
+    # block's MAKE_SEGDES and LENGTHS on device operands made there.
+    for dir in golden errors; do
+        # shellcheck disable=SC2086
+        section "$dir programs, fused blocks on top of the device tier (--tier=eager, VINTERP_DEVICE_MIN=1)" \
+            env $device_env VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=1 python3 "$here/run_golden.py" "$here/$dir" "$interp"
+    done
     section "device tier: placement in a timed region, a planted transfer, faults, -m" \
         python3 "$here/run_device_tier.py" "$interp"
     section "generated programs: cpu and cuda (emulated, every strategy) against ref" \
