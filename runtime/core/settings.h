@@ -77,6 +77,8 @@ typedef enum {
       "(tests) wait: a promoted block's entries wait for its code, and (staged) for its full code")           \
     X(TEST_TIER_HOLD, "VINTERP_TEST_TIER_HOLD", SK_FLAG, 0, 1, NULL, "0",                                         \
       "(tests) 1: the worker's job never ends (as one inside NVRTC)")                                            \
+    X(TEST_TIER_LATE_STOP, "VINTERP_TEST_TIER_LATE_STOP", SK_FLAG, 0, 1, NULL, "0",                               \
+      "(tests) 1: a worker's job outlasts the stop's wait, then ends before the exit (leak checks)")             \
     X(CUDA_EMULATE, "VINTERP_CUDA_EMULATE", SK_FLAG, 0, 1, NULL, "0",                                             \
       "1: the cuda backend runs on the emulated device (host C++)")                                              \
     X(CUDA_EMULATE_SHAPE, "VINTERP_CUDA_EMULATE_SHAPE", SK_CHOICE, 0, 0, "small|real", "small",                  \
