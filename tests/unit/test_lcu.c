@@ -874,7 +874,7 @@ static void test_prims(void)
     CHECK(lcu_prim_operand_ok(LP_MOD, VS_INT) && !lcu_prim_operand_ok(LP_MOD, VS_FLOAT));
     CHECK(lcu_prim_operand_ok(LP_AND, VS_BOOL) && !lcu_prim_operand_ok(LP_AND, VS_FLOAT));
     CHECK(!lcu_prim_operand_ok(LP_COUNT, VS_INT));
-    CHECK(lcu_prims[LP_SQRT].fmath(4.0) == 2.0 && strcmp(lcu_prims[LP_TANH].math, "tanh") == 0);
+    CHECK(lcu_prims[LP_SQRT].fmath(4.0) == 2.0 && strcmp(lcu_prims[LP_TANH].math, "vs_tanh") == 0);
 }
 
 int main(void)
