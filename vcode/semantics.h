@@ -120,12 +120,15 @@
         *r = a % b;                                                           \
         return VS_OK;                                                         \
     }                                                                         \
-    /* RAND's range step: draw A (from random()) into range B. */            \
+    /* RAND's range step on a draw A from random() (never negative) and */ \
+    /* a range B already checked nonzero: the loop form. */                  \
+    VS_FN int32_t vs_randmod_draw(int32_t a, int32_t b) { return a % b; }    \
+    /* RAND's range step: draw A into range B (any A; B == 0 faults). */     \
     VS_FN int vs_randmod(int32_t a, int32_t b, int32_t *r)                    \
     {                                                                         \
         if (b == 0)                                                           \
             return VS_RAND0;                                                  \
-        *r = b == -1 ? 0 : a % b;                                             \
+        *r = b == -1 ? 0 : vs_randmod_draw(a, b);                             \
         return VS_OK;                                                         \
     }                                                                         \
     /* An index A into a segment of length B. */                             \

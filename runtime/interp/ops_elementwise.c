@@ -306,7 +306,7 @@ void op_rand(Interp *it, const Instr *ins)
     const int32_t *lim = VI(a);
     int32_t unused;
     for (int64_t i = 0; i < n; i++) /* every range checked before anything is drawn */
-        if (vs_randmod(0, lim[i], &unused) != VS_OK)
+        if (vs_randmod(0, lim[i], &unused) != VS_OK) /* so the draws below cannot fault */
             rt_fatal(vs_fault_format(VS_RAND0), (long long)i);
     Value *r = result_for(it, 1, VT_INT, n);
     int32_t *o = VI(r);
@@ -318,12 +318,12 @@ void op_rand(Interp *it, const Instr *ins)
             int64_t c = n - i < 1024 ? n - i : 1024;
             rnd_fill(st, buf, c);
             for (int64_t j = 0; j < c; j++)
-                (void)vs_randmod(buf[j], o[i + j], &o[i + j]);
+                o[i + j] = vs_randmod_draw(buf[j], o[i + j]);
         }
     } else {
         rnd_fill(st, o, n);
         for (int64_t i = 0; i < n; i++)
-            (void)vs_randmod(o[i], lim[i], &o[i]);
+            o[i] = vs_randmod_draw(o[i], lim[i]);
     }
     ops_finish(it, 1, r);
 }
