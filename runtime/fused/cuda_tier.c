@@ -223,6 +223,19 @@ static int fits(Interp *it, int na, int scratch)
     return need <= mem_dev_room_bytes();
 }
 
+/* MAKE_SEGDES and LENGTHS on the device, one rule for the tier's own
+ * instructions (claims) and a fused block's steps (cuda_tier_meta_step):
+ * long lengths on the device (or a long fill) make a descriptor that lives
+ * there; LENGTHS of a descriptor whose lengths only the device has. */
+static int meta_on_device(const CudaTier *t, int op, const Value *arg)
+{
+    if (op == OP_MAKE_SEGDES)
+        return arg->type == VT_INT && arg->len >= t->min && (on_dev(arg) || arg->lazy);
+    if (op == OP_LENGTHS)
+        return arg->type == VT_SEGDES && arg->sane && arg->dev && arg->hstale && arg->len >= t->min;
+    return 0;
+}
+
 /* 1 when the tier runs INS: an operand is a long vector on the device, or
  * it makes a long vector from short operands (cuda_tier.h). Short device
  * vectors (a reduction's sums) do not bring an instruction to the device:
@@ -271,10 +284,8 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = any_dev || any_long_fill;
         else if (k == K_RANK) /* Int or Float keys (a Bool is the interpreter's error) */
             take = any_dev && vs_at(it, 1)->type != VT_BOOL && vs_at(it, 1)->len < INT32_MAX;
-        else if (k == K_MAKE_SEGDES) /* long lengths on the device (or a long fill): a descriptor that lives there */
-            take = (any_dev || top->lazy) && top->type == VT_INT && top->len >= t->min;
-        else if (k == K_LENGTHS)
-            take = top->dev && top->hstale && top->len >= t->min;
+        else if (k == K_MAKE_SEGDES || k == K_LENGTHS)
+            take = meta_on_device(t, ins->op, top);
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device */
             take = on_dev(vs_at(it, na - 1));
         else if (k == K_ELEM) /* over lazy fills alone, the host makes a lazy fill */
@@ -731,12 +742,7 @@ static void run_lengths(CudaTier *t, Interp *it) { finish(t, it, 1, lengths_of(t
 
 Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg)
 {
-    int take = 0;
-    if (op == OP_MAKE_SEGDES) /* as claims(): long lengths on the device, or a long fill */
-        take = arg->type == VT_INT && arg->len >= t->min && (on_dev(arg) || arg->lazy);
-    else if (op == OP_LENGTHS)
-        take = arg->type == VT_SEGDES && arg->dev && arg->hstale && arg->len >= t->min;
-    if (!take)
+    if (!meta_on_device(t, op, arg))
         return NULL;
     if (mem_dev_room_bytes() < arg->len * 24) { /* lengths, offsets and a copy */
         t->mem_declined[op]++;
