@@ -154,10 +154,13 @@ race-test: tsan
 # and at one where it stops (exit 1 is fine there, a leak is not); then
 # two programs under ref with every loop split between threads; and two
 # under cpu whose tier worker outlasts the end's wait, then ends before the
-# exit (as on a busy machine: what it used is kept, not lost).
+# exit (as on a busy machine: what it used is kept, not lost); and the
+# compile after the run (its child process, waited for) of a hot block that
+# ran once. The others run without it (VINTERP_TIER_AFTER=off).
 VALGRIND_SAMPLE ?= bn_qs bn_radix bn_batcher bn_delaunay cu_file_seq cu_nested_deep tsg_io_test ts_spawn_test er_div0 ex_primes cu_sort_rank tsg_testall
 VALGRIND_CUDA_SAMPLE ?= bn_qs bn_radix cu_sort_rank ts_test_remove_duplicates
 VALGRIND_CUDA_ENV := VINTERP_TIER=eager VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0
+valgrind: export VINTERP_TIER_AFTER = off
 valgrind: $(BIN)/vinterp
 	@cd ../shared/corpus && pass=0; fail=0; for b in ref cpu cuda; do \
 	    if [ $$b = cuda ]; then sample="$(VALGRIND_CUDA_SAMPLE)"; envs="$(VALGRIND_CUDA_ENV)"; \
@@ -188,6 +191,13 @@ valgrind: $(BIN)/vinterp
 	    then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind (cpu, a worker given up at the end): $$p"; \
 	        cat /tmp/vinterp-vg.log; fi; \
 	done; \
+	cache=$$(mktemp -d); if env VINTERP_TIER_AFTER=wait VINTERP_TIER_DELAY_MS=0 VINTERP_TEST_TIER_START=ready \
+	    VINTERP_TIER_IDLE=0 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
+	    --suppressions=$(CURDIR)/tests/valgrind.supp --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=cpu \
+	    --cache-dir=$$cache --tier-work=1000 $(CURDIR)/tests/tier/once.vcode >/dev/null 2>/tmp/vinterp-vg.log && \
+	    ls $$cache | grep -q '\.warm$$'; \
+	then pass=$$((pass+1)); else fail=$$((fail+1)); echo "valgrind (cpu, the compile after the run): once"; \
+	    cat /tmp/vinterp-vg.log; fi; rm -rf $$cache; \
 	for p in bn_qs bn_bh; do \
 	    if env VINTERP_PAR_MIN=1 VINTERP_THREADS=3 valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible \
 	        --suppressions=$(CURDIR)/tests/valgrind.supp --error-exitcode=9 $(CURDIR)/$(BIN)/vinterp --backend=ref \

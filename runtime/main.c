@@ -534,6 +534,8 @@ static int set_tiers(Cli *cl, Run *r)
         fprintf(stderr, "vinterp: %s\n", r->why);
         return -1;
     }
+    if (cl->jopt.private_dir)
+        b->tier.after = TIER_AFTER_OFF; /* the run's own cache goes with it */
     /* where the tiers keep a program's hot blocks for its next run */
     static char hot_dir[1100];
     if (tiered_cache && jit_dir(&cl->jopt, hot_dir, sizeof hot_dir) == 0)

@@ -12,6 +12,13 @@ trap 'rm -f "$log"' EXIT
 
 t_last=$(date +%s)
 
+# The compiles after a run (VINTERP_TIER_AFTER, runtime/fused/tier_after.h)
+# are off here: the default leaves a detached process compiling into the
+# cache after each run that ends with hot blocks without code, which would
+# pile up beside the next runs. run_tiers.py tests them, on gates it
+# controls; `make valgrind` runs one under valgrind.
+export VINTERP_TIER_AFTER=off
+
 # show: what a runner printed. A runner that failed (or printed no result
 # line): every FAIL line of its log, all of them, then the log's tail.
 # One that passed: its notes (at most 40 lines), then its result line.

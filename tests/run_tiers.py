@@ -3,8 +3,9 @@
 errors, the cost model's promotion point, per-block units and the cache,
 the dispatch rule, a compile abandoned at the end leaving nothing behind,
 the pacer stopping a compile for the share, --no-cache's private
-directory, and deterministic plans (the same cache keys on an idle and on
-a loaded machine). Ends with "N passed, N failed".
+directory, the compiles after the run (VINTERP_TIER_AFTER), and
+deterministic plans (the same cache keys on an idle and on a loaded
+machine). Ends with "N passed, N failed".
 
 Every check decides by events, never by the clock, so that it gives the
 same answer on a busy machine. The background tiers' checks make the run
@@ -15,9 +16,12 @@ once a compile runs, once the pacer has stopped one, or once every job is
 done; the compilers that must still run at the end are stand-ins that
 block until the test removes a file. The worker runs at nice 10 here
 (VINTERP_TIER_IDLE=0): under SCHED_IDLE, with every CPU busy, it may wait
-minutes for one. How the share and the pacer do on a real machine is a
+minutes for one. The compiles after the run are off (VINTERP_TIER_AFTER=
+off) but in their own checks: a detached one would change what a later
+run finds in the cache at a moment no test controls; where a check runs
+one detached, it holds it on a gate file until the test lets it go. How the share and the pacer do on a real machine is a
 measurement: tests/bench/tier_share.py."""
-import os, re, shutil, subprocess, sys, tempfile
+import os, re, shutil, subprocess, sys, tempfile, time
 
 from tally import check, finish
 
@@ -26,6 +30,7 @@ interp = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE
 loop = os.path.join(HERE, "tier", "loop.vcode")
 corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
 base_env = {k: v for k, v in os.environ.items() if not k.startswith("VINTERP_")}
+base_env["VINTERP_TIER_AFTER"] = "off"
 
 
 # the background tiers, decided by events (see above)
@@ -422,6 +427,99 @@ try:
               and re.search(r"lines 21-30, MAIN\): [a-z ]+; .*promoted at entry 1 ", err) is not None
               and warm_text.startswith("vinterp-hot 2 %d\n" % (nwarm - 1)), warm_text + err)
         shutil.rmtree(wdir, ignore_errors=True)
+
+    # ---- the compiles after the run (runtime/fused/tier_after.h) --------------
+    # once.vcode's hot block runs once: its code would come too late in this
+    # run. After the output its unit is compiled into the cache and the
+    # block kept as warm, so that the next run installs it at its first
+    # entry; with VINTERP_TIER_AFTER=off the next run compiles it again.
+    def wait_for(path_pred, what):
+        """Wait for an event of a child process (a hang guard, not a measurement)."""
+        for _ in range(6000):
+            if path_pred():
+                return True
+            time.sleep(0.05)
+        print("FAIL: waited 300 s for " + what)
+        return False
+
+    installed = r"lines 21-30, MAIN\): promoted, its code in the cache after 1 entries"
+    for be, extra, env in (("cpu", [], {}),
+                           ("cuda", ["--tier-min-len=0"], {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0",
+                                                            "VINTERP_CUDA_HOST_MAX_SCAN": "0"})):
+        if be == "cuda" and not shutil.which("c++"):
+            continue
+        for mode in ("wait", "off"):
+            adir = tempfile.mkdtemp(prefix="vinterp-after-")
+            ac = "--cache-dir=" + adir
+            rc, out, err, _ = run("--backend=" + be, ac, "--tier-work=1000", *extra, "-d", "stats", once,
+                                  env=dict(quick, VINTERP_TIER_AFTER=mode, **env))
+            warm = [f for f in os.listdir(adir) if f.endswith(".warm")]
+            said = re.search(r"[1-9]\d* hot blocks without their code at the end: compiled into the cache after the "
+                             r"output \(VINTERP_TIER_AFTER=wait\)", err) is not None
+            rc2, out2, err2, _ = run("--backend=" + be, ac, "--tier-work=1000", *extra, "-d", "stats", "-d", "tier", once,
+                                     env=dict(quick, **env))
+            got = re.search(installed, err2) is not None
+            if mode == "wait":
+                check("%s: VINTERP_TIER_AFTER=wait: the hot block that ran once is compiled after the output, "
+                      "-d stats says so, and it is kept as warm" % be,
+                      rc == 0 and out == once_ref and said and len(warm) == 1, str(os.listdir(adir)) + err)
+                check("%s: ... the next run installs it from the cache at its first entry, the same answer" % be,
+                      rc2 == 0 and out2 == once_ref and got, err2)
+            else:
+                check("%s: VINTERP_TIER_AFTER=off: nothing compiled after the run, and the next run has no code "
+                      "at its first entry" % be,
+                      rc == 0 and out == once_ref and not said and not warm and rc2 == 0 and out2 == once_ref
+                      and not got, err + err2)
+            shutil.rmtree(adir, ignore_errors=True)
+
+    # detached (the default): vinterp exits without waiting for it, and its
+    # reader gets the end of the output at once (the child holds none of
+    # vinterp's files: stdout here is a pipe, read to its end by run());
+    # the child waits on the test's gate file, then compiles
+    adir = tempfile.mkdtemp(prefix="vinterp-after-")
+    gate = os.path.join(adir, "gate")
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=1000", "-d", "stats", once,
+                          env=dict(quick, VINTERP_TIER_AFTER="detach", VINTERP_TEST_TIER_AFTER_GATE=gate))
+    check("detached: vinterp and its output end while the compile after the run waits on its gate",
+          rc == 0 and out == once_ref and "(VINTERP_TIER_AFTER=detach)" in err
+          and not [f for f in os.listdir(adir) if f.endswith((".warm", ".so"))], str(os.listdir(adir)) + err)
+    open(gate, "w").close()
+    ok = wait_for(lambda: [f for f in os.listdir(adir) if f.endswith(".warm")], "the detached compile's warm set")
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=1000", "-d", "stats", "-d", "tier", once,
+                          env=quick)
+    check("... once let go it compiles the unit, and the next run installs it at its first entry",
+          ok and rc == 0 and out == once_ref and re.search(installed, err) is not None, err)
+    shutil.rmtree(adir, ignore_errors=True)
+
+    # a compile abandoned at the end (its compiler blocks until the test
+    # removes a file) is done again after the run, unpaced
+    adir = tempfile.mkdtemp(prefix="vinterp-after-")
+    gate = os.path.join(adir, "gate")
+    aslow, aflag = os.path.join(adir, "slow-cc.sh"), os.path.join(adir, "slow-cc.on")
+    blocking_cc(aslow, aflag)
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=0", "-d", "stats", loop,
+                          env=dict(GATED, VINTERP_CC=aslow, VINTERP_TIER_DELAY_MS="0", VINTERP_TIER_BUDGET_MS="0",
+                                   VINTERP_TEST_TIER_END="compiling", VINTERP_TIER_AFTER="detach",
+                                   VINTERP_TEST_TIER_AFTER_GATE=gate))
+    check("a compile abandoned at the end: -d stats names it for the compiles after the run",
+          rc == 0 and out == ref and re.search(r"\([1-9]\d* abandoned\)", err) is not None
+          and re.search(r"[1-9]\d* hot blocks without their code at the end", err) is not None, err)
+    os.unlink(aflag)
+    open(gate, "w").close()
+    ok = wait_for(lambda: [f for f in os.listdir(adir) if f.endswith(".warm")], "the detached compile's warm set")
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=0", "-d", "stats", "-d", "tier", loop,
+                          env=dict(GATED, VINTERP_CC=aslow, VINTERP_TEST_TIER_END="done"))
+    check("... compiled after the run: the next run installs the loop's block from the cache at its first entry",
+          ok and rc == 0 and out == ref and "LOOP): promoted, its code in the cache after 1 entries" in err
+          and not [f for f in os.listdir(adir) if f.endswith(".abandoned")], err)
+    shutil.rmtree(adir, ignore_errors=True)
+
+    rc, out, err, _ = run("--backend=cpu", "--no-cache", "--tier-work=1000", "-d", "stats", once,
+                          env=dict(quick, VINTERP_TIER_AFTER="wait"))
+    check("--no-cache: no compiles after the run (the run's own cache goes with it)",
+          rc == 0 and out == once_ref and "hot blocks without their code" not in err, err)
+    rc, out, err, _ = run("--backend=cpu", once, env={"VINTERP_TIER_AFTER": "later"})
+    check("VINTERP_TIER_AFTER=later is refused", rc == 1 and "VINTERP_TIER_AFTER: 'later' is not one of" in err, err)
 
     # ---- a failing instruction whose result is dropped, run fused from the cache
     # tier/dead_*_input.vcode: a /, %, RAND, BPERMUTE or PERMUTE over a

@@ -66,6 +66,9 @@ typedef enum {
       "percent of the run's wall time the tier worker may take")                                                 \
     X(TIER_GRACE_MS, "VINTERP_TIER_GRACE_MS", SK_COUNT, 0, INT64_MAX, NULL, "0",                                  \
       "milliseconds the end of the run waits for the worker's job")                                              \
+    X(TIER_AFTER, "VINTERP_TIER_AFTER", SK_CHOICE, 0, 0, "detach|wait|off", "detach",                            \
+      "hot blocks still without code at the end: compiled into the cache after the output, for the next run "     \
+      "(detach: in a process of their own; wait: before the exit; off: not)")                                    \
     X(TIER_BUDGET_MS, "VINTERP_TIER_BUDGET_MS", SK_COUNT, 0, INT64_MAX, NULL, "100",                              \
       "unused share (ms) a compile needs before it starts")                                                      \
     X(TIER_IDLE, "VINTERP_TIER_IDLE", SK_FLAG, 0, 1, NULL, "1", "1: the worker runs at idle priority")             \
@@ -79,6 +82,8 @@ typedef enum {
       "(tests) 1: the worker's job never ends (as one inside NVRTC)")                                            \
     X(TEST_TIER_LATE_STOP, "VINTERP_TEST_TIER_LATE_STOP", SK_FLAG, 0, 1, NULL, "0",                               \
       "(tests) 1: a worker's job outlasts the stop's wait, then ends before the exit (leak checks)")             \
+    X(TEST_TIER_AFTER_GATE, "VINTERP_TEST_TIER_AFTER_GATE", SK_TEXT, 0, 0, NULL, "none",                         \
+      "(tests) the compiles after the run wait until this file exists")                                          \
     X(CUDA_EMULATE, "VINTERP_CUDA_EMULATE", SK_FLAG, 0, 1, NULL, "0",                                             \
       "1: the cuda backend runs on the emulated device (host C++)")                                              \
     X(CUDA_EMULATE_SHAPE, "VINTERP_CUDA_EMULATE_SHAPE", SK_CHOICE, 0, 0, "small|real", "small",                  \

@@ -8,6 +8,7 @@
  * backend_check.c, the figures of -d stats and --profile in
  * backend_report.c (backend_impl.h: the state they share). */
 #include "runtime/fused/backend_impl.h"
+#include "runtime/fused/tier_after.h"
 #include "runtime/core/trace.h"
 #include "runtime/fused/check_bound.h"
 #include "runtime/core/clock.h"
@@ -763,6 +764,10 @@ void backend_free(Backend *b)
         }
         tier_warm_write(b->warm_path, &b->warm_prior, &b->warm_new, &b->warm_gone);
     }
+    /* the output is out: what was hot and has no code yet is compiled for
+     * the next run (tier_after.h) */
+    if (tier_after_count(b) > 0)
+        tier_after_run(b->opt.tier.after, b->opt.tier.idle, b->opt.tier.after_gate, tier_after_compile, b);
     tier_hot_free(&b->warm_prior);
     tier_hot_free(&b->warm_new);
     tier_hot_free(&b->warm_gone);

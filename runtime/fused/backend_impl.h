@@ -34,6 +34,7 @@ typedef struct {
     int nin;            /* stack inputs; -1 not known yet */
     int demoted;
     int remembered;     /* hot in its only run so far: kept for the next run (tier_first_run) */
+    int abandoned;      /* its compile was stopped by the end of the run (tier_job) */
     int warm;           /* its unit in the cache by earlier runs (tier_warm): -1 not looked up yet */
     int64_t entries, big_runs, work, elements;
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
@@ -135,6 +136,11 @@ void translate_block(Backend *b, int k);
 int tier_entry(Backend *b, Interp *it, int k, int st);
 void tier_judge(Backend *b, int k, int64_t w, double dt);
 void tier_save_speeds(Backend *b);
+/* The hot blocks without their code at the end of the run (tier_after.h):
+ * how many, and (in the child) their units compiled into the cache and
+ * the blocks added to the warm set. */
+int64_t tier_after_count(const Backend *b);
+void tier_after_compile(void *backend);
 void tier_job(void *arg, int k);
 /* Staged: block K runs its quick code; its full code, when the worker has
  * it, replaces it now (between block runs, on the main thread). */

@@ -45,6 +45,11 @@ static void tier_report(const Backend *b, FILE *f)
             (long long)b->installs, (long long)b->demotions, (long long)b->failures, (long long)queued,
             (long long)abandoned, (long long)never, (long long)b->slow_skipped, compile);
     (void)fused;
+    int64_t after = tier_after_count(b);
+    if (after > 0)
+        fprintf(f, "stats: tiers: %lld hot blocks without their code at the end: compiled into the cache after the "
+                   "output (VINTERP_TIER_AFTER=%s), for the next run\n",
+                (long long)after, t->after == TIER_AFTER_WAIT ? "wait" : "detach");
     if (b->quick_installs) {
         /* staged (Executor.staged): quick code first, the full code later */
         int64_t pending = 0;

@@ -7,6 +7,7 @@
 #include "runtime/core/trace.h"
 #include "runtime/core/errors.h"
 #include "runtime/fused/lcu_eval.h"
+#include "runtime/fused/tier_after.h"
 #include "runtime/interp/ops.h"
 #include "vcode/optable.h"
 
@@ -86,8 +87,10 @@ void tier_job(void *arg, int k)
     e->hits = st.hits;
     if (rc != 0)
     {
-        if (tier_worker_stopping(b->worker))
+        if (tier_worker_stopping(b->worker)) {
+            e->abandoned = 1;
             snprintf(e->why, sizeof e->why, "abandoned at the end of the run");
+        }
         else
             snprintf(e->why, sizeof e->why, "build failed: %.130s", msg);
     }
@@ -556,3 +559,56 @@ void tier_judge(Backend *b, int k, int64_t w, double dt)
     }
 }
 
+
+/* ---- the compiles after the run (tier_after.h) ------------------------------ */
+
+/* Is block K hot and still without its (full) code? Promoted but queued or
+ * abandoned, installed with quick code whose full compile did not run, or
+ * hot in its only run. Not a block that cannot be planned, failed its
+ * build, or ran slower fused. */
+static int after_wanted(const Backend *b, int k)
+{
+    const BlockEntry *e = &b->entries[k];
+    int st = atomic_load(&e->state);
+    int rf = atomic_load(&e->refine);
+    if (e->demoted)
+        return 0;
+    return st == BS_QUEUED || e->abandoned || (st == BS_PROFILE && e->remembered) ||
+           (st == BS_FUSED && e->quick && (rf == RF_QUEUED || rf == RF_RUNNING));
+}
+
+int64_t tier_after_count(const Backend *b)
+{
+    if (!b->tiered || !b->warm_path || b->opt.tier.mode != TIER_BACKGROUND || b->opt.tier.after == TIER_AFTER_OFF)
+        return 0;
+    int64_t n = 0;
+    for (int k = 0; k < b->nblocks; k++)
+        n += after_wanted(b, k);
+    return n;
+}
+
+void tier_after_compile(void *backend)
+{
+    Backend *b = backend;
+    HotSet done = { 0 }, now = { 0 }, none = { 0 };
+    for (int k = 0; k < b->nblocks; k++) {
+        if (!after_wanted(b, k))
+            continue;
+        BlockEntry *e = &b->entries[k];
+        if (!e->planned && plan_block(b, k) < 0)
+            continue;
+        JitBuildStats st;
+        memset(&st, 0, sizeof st); /* the full code (not st.fast): what later runs probe for */
+        char msg[400] = "";
+        b->fg_plans[k] = &e->plan;
+        int rc = b->x->build(b->x, b->nblocks, b->fg_plans, &st, msg, sizeof msg);
+        b->fg_plans[k] = NULL;
+        if (rc == 0 && tier_hot_add(&done, tier_block_hash(b->prog, &b->blocks[k])) < 0)
+            break;
+    }
+    /* the set as it is now (the parent wrote its own at its end), and these */
+    tier_hot_read(b->warm_path, &now);
+    tier_warm_write(b->warm_path, &now, &done, &none);
+    tier_hot_free(&now);
+    tier_hot_free(&done);
+}

@@ -34,6 +34,15 @@ typedef enum {
     TIER_GATE_DONE      /* the worker has done every job (no share, no bound) */
 } TierGate;
 
+/* Hot blocks still without code when the run ends (promoted but not
+ * ready, or hot in their only run): compiled into the kernel cache after
+ * the output, so that the program's next run uses them (tier_after.h). */
+typedef enum {
+    TIER_AFTER_DETACH = 0, /* the default: in a process of their own; vinterp exits at once */
+    TIER_AFTER_WAIT,       /* the same process, before the exit (tests, scripts that want it done) */
+    TIER_AFTER_OFF         /* not compiled */
+} TierAfter;
+
 typedef struct {
     TierMode mode;
     int64_t work;       /* promote at this much work (elements x vector instructions) */
@@ -42,6 +51,8 @@ typedef struct {
     int64_t share_pct;  /* background: the worker's jobs take at most this % of the run's wall time */
     int64_t grace_ms;   /* background: at the end, the worker may finish its jobs for this long */
     int64_t budget_ms;  /* background, under a share: a block's compile waits for this much unused share */
+    TierAfter after;    /* background: what becomes of the hot blocks without code at the end */
+    const char *after_gate; /* tests: the compiles after the run wait until this file exists (NULL: none) */
     int idle;           /* background: the worker under SCHED_IDLE (1, the default) or at nice 10 (0) */
     int test_hold;      /* tests: a block's job, after its build, never returns (as if in NVRTC) */
     int test_refine_wait; /* tests: a promoted block's entries wait for its code, and (staged) its full code */

@@ -427,6 +427,16 @@ void jit_abandon(void)
         kill(-(pid_t)pid, SIGKILL); /* the driver's group: cc1, as, ld */
 }
 
+void jit_after_fork(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    pace_mu = fresh; /* a thread of the parent may have held it: none runs here */
+    paced_pid = paced_stopped = 0;
+    paced_here = 0;
+    atomic_store(&child_pid, 0);
+    atomic_store(&abandoned, 0);
+}
+
 int jit_dir(const JitOptions *o, char *out, size_t len)
 {
     if (cache_off(o))

@@ -80,6 +80,10 @@ void jit_init(void);
 int jit_private_dir(JitOptions *o, char *msg, size_t msglen);
 /* The run is ending: kill a compiler still running and start none. */
 void jit_abandon(void);
+/* In a child made by fork() after the run (tier_after.h), the only
+ * thread: compiles may start again (jit_abandon's refusal is the
+ * parent's), unpaced, with no compiler of the parent's in view. */
+void jit_after_fork(void);
 /* 1 while a compiler process started here runs (any thread's). */
 int jit_compiling(void);
 
