@@ -341,6 +341,9 @@ def warm_env(args):
     env.pop("VINTERP_BACKEND", None)
     env.pop("VINTERP_NO_CACHE", None)
     env["VINTERP_CACHE_DIR"] = _warm_dir
+    # no compiles after a run (VINTERP_TIER_AFTER): a detached one would run
+    # beside the next timed run
+    env["VINTERP_TIER_AFTER"] = "off"
     return env
 
 
@@ -348,8 +351,8 @@ class ColdCache:
     """A fresh, empty kernel-cache directory and the environment that uses it.
 
     `with ColdCache() as env:` gives os.environ without VINTERP_BACKEND and
-    VINTERP_NO_CACHE and with VINTERP_CACHE_DIR set to a new temporary
-    directory, which is removed on exit.
+    VINTERP_NO_CACHE, with VINTERP_CACHE_DIR set to a new temporary
+    directory, which is removed on exit, and no compiles after the run.
     """
     def __enter__(self):
         self.dir = tempfile.mkdtemp(prefix="vinterp-cold-cache-")
@@ -357,6 +360,7 @@ class ColdCache:
         env.pop("VINTERP_BACKEND", None)
         env.pop("VINTERP_NO_CACHE", None)
         env["VINTERP_CACHE_DIR"] = self.dir
+        env["VINTERP_TIER_AFTER"] = "off"  # as in warm_env
         return env
 
     def __exit__(self, *exc):

@@ -213,6 +213,9 @@ esac
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$root/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export VINTERP_CACHE_DIR="$data/cache"
+# no compiles after a run (runtime/fused/tier_after.h): a detached NVRTC
+# would run beside the next timed command
+export VINTERP_TIER_AFTER=off
 classic=
 [ -x "$data/classic/vinterp" ] && classic=$data/classic/vinterp
 summary="$out/SUMMARY.md"
