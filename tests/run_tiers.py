@@ -491,6 +491,29 @@ try:
           ok and rc == 0 and out == once_ref and re.search(installed, err) is not None, err)
     shutil.rmtree(adir, ignore_errors=True)
 
+    # the defaults (VINTERP_TIER_AFTER empty = not set): off on cpu, where
+    # fused code is mostly slower until its verdicts are in
+    # (runtime/fused/tuning.h), detached on cuda (held on a gate here)
+    adir = tempfile.mkdtemp(prefix="vinterp-after-")
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=1000", "-d", "stats", once,
+                          env=dict(quick, VINTERP_TIER_AFTER=""))
+    check("cpu: by default no compiles after the run",
+          rc == 0 and out == once_ref and "hot blocks without their code" not in err and " 0 promoted" in err, err)
+    shutil.rmtree(adir, ignore_errors=True)
+    if shutil.which("c++"):
+        adir = tempfile.mkdtemp(prefix="vinterp-after-")
+        gate = os.path.join(adir, "gate")
+        cenv = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0", "VINTERP_CUDA_HOST_MAX_SCAN": "0"}
+        rc, out, err, _ = run("--backend=cuda", "--cache-dir=" + adir, "--tier-work=1000", "--tier-min-len=0", "-d",
+                              "stats", once, env=dict(quick, VINTERP_TIER_AFTER="", VINTERP_TEST_TIER_AFTER_GATE=gate,
+                                                      **cenv))
+        check("cuda (emulated): by default the compiles after the run are detached",
+              rc == 0 and out == once_ref and "(VINTERP_TIER_AFTER=detach)" in err, err)
+        open(gate, "w").close()
+        ok = wait_for(lambda: [f for f in os.listdir(adir) if f.endswith(".warm")], "the detached compile's warm set")
+        check("... and keep the block as warm", ok, str(os.listdir(adir)))
+        shutil.rmtree(adir, ignore_errors=True)
+
     # a compile abandoned at the end (its compiler blocks until the test
     # removes a file) is done again after the run, unpaced
     adir = tempfile.mkdtemp(prefix="vinterp-after-")

@@ -66,7 +66,7 @@ typedef enum {
       "percent of the run's wall time the tier worker may take")                                                 \
     X(TIER_GRACE_MS, "VINTERP_TIER_GRACE_MS", SK_COUNT, 0, INT64_MAX, NULL, "0",                                  \
       "milliseconds the end of the run waits for the worker's job")                                              \
-    X(TIER_AFTER, "VINTERP_TIER_AFTER", SK_CHOICE, 0, 0, "detach|wait|off", "detach",                            \
+    X(TIER_AFTER, "VINTERP_TIER_AFTER", SK_CHOICE, 0, 0, "detach|wait|off", "off (cuda: detach)",                \
       "hot blocks still without code at the end: compiled into the cache after the output, for the next run "     \
       "(detach: in a process of their own; wait: before the exit; off: not)")                                    \
     X(TIER_BUDGET_MS, "VINTERP_TIER_BUDGET_MS", SK_COUNT, 0, INT64_MAX, NULL, "100",                              \

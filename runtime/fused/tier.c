@@ -60,7 +60,7 @@ void tier_defaults(TierOptions *o, const char *backend)
     o->share_pct = settings_count(SET_TIER_SHARE, o->share_pct);
     o->grace_ms = settings_count(SET_TIER_GRACE_MS, o->grace_ms);
     o->budget_ms = settings_count(SET_TIER_BUDGET_MS, o->budget_ms);
-    o->after = (TierAfter)settings_choice(SET_TIER_AFTER, TIER_AFTER_DETACH); /* detach|wait|off */
+    o->after = (TierAfter)settings_choice(SET_TIER_AFTER, cuda ? TIER_AFTER_CUDA : TIER_AFTER_CPU); /* detach|wait|off */
     o->after_gate = settings_given(SET_TEST_TIER_AFTER_GATE) ? settings_text(SET_TEST_TIER_AFTER_GATE) : NULL;
     o->idle = (int)settings_count(SET_TIER_IDLE, 1);
     o->test_hold = (int)settings_count(SET_TEST_TIER_HOLD, 0);

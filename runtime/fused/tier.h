@@ -38,9 +38,9 @@ typedef enum {
  * ready, or hot in their only run): compiled into the kernel cache after
  * the output, so that the program's next run uses them (tier_after.h). */
 typedef enum {
-    TIER_AFTER_DETACH = 0, /* the default: in a process of their own; vinterp exits at once */
+    TIER_AFTER_DETACH = 0, /* in a process of their own; vinterp exits at once (cuda's default) */
     TIER_AFTER_WAIT,       /* the same process, before the exit (tests, scripts that want it done) */
-    TIER_AFTER_OFF         /* not compiled */
+    TIER_AFTER_OFF         /* not compiled (cpu's default: runtime/fused/tuning.h) */
 } TierAfter;
 
 typedef struct {

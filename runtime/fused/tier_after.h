@@ -10,7 +10,8 @@
  * The compiles run in a child process (fork() after the worker has
  * stopped: the child's one thread owns every lock), with stdin, stdout and
  * stderr on /dev/null and at the worker's low priority. Under
- * TIER_AFTER_DETACH (the default) it is a session of its own and vinterp
+ * TIER_AFTER_DETACH (the cuda backend's default; the cpu backend's is
+ * off, for what runtime/fused/tuning.h measured) it is a session of its own and vinterp
  * exits at once: whoever waits for vinterp (a shell, NESL's scripts, a
  * pipe's reader) waits for nothing more. Under TIER_AFTER_WAIT vinterp
  * waits for it before its exit. */

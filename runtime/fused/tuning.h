@@ -29,6 +29,19 @@
  * could not use the code (a unit takes 0.1-0.5 s to compile), and the
  * compile would only slow it (qs_5m, quickhull_5m: 6-12% cold). */
 #define TIER_BUDGET_MS 100
+/* The compiles after a run (tier_after.h), by backend: on cuda they are
+ * the point (fused code on the device in the next run); on cpu they are
+ * off unless asked for (VINTERP_TIER_AFTER=detach). Measured here
+ * (2026-11-28, 2 cores, the nine of ../shared/bench under auto = cpu from
+ * an empty cache, each run after the last one's compile, beside ref):
+ * dotp_50m's and muladd_50m's timed regions got faster in the second run
+ * (0.10 -> 0.05 s, 0.039 -> 0.032 s), but the second run of most others
+ * was slower than ref's while the verdicts (tier_verdict.h) were not in
+ * yet: qs_5m 2.30 s against 0.93, quickhull_5m 2.17 against 1.04, radix_10m
+ * 1.64 against 1.16, bh_16k 4.12 against 3.41, black_scholes_8m 1.3-1.4x
+ * for five runs; the runs after settle near ref's. */
+#define TIER_AFTER_CPU TIER_AFTER_OFF
+#define TIER_AFTER_CUDA TIER_AFTER_DETACH
 
 /* The cuda executor under --tier=eager (tiered, every kernel of a fused
  * run goes to the device): a kernel step runs on the host when its largest
