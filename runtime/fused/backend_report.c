@@ -29,7 +29,7 @@ static void tier_report(const Backend *b, FILE *f)
     for (int k = 0; k < b->nblocks; k++) {
         const BlockEntry *e = &b->entries[k];
         int st = atomic_load(&e->state);
-        int killed = st == BS_FAILED && !strcmp(e->why, "abandoned at the end of the run");
+        int killed = st == BS_FAILED && e->abandoned;
         queued += st == BS_QUEUED || st == BS_READY || killed;
         abandoned += killed;
         fused += st == BS_FUSED;
