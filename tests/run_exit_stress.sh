@@ -42,7 +42,9 @@ for p in $progs; do
 done
 nprogs=$i
 
-common="VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0
+# no compiles after a run (cuda's default: a detached child still writing
+# into the shared cache when its temporary files are looked for)
+common="VINTERP_TIER_AFTER=off VINTERP_TIER_DELAY_MS=0 VINTERP_TIER_BUDGET_MS=0 VINTERP_TIER_WORK=0 VINTERP_TIER_MIN_LEN=0
     VINTERP_TIER_IDLE=0 VINTERP_TEST_TIER_START=ready"
 emu="VINTERP_CUDA_EMULATE=1 VINTERP_CUDA_HOST_MAX_ELEM=0 VINTERP_CUDA_HOST_MAX_SCAN=0 VINTERP_CUDA_HOST_MAX_LIB=0"
 way() { # way K: the settings and backend of the K-th way (see above)
