@@ -39,6 +39,12 @@ void rt_set_pending_check(void (*hook)(void))
     pending_thread = pthread_self();
 }
 
+void rt_settle_pending(void)
+{
+    if (pending_check && !in_replay && pthread_equal(pthread_self(), pending_thread))
+        pending_check();
+}
+
 void rt_set_exit_guard(int (*guard)(void)) { exit_guard = guard; }
 
 void rt_set_replay(RtReplayHook hook, void *arg)

@@ -49,6 +49,8 @@ char *rt_xstrdup(const char *s);
  * itself fatal, at the instruction whose check failed, when that earlier
  * error is there. NULL removes it. */
 void rt_set_pending_check(void (*hook)(void));
+/* Run that hook now (on its thread; not within a replay). */
+void rt_settle_pending(void);
 
 /* End the run with STATUS: 0 for EXIT (stdout flushed, exit(0)), nonzero
  * for a fatal error (stderr flushed, _Exit(status): nothing more reaches

@@ -89,6 +89,8 @@ void mem_uncharge(int64_t units)
     used_units -= units < used_units ? units : used_units;
 }
 
+void mem_replay_at(int64_t units) { used_units = units; }
+
 static void out_of_memory(const char *side, const char *what, int64_t units, int64_t used)
 {
     rt_fatal("ran out of vector memory.  Rerun using larger -m argument. "
@@ -174,6 +176,41 @@ static void drop_offsets(Value *sd)
 }
 
 void seg_drop_offsets(Value *sd) { drop_offsets(sd); }
+
+static int64_t ghost_bytes;
+
+static int64_t held_bytes_of(const Value *v) { return v->len * (int64_t)val_esize((ValType)v->type); }
+
+void val_hold(Value *v)
+{
+    if (v->type == VT_PAIR || v->held == UINT16_MAX)
+        rt_fatal("internal error: a pair, or a value held too often, held for a replay");
+    v->held++;
+}
+
+/* Freed as far as -m knows (its count fell to 0 while held). */
+static void val_ghost(Value *v)
+{
+    if (v->ghost)
+        return;
+    v->ghost = 1;
+    drop_offsets(v);
+    used_units -= v->units < used_units ? v->units : used_units;
+    v->units = 0;
+    if (v->dev && device_ops.uncharge)
+        device_ops.uncharge(v);
+    ghost_bytes += held_bytes_of(v);
+}
+
+void val_unhold(Value *v)
+{
+    if (--v->held == 0 && v->rc == 0)
+        val_free(v);
+}
+
+void val_settle_held(void) { rt_settle_pending(); }
+
+int64_t val_ghost_bytes(void) { return ghost_bytes; }
 
 /* Largest vector we accept: 2^31-1 elements, as the classic (int lengths). */
 #define MAX_LEN INT64_C(2147483647)
@@ -621,6 +658,12 @@ void val_free(Value *v)
      * deep chains off the C stack. */
     while (v) {
         Value *next = NULL;
+        if (v->held) { /* kept for a replay (val_hold): not a pair */
+            val_ghost(v);
+            return;
+        }
+        if (v->ghost)
+            ghost_bytes -= held_bytes_of(v);
         reg_unlink(v);
         if (v->type == VT_PAIR) {
             if (v->fst)

@@ -26,6 +26,8 @@ struct Value {
                            (val_new_fill); charged as if it were made */
     uint8_t ext;        /* data is a block of its own (a fill made late), not
                            the storage behind the header */
+    uint8_t ghost;      /* freed as far as -m knows, kept for a replay (held) */
+    uint16_t held;      /* replays that hold it (val_hold; not references) */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
     void *data;         /* int32_t* or double*; NULL when len == 0 or lazy */
@@ -62,6 +64,22 @@ void mem_set_limit(int64_t units);
 int64_t mem_used(void);
 int64_t mem_limit(void);
 int64_t val_units(ValType t, int64_t len);
+/* Held for a replay. A fused block's inputs are held while its kernels'
+ * checks wait on the device (backend.c): held is not a reference, so
+ * the counts, and what may be written in place, stay the reference's.
+ * A held value whose count falls to 0 is freed as far as -m (host and
+ * device) knows, and kept until its last holder lets go (val_unhold).
+ * Before one is written in place, the checks are read (val_unique calls
+ * val_settle_held, rt_settle_pending): its holder is then done with it.
+ * val_ghost_bytes: the bytes of values kept that way. Not pairs. */
+void val_hold(Value *v);
+void val_unhold(Value *v);
+void val_settle_held(void);
+int64_t val_ghost_bytes(void);
+/* The units in use set to UNITS, as they were when a block began whose
+ * failure is replayed after later instructions ran (the run ends with
+ * the replay). */
+void mem_replay_at(int64_t units);
 /* Stop counting UNITS that stay allocated: a fused block that failed gives
  * up its intermediates before the reference replays it (rt_set_replay), so
  * that the replay sees the memory the reference would. */
@@ -190,6 +208,8 @@ typedef struct {
     /* elements POS[0..M) of v->dev to BUF (WRITE = 0) or from BUF (WRITE
      * = 1), BUF holding M elements of v's element size */
     void (*elems)(Value *v, const int64_t *pos, int64_t m, void *buf, int write);
+    /* stop charging v->dev against the device ledger (val_stop_charging) */
+    void (*uncharge)(Value *v);
 } ValDevice;
 void val_set_device(const ValDevice *d);
 /* 1 once a device layer is registered (host uses must then sync). */
@@ -220,8 +240,14 @@ int val_on_device(const Value *v);
 /* Elements POS[0..M) of V's device copy to BUF, or from BUF with WRITE (a
  * few elements: REPLACE in place on a value that stays on the device). */
 void val_dev_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int write);
-/* 1 when V can be overwritten in place (only the caller holds it). */
-static inline int val_unique(const Value *v) { return v->rc == 1; }
+/* 1 when V can be overwritten in place (only the caller holds it); a
+ * held one's checks read first. */
+static inline int val_unique(const Value *v)
+{
+    if (v->rc == 1 && v->held)
+        val_settle_held();
+    return v->rc == 1;
+}
 
 #ifdef VINTERP_VALUE_REGISTRY
 /* Built with -DVINTERP_VALUE_REGISTRY (the fuzz harness; nothing else),

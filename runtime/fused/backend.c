@@ -9,6 +9,7 @@
  * backend_report.c (backend_impl.h: the state they share). */
 #include "runtime/fused/backend_impl.h"
 #include "runtime/fused/tier_after.h"
+#include "runtime/fused/tuning.h"
 #include "runtime/core/trace.h"
 #include "runtime/fused/check_bound.h"
 #include "runtime/core/clock.h"
@@ -179,7 +180,10 @@ static int owned_dead(const Backend *b, const BlockPlan *bp, int s, int v)
             return 0;
         refs += 1 + (u < nin && it->stk[it->sp - 1 - u] == x);
     }
-    return x->rc == refs + undo_log_refs(&b->undo, x);
+    int own = x->rc == refs + undo_log_refs(&b->undo, x);
+    if (own && x->held) /* held for an earlier block's replay: its checks read first */
+        val_settle_held();
+    return own;
 }
 
 /* Is plan variable V's value one of the block's inputs? (Those are not
@@ -215,9 +219,10 @@ static int reads_in_range(const Backend *b, const PlanStep *ps)
  * operation's result over an argument it holds alone). A block input only
  * where nothing can fail from then on (PlanStep.input_donor): a replay
  * reruns the block from its inputs. Returns how many. */
-static int offer_donors(Backend *b, const BlockPlan *bp, int s)
+static int offer_donors(Backend *b, const BlockPlan *bp, int s, int *inputs)
 {
     const PlanStep *ps = &bp->steps[s];
+    *inputs = 0;
     if (!ps->donor)
         return 0;
     int n = 0;
@@ -226,6 +231,7 @@ static int offer_donors(Backend *b, const BlockPlan *bp, int s)
         if (p < 0 || b->env[v] || !owned_dead(b, bp, s, p) ||
             (holds_input(b, bp, p) && !(ps->input_donor && reads_in_range(b, ps))))
             continue;
+        *inputs += holds_input(b, bp, p);
         b->env[v] = val_donate(b->env[p]);
         n++;
     }
@@ -510,18 +516,22 @@ static void run_steps(Backend *b, Interp *it, int k, BlockEntry *e, BlockPlan *b
         double t0 = rt_seconds();
         if (ps->kind == STEP_HOST) {
             const DfgNode *nd = &g->nodes[ps->node];
-            if (b->x->check_errors)
+            /* (a constant, or a length the host knows, reads nothing the
+             * kernels wrote: the failures so far need not be read first) */
+            if (b->x->check_errors && nd->op != OP_CONST && nd->op != OP_LENGTH)
                 b->x->check_errors(b->x);
             host_step(b, it, bp, s, nd);
             b->host_seconds += rt_seconds() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 length_mismatch(b, bp);
         } else {
-            int nd = offer_donors(b, bp, s);
-            if (nd && b->x->check_errors)
+            /* an input's storage offered: the failures so far read before
+             * and after (a replay needs the inputs as they were) */
+            int ni, nd = offer_donors(b, bp, s, &ni);
+            if (ni && b->x->check_errors)
                 b->x->check_errors(b->x);
             b->x->run_kernel(b->x, k, bp, s, env);
-            if (nd && b->x->check_errors) /* before its results take the donated storage */
+            if (ni && b->x->check_errors) /* before its results take the donated storage */
                 b->x->check_errors(b->x);
             if (nd)
                 settle_donors(b, bp, s);
@@ -584,8 +594,107 @@ static void push_outputs(Backend *b, Interp *it, int k, BlockPlan *bp, Value **e
     }
 }
 
+/* ---- failures read after the block's end (Executor.defer_errors) ---------------- */
+
+/* A block run's inputs, held (value.h val_hold) to replay it should its
+ * kernels have failed. */
+typedef struct {
+    ErrReplay base;
+    Backend *b;
+    Interp *it;
+    int start, end, nin;
+    RandState rand;     /* RAND's state at the block's start */
+    int64_t used;       /* -m's units in use at the block's start */
+    Value *in[];        /* the stack's top NIN at the end of the run, bottom first */
+} HeldRun;
+
+static void held_replay(ErrReplay *er)
+{
+    HeldRun *r = (HeldRun *)er;
+    Interp *it = r->it;
+    mem_set_headroom(0);
+    mem_replay_at(r->used);
+    *rnd_global() = r->rand;
+    for (int j = 0; j < r->nin; j++)
+        vs_push(it, val_ref(r->in[j]));
+    for (int j = 1; j <= r->nin; j++)
+        val_for_host(it->stk[it->sp - j]);
+    interp_exec_range(it, r->start, r->end);
+}
+
+static void held_drop(ErrReplay *er)
+{
+    HeldRun *r = (HeldRun *)er;
+    for (int j = 0; j < r->nin; j++)
+        val_unhold(r->in[j]);
+    free(r);
+}
+
+static void held_replay_hook(void *arg) { held_replay(arg); }
+
+/* Whether the block's inputs (the top NIN of the stack) can be held: no
+ * pair among them. */
+static int holdable(const Interp *it, int nin)
+{
+    for (int j = 1; j <= nin; j++)
+        if (it->stk[it->sp - j]->type == VT_PAIR)
+            return 0;
+    return 1;
+}
+
+/* The block's inputs, before its outputs replace them. */
+static HeldRun *hold_inputs(Backend *b, Interp *it, const BlockPlan *bp, const RandState *rand)
+{
+    int nin = bp->dfg.nin;
+    HeldRun *r = malloc(sizeof *r + (size_t)nin * sizeof r->in[0]);
+    if (!r)
+        rt_fatal("out of host memory");
+    r->base.replay = held_replay;
+    r->base.drop = held_drop;
+    r->base.prog = b->prog;
+    r->base.where = &b->prog->code[bp->blk.start];
+    r->b = b;
+    r->it = it;
+    r->start = bp->blk.start;
+    r->end = bp->blk.end;
+    r->nin = nin;
+    r->rand = *rand;
+    r->used = b->rp_used;
+    for (int j = 0; j < nin; j++) {
+        r->in[j] = it->stk[it->sp - nin + j];
+        val_hold(r->in[j]);
+    }
+    return r;
+}
+
+/* After the outputs replaced the inputs: leave the record to a later wait
+ * with R; or, with more than DEFER_HOLD_BYTES kept for replays that -m no
+ * longer counts, read every pending check now (R the replay of this
+ * block's) and let go of what the clean ones held. */
+static void defer_or_check(Backend *b, HeldRun *r)
+{
+    int over = val_ghost_bytes() > DEFER_HOLD_BYTES;
+    if (!over && b->x->defer_errors(b->x, &r->base)) {
+        b->deferred_runs++;
+        return;
+    }
+    rt_set_replay(held_replay_hook, r);
+    if (b->x->check_errors)
+        b->x->check_errors(b->x);
+    rt_set_replay(NULL, NULL);
+    held_drop(&r->base);
+    if (over) {
+        b->deferred_refused++;
+        val_settle_held();
+        if (b->x->drain_deferred)
+            b->x->drain_deferred(b->x);
+    }
+}
+
 int backend_run_block(Backend *b, Interp *it, int pc)
 {
+    if (b->x->drain_deferred)
+        b->x->drain_deferred(b->x); /* what earlier runs held for replays that were not needed */
     int k = b->block_at[pc];
     BlockEntry *e = &b->entries[k];
     int st = atomic_load_explicit(&e->state, memory_order_acquire);
@@ -657,17 +766,22 @@ int backend_run_block(Backend *b, Interp *it, int pc)
      * reference does). Not under --check, which runs the reference anyway. */
     int64_t limit = mem_limit();
     int raised = !b->opt.check && limit < INT64_MAX / 4;
+    b->input_overwritten = 0;
     if (raised) {
         mem_set_headroom(limit);
         mem_peak_reset();
-        b->input_overwritten = 0;
     }
     if (!b->opt.check)
         note_offsets(b, it, g->nin);
     if (b->x->block_begin)
         b->x->block_begin(b->x, k, bp, env);
     run_steps(b, it, k, e, bp, env);
-    if (b->x->check_errors)
+    /* The kernels' failures: read now, or with the host's next wait when
+     * the block's inputs are intact for a replay (nothing written over
+     * them, no rerun for -m) and the executor can leave them. */
+    int defer = !b->opt.check && b->x->defer_errors && !b->input_overwritten && b->undo.n == 0 &&
+                !(raised && mem_peak() > limit) && holdable(it, g->nin);
+    if (!defer && b->x->check_errors)
         b->x->check_errors(b->x);
     if (b->x->block_end)
         b->x->block_end(b->x);
@@ -683,6 +797,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         }
     }
     undo_log_clear(&b->undo);
+    HeldRun *held = defer ? hold_inputs(b, it, bp, &rand_before) : NULL;
     if (!b->opt.check) {
         Value *outs[64];
         for (int i = 0; i < g->nout; i += 64) {
@@ -695,6 +810,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             drop_new_offsets(b, it, g->nin, NULL, 0);
     }
     push_outputs(b, it, k, bp, env, &rand_before);
+    if (held)
+        defer_or_check(b, held);
     if (trace_on) {
         char name[64];
         int lo, hi;
@@ -746,6 +863,8 @@ void backend_free(Backend *b)
     if (!b)
         return;
     backend_end_run(b);
+    if (b->x && b->x->drain_deferred)
+        b->x->drain_deferred(b->x);
     if (b->worker_stuck)
         return; /* the worker still reads the backend: left to the exit */
     if (b->tiered)

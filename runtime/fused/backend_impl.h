@@ -123,6 +123,10 @@ struct Backend {
     Value **offs_new;
     int noffs_new, offs_cap;
     int64_t mem_reruns, mem_kept;       /* block runs past -m at their peak: rerun on the reference; kept */
+    /* block runs whose kernels' failures are read with a later wait (the
+     * executor's defer_errors); runs that read theirs at the end for want
+     * of room under DEFER_HOLD_BYTES */
+    int64_t deferred_runs, deferred_refused;
     double kernel_seconds, host_seconds;
 };
 

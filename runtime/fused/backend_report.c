@@ -5,6 +5,7 @@
 #include "runtime/core/clock.h"
 #include "runtime/core/errors.h"
 #include "runtime/fused/lcu_eval.h"
+#include "runtime/fused/tuning.h"
 #include "runtime/interp/ops.h"
 #include "vcode/optable.h"
 
@@ -183,6 +184,10 @@ void backend_report(const Backend *b, FILE *f)
     fprintf(f, "stats: block runs past -m at their peak: %lld run again on the reference, %lld kept (an input's "
                "storage written over)\n",
             (long long)b->mem_reruns, (long long)b->mem_kept);
+    if (b->x->defer_errors)
+        fprintf(f, "stats: block runs whose kernels' checks were read with a later wait: %lld (%lld read at once: "
+                   "over %lld bytes held for replays)\n",
+                (long long)b->deferred_runs, (long long)b->deferred_refused, (long long)DEFER_HOLD_BYTES);
     fprintf(f, "stats: REPLACE host steps: %lld in place, %lld copied\n", (long long)b->replace_inplace,
             (long long)b->replace_copied);
     fprintf(f, "stats: translation %.6f s, of which ILP %.6f s; largest ILP %d variables, %d constraints, "

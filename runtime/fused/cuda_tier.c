@@ -2,6 +2,7 @@
  * instructions it takes, and each one as a primitive call. */
 #include "runtime/fused/cuda_tier.h"
 #include "runtime/fused/exec_cuda_impl.h"
+#include "runtime/fused/kernel_fail.h"
 #include "runtime/fused/tuning.h"
 #include "kernels/rand_jump.h"
 #include "kernels/vk_elem.h"
@@ -40,8 +41,18 @@ struct CudaTier {
     const Program *pend_prog[DEFER_SLOTS];
     const Instr *pend_ins[DEFER_SLOTS];
     const char *pend_side[DEFER_SLOTS];
-    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND */
+    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK */
+    /* PEND_BLOCK: a fused block run's error record (of blk_d, zero until
+     * a kernel fails, which ends the run: never cleared) and its replay
+     * (NULL while the block runs: the backend's own replay is set then) */
+    unsigned long long *blk_d;
+    int nblk, last_check;               /* records of blk_d in use; 1 + the last other check's slot */
+    int8_t pend_blk[DEFER_SLOTS];
+    ErrReplay *pend_rp[DEFER_SLOTS];
+    ErrReplay *done[DEFER_SLOTS];       /* replays read clean, to be dropped (cuda_tier_take_done) */
+    int ndone;
     int64_t deferred, settles, settle_waits;
+    int64_t blk_records, blk_deferred;  /* fused block runs' records; of them, left to a later wait */
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
     int64_t in_blocks[OP_COUNT];        /* of ran: a fused block's host steps (cuda_tier_meta_step) */
 };
@@ -49,7 +60,7 @@ struct CudaTier {
 /* What a pending record checks: a permute's indices (VkPermFault), an
  * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
  * range step (the same, MOD by zero read as RAND's zero range). */
-enum { PEND_PERMUTE, PEND_MAP, PEND_RAND };
+enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK };
 
 /* The tier whose checks a fatal error must read first (one per process). */
 static CudaTier *pending_tier;
@@ -98,24 +109,55 @@ static int nargs_of(int op)
 
 /* ---- checks left pending on the device ---------------------------------------- */
 
+static void run_replay(void *arg)
+{
+    ErrReplay *r = arg;
+    r->replay(r);
+}
+
 /* Read the pending records (AFTER_WAIT: the host waits next anyway, so
- * the read is not a wait of its own); fatal at the first that failed. */
+ * the read is not a wait of its own); fatal at the first that failed, in
+ * the order they were left. */
 static void settle(CudaTier *t, int after_wait)
 {
     if (t->npend == 0 || t->settling)
         return;
     t->settling = 1;
-    int n = t->npend;
+    int n = t->npend, nc = t->last_check, nb = t->nblk;
     VkPermFault rec[DEFER_SLOTS];
-    if (after_wait) {
-        cx_d2h_after_wait(t->c, rec, t->pend_d, (size_t)n * sizeof rec[0]);
-    } else {
-        cx_d2h(t->c, rec, t->pend_d, (size_t)n * sizeof rec[0]);
-        t->settle_waits++;
+    unsigned long long blk[DEFER_SLOTS][4];
+    if (nc > 0) {
+        if (after_wait) {
+            cx_d2h_after_wait(t->c, rec, t->pend_d, (size_t)nc * sizeof rec[0]);
+        } else {
+            cx_d2h(t->c, rec, t->pend_d, (size_t)nc * sizeof rec[0]);
+            t->settle_waits++;
+        }
+        after_wait = 1;
+    }
+    if (nb > 0) {
+        if (after_wait) {
+            cx_d2h_after_wait(t->c, blk, t->blk_d, (size_t)nb * sizeof blk[0]);
+        } else {
+            cx_d2h(t->c, blk, t->blk_d, (size_t)nb * sizeof blk[0]);
+            t->settle_waits++;
+        }
+        cx_block_records_read(t->c, nb);
     }
     t->settles++;
-    t->npend = 0;
+    t->npend = t->nblk = t->last_check = 0;
     for (int i = 0; i < n; i++) {
+        if (t->pend_kind[i] == PEND_BLOCK) {
+            unsigned long long *e = blk[t->pend_blk[i]];
+            ErrReplay *r = t->pend_rp[i];
+            if (!e[0])
+                continue;
+            if (r) { /* a block run that ended: its replay reports it */
+                rt_set_where(r->prog, r->where);
+                rt_set_replay(run_replay, r);
+            }
+            kernel_fail((int)e[0], (int64_t)e[1], (int64_t)e[2], (int64_t)e[3]);
+        }
         if (rec[i].err == ~0ull)
             continue;
         rt_set_where(t->pend_prog[i], t->pend_ins[i]);
@@ -129,6 +171,15 @@ static void settle(CudaTier *t, int after_wait)
             ops_permute_no_partner(rec[i].k, t->pend_side[i]);
         ops_permute_bad_index((int64_t)(rec[i].err >> 1), rec[i].j, rec[i].len);
     }
+    /* clean: the replays are done with (dropped between block runs) */
+    for (int i = 0; i < n; i++)
+        if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i]) {
+            if (t->ndone < DEFER_SLOTS)
+                t->done[t->ndone++] = t->pend_rp[i];
+            else
+                t->pend_rp[i]->drop(t->pend_rp[i]);
+            t->pend_rp[i] = NULL;
+        }
     t->settling = 0;
 }
 
@@ -149,6 +200,7 @@ static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const 
     if (t->npend == DEFER_SLOTS)
         settle(t, 0);
     int i = t->npend++;
+    t->last_check = i + 1;
     t->pend_prog[i] = it->prog;
     t->pend_ins[i] = ins;
     t->pend_side[i] = side;
@@ -161,6 +213,33 @@ static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const 
     return t->pend_d + i;
 }
 
+unsigned long long *cuda_tier_block_record(CudaTier *t)
+{
+    if (t->npend == DEFER_SLOTS)
+        settle(t, 0);
+    int i = t->npend++, j = t->nblk++;
+    t->pend_kind[i] = PEND_BLOCK;
+    t->pend_blk[i] = (int8_t)j;
+    t->pend_rp[i] = NULL;
+    t->blk_records++;
+    return t->blk_d + 4 * j;
+}
+
+int cuda_tier_block_defer(CudaTier *t, const unsigned long long *rec, ErrReplay *r)
+{
+    for (int i = t->npend - 1; i >= 0; i--)
+        if (t->pend_kind[i] == PEND_BLOCK && t->blk_d + 4 * t->pend_blk[i] == rec) {
+            t->pend_rp[i] = r;
+            t->blk_deferred++;
+            return 1;
+        }
+    return 0;
+}
+
+ErrReplay *cuda_tier_take_done(CudaTier *t) { return t->ndone ? t->done[--t->ndone] : NULL; }
+
+void cuda_tier_settle_now(CudaTier *t) { settle(t, 0); }
+
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 {
     CudaTier *t = rt_xcalloc(1, sizeof *t);
@@ -169,6 +248,8 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
     t->shape_d = cx_dalloc_fixed(c, 3 * sizeof *t->shape_d);
     t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
+    t->blk_d = cx_dalloc_fixed(c, DEFER_SLOTS * 4 * sizeof *t->blk_d);
+    cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     pending_tier = t;
     rt_set_pending_check(settle_pending);
     return t;
@@ -183,6 +264,12 @@ void cuda_tier_free(CudaTier *t)
         rt_set_pending_check(NULL);
     }
     cx_dfree(t->c, t->pend_d);
+    cx_dfree(t->c, t->blk_d);
+    for (ErrReplay *r; (r = cuda_tier_take_done(t));)
+        r->drop(r);
+    for (int i = 0; i < t->npend; i++)
+        if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i])
+            t->pend_rp[i]->drop(t->pend_rp[i]);
     cx_dfree(t->c, t->fault_d);
     cx_dfree(t->c, t->shape_d);
     free(t);
@@ -1031,6 +1118,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: %lld checks (permutes' indices, Int / and %%, RAND's range) left on the device, "
                "read in %lld reads (%lld of them waits of their own: I/O, EXIT, the end, 64 pending)\n",
             (long long)t->deferred, (long long)t->settles, (long long)t->settle_waits);
+    fprintf(f, "stats: device tier: fused block runs' error records among them: %lld, %lld of them read after the "
+               "block's end (with a later wait)\n",
+            (long long)t->blk_records, (long long)t->blk_deferred);
     fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
                "for an IF, and such)\n",
             (long long)t->short_reads, (long long)t->short_bytes);

@@ -35,7 +35,10 @@
  * host's next wait (any read back), before I/O, EXIT, the end of the run
  * and any other fatal error (cuda_tier_settle), so that the first error
  * in program order is the one reported, at its line, and nothing is
- * written after it. */
+ * written after it. A fused block run's kernels write their error record
+ * among these checks too, read with them (exec_cuda_impl.h
+ * cuda_tier_block_record); a failure found after the block's end replays
+ * it from the inputs its run handed over (executor.h ErrReplay). */
 #ifndef RUNTIME_FUSED_CUDA_TIER_H
 #define RUNTIME_FUSED_CUDA_TIER_H
 

@@ -145,6 +145,7 @@ struct CudaExec {
     int64_t vec_up_bytes, vec_up_count;
     unsigned long long *er_d;   /* device error record (zero until a kernel fails) */
     int er_pending;             /* kernels ran since the record was last read */
+    unsigned long long *er_slot; /* with the device tier: the running block's record among its pending checks */
     int32_t *pair_d;            /* two Ints read back together (scan_count) */
     /* The block run in progress (block_begin): the variable tables of its
      * kernel steps side by side in one host image, a slice per step, each
@@ -599,6 +600,11 @@ static void note_sync(CudaExec *c)
  * block run on harmless values until then. Reports the first failure. */
 static void check_errors(CudaExec *c)
 {
+    if (c->tier) { /* the record is one of the tier's pending checks: all read, in order */
+        if (c->er_slot)
+            cuda_tier_settle_now(c->tier);
+        return;
+    }
     if (!c->er_pending)
         return;
     c->er_pending = 0;
@@ -632,9 +638,10 @@ static void d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (!bytes)
         return;
-    check_errors(c);
     if (c->tier)
-        cuda_tier_before_wait(c->tier);
+        cuda_tier_before_wait(c->tier); /* the kernels' records among its checks */
+    else
+        check_errors(c);
     note_sync(c);
     double dt = d2h_copy(c, dst, src, bytes);
     c->d2h_count++;
@@ -704,7 +711,33 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
     dfree(c, vd);
 }
 
-static const ValDevice hooks = { hook_to_host, hook_release, hook_elems };
+/* Stop charging the device allocation P (it stays allocated until
+ * freed, which then gives nothing back). */
+static void alloc_stop_charging(CudaExec *c, const void *p)
+{
+    if (!c->acap || !p)
+        return;
+    size_t j = alloc_slot(c, p), mask = c->acap - 1;
+    while (c->allocs[j].p && c->allocs[j].p != p)
+        j = (j + 1) & mask;
+    if (c->allocs[j].p && !c->allocs[j].fixed) {
+        mem_dev_uncharge_bytes((int64_t)c->allocs[j].bytes);
+        c->allocs[j].fixed = 1;
+    }
+}
+
+static void hook_uncharge(Value *v)
+{
+    CudaExec *c = current;
+    DevCopy *dc = v->dev;
+    if (c && dc) {
+        if (!dc->planted)
+            alloc_stop_charging(c, dc->d);
+        alloc_stop_charging(c, dc->off);
+    }
+}
+
+static const ValDevice hooks = { hook_to_host, hook_release, hook_elems, hook_uncharge };
 
 static DevCopy *new_copy(Value *v)
 {
@@ -1110,7 +1143,8 @@ static void check_launch_ptrs(CudaExec *c, int nargs, void *p3, void *p4)
                 ptr_refused(c, "a kernel launch", what, q[i]);
             }
     }
-    const void *x[4] = { c->dv, c->er_d, nargs > 3 ? p3 : NULL, nargs > 4 ? p4 : NULL };
+    const void *x[4] = { c->dv, c->er_slot ? (const void *)c->er_slot : c->er_d, nargs > 3 ? p3 : NULL,
+                         nargs > 4 ? p4 : NULL };
     static const char *const xn[4] = { "its variable table", "the error record", "argument 4", "argument 5" };
     for (int i = 0; i < 4; i++)
         if (x[i] && !in_ledger(c, x[i]))
@@ -1119,7 +1153,11 @@ static void check_launch_ptrs(CudaExec *c, int nargs, void *p3, void *p4)
 
 static void launch_grid(CudaExec *c, void *fn, unsigned grid, int sync, int64_t n, int nargs, void *p3, void *p4)
 {
-    void *V = c->dv, *er = c->er_d;
+    if (c->tier && !c->er_slot) {
+        unsigned long long *r = cuda_tier_block_record(c->tier); /* may read the full list first */
+        c->er_slot = r;
+    }
+    void *V = c->dv, *er = c->er_slot ? (void *)c->er_slot : (void *)c->er_d;
     void *args[5] = { &V, &er, &n, &p3, &p4 };
     c->last_bp = c->cur_bp;
     c->last_block = c->cur_block;
@@ -2300,6 +2338,31 @@ static void cuda_check_errors(Executor *x)
     check_errors((CudaExec *)x);
 }
 
+/* The running block's record left among the tier's pending checks, with
+ * its replay (executor.h). */
+static int cuda_defer_errors(Executor *x, ErrReplay *r)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (!c->tier || !c->er_slot || !cuda_tier_block_defer(c->tier, c->er_slot, r))
+        return 0;
+    c->er_slot = NULL;
+    return 1;
+}
+
+static void cuda_drain_deferred(Executor *x)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (c->tier)
+        for (ErrReplay *r; (r = cuda_tier_take_done(c->tier));)
+            r->drop(r);
+}
+
+void cx_block_records_read(CudaExec *c, int n)
+{
+    c->er_slot = NULL;
+    c->er_reads += n > 0;
+}
+
 static void cuda_times(Executor *x, double *compile_s, double *transfer_s)
 {
     CudaExec *c = (CudaExec *)x;
@@ -2462,6 +2525,8 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.build = cuda_build;
     c->base.run_kernel = cuda_run;
     c->base.check_errors = cuda_check_errors;
+    c->base.defer_errors = cuda_defer_errors;
+    c->base.drain_deferred = cuda_drain_deferred;
     c->base.meta_step = cuda_meta_step;
     c->base.block_begin = cuda_block_begin;
     c->base.block_end = cuda_block_end;

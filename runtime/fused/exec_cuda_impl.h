@@ -6,6 +6,7 @@
 
 #include "runtime/core/value.h"
 #include "runtime/device/cuda_dev.h"
+#include "runtime/fused/executor.h"
 
 typedef struct CudaExec CudaExec;
 typedef struct CudaTier CudaTier;
@@ -51,6 +52,9 @@ Value *cx_device_segdes(CudaExec *c, int64_t m);
 /* A primitive was called (the launch count); one failed (fatal). */
 void cx_lib_called(CudaExec *c);
 void cx_lib_fail(CudaExec *c, const char *what);
+/* The tier read N fused block records (cuda_tier_block_record): the
+ * running block's, if any, is gone (its next kernel takes a new one). */
+void cx_block_records_read(CudaExec *c, int n);
 /* The executor's device tier, or NULL. */
 CudaTier *cx_tier(CudaExec *c);
 
@@ -66,6 +70,16 @@ void cuda_tier_report(const CudaTier *t, FILE *f);
  * there and is long (as the tier would run the instruction): the result,
  * which lives there too; NULL to leave it to the host. */
 Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg);
+/* Fused blocks' error records among the pending checks: a new record
+ * (4 words, zero until a kernel fails; a settle first when every slot is
+ * taken), for the running block's kernels; its replay R once the block
+ * has ended (1; 0 when REC is no longer pending); the replays read clean,
+ * one at a time (NULL: none), for the executor to drop between block
+ * runs; every pending check read now (a wait when there are any). */
+unsigned long long *cuda_tier_block_record(CudaTier *t);
+int cuda_tier_block_defer(CudaTier *t, const unsigned long long *rec, ErrReplay *r);
+ErrReplay *cuda_tier_take_done(CudaTier *t);
+void cuda_tier_settle_now(CudaTier *t);
 /* Bytes its primitives read and wrote in device memory so far (the model). */
 int64_t cuda_tier_bytes(const CudaTier *t);
 void cuda_tier_free(CudaTier *t);

@@ -15,6 +15,20 @@
 #include "translate/plan.h"
 
 typedef struct Executor Executor;
+
+/* A fused block run whose kernels' failures are read later (defer_errors):
+ * what reports them as the reference would. REPLAY runs the block on the
+ * reference from the inputs it holds (fatal there, or it returns: the
+ * reference found nothing); DROP gives back what it holds. The backend
+ * makes it; the executor keeps it until the record is read. */
+typedef struct ErrReplay ErrReplay;
+struct ErrReplay {
+    void (*replay)(ErrReplay *r);
+    void (*drop)(ErrReplay *r);
+    const Program *prog;    /* where a failure is reported when the replay finds none */
+    const Instr *where;
+};
+
 struct Executor {
     const char *name;
     /* 1: wants every block's plan before the run (one compilation). */
@@ -67,12 +81,23 @@ struct Executor {
     Value *(*meta_step)(Executor *x, int op, Value *arg);
     /* Report the failures of the kernels run so far (the cuda executor
      * reads its error record here rather than after every kernel): called
-     * before a step that may change the block's inputs in place (a host
-     * step, a kernel given donated storage, before and after it runs) and
+     * before a step that may change the block's inputs in place or read
+     * what the kernels wrote (a host step but CONST and LENGTH, a kernel
+     * given an input's storage, before and after it runs) and
      * after the block's last step, so that a failure is replayed from
      * intact inputs. NULL:
      * run_kernel reports them itself. */
     void (*check_errors)(Executor *x);
+    /* Instead of check_errors at the block run's end: leave the failures
+     * of its kernels (since the last check) on the device, to be read
+     * with the host's next wait, in program order with the other checks
+     * left there, and replayed by R. Returns 1 when taken (R is then the
+     * executor's until drain_deferred drops it), 0 when not (the caller
+     * checks now and drops R). NULL: never. */
+    int (*defer_errors)(Executor *x, ErrReplay *r);
+    /* Drop the replays whose records were read and found clean (between
+     * block runs, on the main thread: dropping may free vectors). */
+    void (*drain_deferred)(Executor *x);
     /* A run of block BLOCK's plan BP over ENV begins (its inputs bound,
      * before its first step) or ends (after its last step and the final
      * check_errors). The cuda executor lays out the variable tables of

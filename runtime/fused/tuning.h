@@ -72,6 +72,14 @@
  * 2026-11-28) every check but the last few was read with some other read
  * back (1 wait of their own in each run: the end). */
 #define DEVICE_DEFER_SLOTS 64
+/* A fused block run whose kernels' error record is read with a later wait
+ * holds its inputs until then, to replay the block on the reference
+ * should it have failed; those the reference would have freed stop
+ * counting against -m while held (value.h val_stop_charging). At most
+ * this many of their bytes are held at once; a block run that would pass
+ * it reads its record at its end, as without the device tier. A bound on
+ * the memory -m does not see, not tuned. */
+#define DEFER_HOLD_BYTES ((int64_t)16 << 20)
 
 /* The modelled device of -d stats' "model" line (placement worked on
  * without a GPU): an H100's order of magnitude as the issue states it,

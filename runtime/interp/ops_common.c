@@ -15,7 +15,7 @@ Value *ops_reusable(Interp *it, ValType t, int64_t len, const int *depths)
     for (; *depths >= 0; depths++) {
         Value *v = vs_at(it, *depths);
         if (v->rc == 1 && !v->lazy && v->len == len && v->type != VT_PAIR && v->type != VT_SEGDES &&
-            val_esize((ValType)v->type) == es)
+            val_esize((ValType)v->type) == es && val_unique(v))
             return v;
     }
     return NULL;
