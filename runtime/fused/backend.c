@@ -516,9 +516,12 @@ static void run_steps(Backend *b, Interp *it, int k, BlockEntry *e, BlockPlan *b
         double t0 = rt_seconds();
         if (ps->kind == STEP_HOST) {
             const DfgNode *nd = &g->nodes[ps->node];
-            /* (a constant, or a length the host knows, reads nothing the
-             * kernels wrote: the failures so far need not be read first) */
-            if (b->x->check_errors && nd->op != OP_CONST && nd->op != OP_LENGTH)
+            /* REPLACE may write over an input: the failures so far are
+             * read first. The others write nothing old; what they read of
+             * the kernels' results comes back through a read that reads
+             * the failures first, and an error of their own reads them
+             * before it is reported (a replay, the pending checks). */
+            if (b->x->check_errors && nd->op == OP_REPLACE)
                 b->x->check_errors(b->x);
             host_step(b, it, bp, s, nd);
             b->host_seconds += rt_seconds() - t0;

@@ -81,9 +81,9 @@ struct Executor {
     Value *(*meta_step)(Executor *x, int op, Value *arg);
     /* Report the failures of the kernels run so far (the cuda executor
      * reads its error record here rather than after every kernel): called
-     * before a step that may change the block's inputs in place or read
-     * what the kernels wrote (a host step but CONST and LENGTH, a kernel
-     * given an input's storage, before and after it runs) and
+     * before a step that may change the block's inputs in place (a
+     * REPLACE host step, a kernel given an input's storage, before and
+     * after it runs), before any read back, and
      * after the block's last step, so that a failure is replayed from
      * intact inputs. NULL:
      * run_kernel reports them itself. */
