@@ -19,6 +19,17 @@
 
 /* ---- tiers ---------------------------------------------------------------- */
 
+/* Build block K's code alone into the cache through the plan list PLANS
+ * (the worker's or the main thread's: every entry NULL but K's while
+ * this runs). */
+static int build_one(Backend *b, BlockPlan **plans, int k, JitBuildStats *st, char *msg, size_t len)
+{
+    plans[k] = &b->entries[k].plan;
+    int rc = b->x->build(b->x, b->nblocks, plans, st, msg, len);
+    plans[k] = NULL;
+    return rc;
+}
+
 /* Staged: the worker's second job for block K (tier_job_second): its full
  * code into the cache, swapped in by tier_refine_check. */
 static void tier_refine_job(Backend *b, int k)
@@ -29,12 +40,10 @@ static void tier_refine_job(Backend *b, int k)
     atomic_store_explicit(&e->refine, RF_RUNNING, memory_order_release);
     JitBuildStats st;
     memset(&st, 0, sizeof st);
-    b->bg_plans[k] = &e->plan;
     char msg[400] = "";
     double tt = trace_now();
-    int rc = b->x->build(b->x, b->nblocks, b->bg_plans, &st, msg, sizeof msg);
+    int rc = build_one(b, b->bg_plans, k, &st, msg, sizeof msg);
     trace_span("compile", "a block's full compile (staged)", tt, trace_now(), -1);
-    b->bg_plans[k] = NULL;
     e->refine_s = st.compile_seconds;
     atomic_store_explicit(&e->refine, rc == 0 ? RF_READY : RF_FAILED, memory_order_release);
 }
@@ -63,13 +72,12 @@ void tier_job(void *arg, int k)
     /* the worker's plan list, or under --tier=sync the main thread's (the
      * worker may be running a staged block's full compile with its own) */
     BlockPlan **plans = b->worker && tier_worker_is_self(b->worker) ? b->bg_plans : b->fg_plans;
-    plans[k] = &e->plan;
     char msg[400] = "";
     int rc = 1;
     e->quick = 0;
     if (b->x->staged) {
         st.probe = 1;
-        rc = b->x->build(b->x, b->nblocks, plans, &st, msg, sizeof msg);
+        rc = build_one(b, plans, k, &st, msg, sizeof msg);
         st.probe = 0;
         if (rc == 1 && !tier_worker_stopping(b->worker)) {
             st.fast = 1;
@@ -78,10 +86,9 @@ void tier_job(void *arg, int k)
     }
     if (rc == 1) {
         double tt = trace_now();
-        rc = b->x->build(b->x, b->nblocks, plans, &st, msg, sizeof msg);
+        rc = build_one(b, plans, k, &st, msg, sizeof msg);
         trace_span("compile", st.fast ? "a block's compile (quick)" : "a block's compile", tt, trace_now(), -1);
     }
-    plans[k] = NULL;
     e->compile_s = st.compile_seconds;
     e->compiled = st.compiled;
     e->hits = st.hits;
@@ -265,14 +272,11 @@ void tier_save_speeds(Backend *b)
 /* Is block K's code already in the kernel cache? (Its plan is built.) */
 static int tier_cached(Backend *b, int k)
 {
-    BlockEntry *e = &b->entries[k];
     JitBuildStats st;
     memset(&st, 0, sizeof st);
     st.probe = 1;
     char msg[400];
-    b->fg_plans[k] = &e->plan;
-    int rc = b->x->build(b->x, b->nblocks, b->fg_plans, &st, msg, sizeof msg);
-    b->fg_plans[k] = NULL;
+    int rc = build_one(b, b->fg_plans, k, &st, msg, sizeof msg);
     return rc == 0;
 }
 
@@ -600,9 +604,7 @@ void tier_after_compile(void *backend)
         JitBuildStats st;
         memset(&st, 0, sizeof st); /* the full code (not st.fast): what later runs probe for */
         char msg[400] = "";
-        b->fg_plans[k] = &e->plan;
-        int rc = b->x->build(b->x, b->nblocks, b->fg_plans, &st, msg, sizeof msg);
-        b->fg_plans[k] = NULL;
+        int rc = build_one(b, b->fg_plans, k, &st, msg, sizeof msg);
         if (rc == 0 && tier_hot_add(&done, tier_block_hash(b->prog, &b->blocks[k])) < 0)
             break;
     }

@@ -35,6 +35,7 @@ struct CudaTier {
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
     int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
+    int64_t short_op[OP_COUNT], short_op_bytes[OP_COUNT]; /* the same by instruction */
     /* checks left pending on the device: their records and instructions */
     VkPermFault *pend_d;
     int npend, settling;
@@ -399,6 +400,8 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
     } else if (!take && any_short_dev) {
         t->short_reads++;
         t->short_bytes += dev_bytes;
+        t->short_op[ins->op]++;
+        t->short_op_bytes[ins->op] += dev_bytes;
     }
     return take;
 }
@@ -1124,6 +1127,14 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
                "for an IF, and such)\n",
             (long long)t->short_reads, (long long)t->short_bytes);
+    if (t->short_reads) {
+        fprintf(f, "stats: device tier: host instructions that read short device vectors, by instruction:");
+        for (int op = 0; op < OP_COUNT; op++)
+            if (t->short_op[op])
+                fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->short_op[op],
+                        (long long)t->short_op_bytes[op]);
+        fputc('\n', f);
+    }
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;
