@@ -308,17 +308,18 @@ if have_cc:
                   and "host to device" in p.stderr and "device launches" in p.stderr)
             # The variable tables of a block run's kernel steps go up once,
             # and once more only after a sync point (the host read something
-            # back): programs whose blocks have several device steps, with
+            # back) or a host step (whose results the next steps bind; it
+            # does not wait): programs whose blocks have several device steps, with
             # filters (bn_qs; bn_quickhull_run and bn_bh behave alike, left out
             # for CI's time: 12 s and 66 s on a cold cache) and host steps between. A
             # step that may be offered donated storage is prepared ahead with
             # the donor's storage in its table (exec_cuda.c speculate_donation):
             # no upload but the first of a block run and those after a sync
-            # point (OTHERS: none; bn_qs had 9 before).
+            # point or a host step (OTHERS: none; bn_qs had 9 before).
             corpus = os.path.join(HERE, "..", "..", "shared", "corpus")
             uploads_re = re.compile(r"variable table: (\d+) uploads.*\n.*variable table uploads: (\d+) first of a "
-                                    r"block run, (\d+) after a sync point, (\d+) others; (\d+) block runs on the "
-                                    r"device, (\d+) sync points in them")
+                                    r"block run, (\d+) after a sync point, (\d+) after a host step, (\d+) others; "
+                                    r"(\d+) block runs on the device, (\d+) sync points in them")
             progs = [segsum] + [os.path.join(corpus, n + ".vcode")
                                 for n in ("bn_black_scholes", "bn_qs")]
             for i, prog in enumerate(progs):
@@ -328,11 +329,11 @@ if have_cc:
                                     "-d", "stats", "-m", "100000000", prog],
                                    capture_output=True, text=True, timeout=600, env=env)
                 m = uploads_re.search(p.stderr)
-                up, first, synced, other, runs, syncs = (int(x) for x in m.groups()) if m else (0,) * 6
-                check("cuda: %s: %d table uploads <= %d device block runs + %d sync points (%d others)"
-                      % (os.path.basename(prog), up, runs, syncs, other),
-                      p.returncode == 0 and m is not None and runs > 0 and up <= runs + syncs
-                      and up == first + synced + other and other == 0, p.stderr[-400:])
+                up, first, synced, hosted, other, runs, syncs = (int(x) for x in m.groups()) if m else (0,) * 7
+                check("cuda: %s: %d table uploads <= %d device block runs + %d sync points + %d after host steps "
+                      "(%d others)" % (os.path.basename(prog), up, runs, syncs, hosted, other),
+                      p.returncode == 0 and m is not None and runs > 0 and up <= runs + syncs + hosted
+                      and up == first + synced + hosted + other and other == 0, p.stderr[-400:])
                 if i == 2:
                     # --check offers no donations: none is expected ahead
                     check("cuda: bn_qs under --check: no result given a donor's storage ahead",
@@ -345,7 +346,7 @@ if have_cc:
                         qs_out = f.read()
                     check("cuda: bn_qs: results given a donor's storage ahead, no upload but the first and "
                           "those after a sync point",
-                          p.returncode == 0 and p.stdout == qs_out and m is not None and int(m.group(4)) == 0
+                          p.returncode == 0 and p.stdout == qs_out and m is not None and int(m.group(5)) == 0
                           and re.search(r"donor's storage when prepared ahead: [1-9]", p.stderr) is not None
                           and re.search(r"written over an argument: ([1-9]\d*) of \1 offered", p.stderr) is not None,
                           p.stderr[-400:])

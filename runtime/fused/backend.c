@@ -524,6 +524,8 @@ static void run_steps(Backend *b, Interp *it, int k, BlockEntry *e, BlockPlan *b
             if (b->x->check_errors && nd->op == OP_REPLACE)
                 b->x->check_errors(b->x);
             host_step(b, it, bp, s, nd);
+            if (b->x->host_step_ran)
+                b->x->host_step_ran(b->x);
             b->host_seconds += rt_seconds() - t0;
             if (note_shape(b, bp, nd->res[0], env[nd->res[0]]) < 0)
                 length_mismatch(b, bp);

@@ -122,7 +122,8 @@ struct CudaExec {
     int64_t on_device[NFAM], on_host[NFAM], launches, lib_calls;
     int64_t h2d_bytes, d2h_bytes, h2d_count, d2h_count;
     int64_t table_uploads, table_unchanged, er_reads;
-    int64_t up_first, up_synced, up_other; /* the uploads: first of a block run, after a sync point, others */
+    int64_t up_first, up_synced, up_hosted, up_other; /* the uploads: first of a block run, after a sync point,
+                                                          after a host step, others */
     int64_t dev_runs, sync_points;          /* block runs with a step on the device; sync points in them */
     int64_t lazy_fills;         /* lazy fills filled on the device (on_device) */
     double transfer_seconds;
@@ -162,6 +163,7 @@ struct CudaExec {
     int run_block, in_run, run_on_device;
     int fresh;                  /* nothing uploaded (or found unchanged) yet in the run */
     int synced;                 /* a sync point since the last upload */
+    int hosted;                 /* a host step since the last upload */
     int scap, pcap;
     size_t *slice;              /* per step: its slice's first entry */
     uint8_t *ready;             /* per step: its slice prepared */
@@ -1105,10 +1107,13 @@ static void upload_table(CudaExec *c)
         c->up_first++;
     else if (c->synced)
         c->up_synced++;
+    else if (c->hosted)
+        c->up_hosted++;
     else
         c->up_other++;
     c->fresh = 0;
     c->synced = 0;
+    c->hosted = 0;
     memcpy(c->img_up, c->img, bytes);
     c->up_used = c->iused;
 }
@@ -1775,6 +1780,7 @@ static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value 
     c->run_on_device = 0;
     c->fresh = 1;
     c->synced = 0;
+    c->hosted = 0;
 }
 
 static void cuda_block_end(Executor *x)
@@ -2338,6 +2344,15 @@ static void cuda_check_errors(Executor *x)
     check_errors((CudaExec *)x);
 }
 
+/* A host step ran: the steps after it were not prepared ahead (their
+ * tables go up again, counted apart). */
+static void cuda_host_step_ran(Executor *x)
+{
+    CudaExec *c = (CudaExec *)x;
+    if (c->in_run)
+        c->hosted = 1;
+}
+
 /* The running block's record left among the tier's pending checks, with
  * its replay (executor.h). */
 static int cuda_defer_errors(Executor *x, ErrReplay *r)
@@ -2426,10 +2441,10 @@ static void cuda_report(Executor *x, FILE *f)
     fprintf(f, "stats: cuda: variable table: %lld uploads, %lld launches found it unchanged; the error record read "
                "%lld times\n",
             (long long)c->table_uploads, (long long)c->table_unchanged, (long long)c->er_reads);
-    fprintf(f, "stats: cuda: variable table uploads: %lld first of a block run, %lld after a sync point, %lld others; "
-               "%lld block runs on the device, %lld sync points in them\n",
-            (long long)c->up_first, (long long)c->up_synced, (long long)c->up_other, (long long)c->dev_runs,
-            (long long)c->sync_points);
+    fprintf(f, "stats: cuda: variable table uploads: %lld first of a block run, %lld after a sync point, %lld after "
+               "a host step, %lld others; %lld block runs on the device, %lld sync points in them\n",
+            (long long)c->up_first, (long long)c->up_synced, (long long)c->up_hosted, (long long)c->up_other,
+            (long long)c->dev_runs, (long long)c->sync_points);
     fprintf(f, "stats: cuda: results given a donor's storage when prepared ahead: %lld\n", (long long)c->speculated);
     fprintf(f, "stats: cuda: lazy fills filled on the device: %lld\n", (long long)c->lazy_fills);
     fprintf(f, "stats: cuda: reductions, scans and filters on the device (strategy %s):", st_name[c->strategy]);
@@ -2527,6 +2542,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.check_errors = cuda_check_errors;
     c->base.defer_errors = cuda_defer_errors;
     c->base.drain_deferred = cuda_drain_deferred;
+    c->base.host_step_ran = cuda_host_step_ran;
     c->base.meta_step = cuda_meta_step;
     c->base.block_begin = cuda_block_begin;
     c->base.block_end = cuda_block_end;

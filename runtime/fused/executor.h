@@ -95,6 +95,9 @@ struct Executor {
      * executor's until drain_deferred drops it), 0 when not (the caller
      * checks now and drops R). NULL: never. */
     int (*defer_errors)(Executor *x, ErrReplay *r);
+    /* A host step of the running block run has run (its results may be
+     * bound in the next steps' tables). NULL: nothing to note. */
+    void (*host_step_ran)(Executor *x);
     /* Drop the replays whose records were read and found clean (between
      * block runs, on the main thread: dropping may free vectors). */
     void (*drain_deferred)(Executor *x);
