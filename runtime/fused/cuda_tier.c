@@ -116,6 +116,19 @@ static void run_replay(void *arg)
     r->replay(r);
 }
 
+/* BYTES of records down: a wait of their own unless *AFTER_WAIT (the
+ * device idle already); it is, after. */
+static void read_records(CudaTier *t, void *dst, const void *src, size_t bytes, int *after_wait)
+{
+    if (*after_wait) {
+        cx_d2h_after_wait(t->c, dst, src, bytes);
+    } else {
+        cx_d2h(t->c, dst, src, bytes);
+        t->settle_waits++;
+        *after_wait = 1;
+    }
+}
+
 /* Read the pending records (AFTER_WAIT: the host waits next anyway, so
  * the read is not a wait of its own); fatal at the first that failed, in
  * the order they were left. */
@@ -127,22 +140,10 @@ static void settle(CudaTier *t, int after_wait)
     int n = t->npend, nc = t->last_check, nb = t->nblk;
     VkPermFault rec[DEFER_SLOTS];
     unsigned long long blk[DEFER_SLOTS][4];
-    if (nc > 0) {
-        if (after_wait) {
-            cx_d2h_after_wait(t->c, rec, t->pend_d, (size_t)nc * sizeof rec[0]);
-        } else {
-            cx_d2h(t->c, rec, t->pend_d, (size_t)nc * sizeof rec[0]);
-            t->settle_waits++;
-        }
-        after_wait = 1;
-    }
+    if (nc > 0)
+        read_records(t, rec, t->pend_d, (size_t)nc * sizeof rec[0], &after_wait);
     if (nb > 0) {
-        if (after_wait) {
-            cx_d2h_after_wait(t->c, blk, t->blk_d, (size_t)nb * sizeof blk[0]);
-        } else {
-            cx_d2h(t->c, blk, t->blk_d, (size_t)nb * sizeof blk[0]);
-            t->settle_waits++;
-        }
+        read_records(t, blk, t->blk_d, (size_t)nb * sizeof blk[0], &after_wait);
         cx_block_records_read(t->c, nb);
     }
     t->settles++;
@@ -1072,6 +1073,16 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
 
 /* ---- -d stats ------------------------------------------------------------------ */
 
+/* A -d stats line: TITLE, then each instruction's N[op] (and its BYTES[op]) where it is not 0. */
+static void print_by_op(FILE *f, const char *title, const int64_t *n, const int64_t *bytes)
+{
+    fprintf(f, "stats: device tier: %s", title);
+    for (int op = 0; op < OP_COUNT; op++)
+        if (n[op])
+            fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)n[op], (long long)bytes[op]);
+    fputc('\n', f);
+}
+
 void cuda_tier_report(const CudaTier *t, FILE *f)
 {
     int64_t ran = 0, fell = 0, fell_bytes = 0;
@@ -1099,14 +1110,8 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                 fprintf(f, " %s %lld", vc_ops[op].name, (long long)t->in_blocks[op]);
         fputc('\n', f);
     }
-    if (t->up_count) {
-        fprintf(f, "stats: device tier: host vectors uploaded as operands, by instruction:");
-        for (int op = 0; op < OP_COUNT; op++)
-            if (t->up_op[op])
-                fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->up_op[op],
-                        (long long)t->up_op_bytes[op]);
-        fputc('\n', f);
-    }
+    if (t->up_count)
+        print_by_op(f, "host vectors uploaded as operands, by instruction:", t->up_op, t->up_op_bytes);
     int64_t declined = 0;
     for (int op = 0; op < OP_COUNT; op++)
         declined += t->mem_declined[op];
@@ -1127,14 +1132,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: %lld host instructions read short device vectors (%lld bytes: a reduction's sums "
                "for an IF, and such)\n",
             (long long)t->short_reads, (long long)t->short_bytes);
-    if (t->short_reads) {
-        fprintf(f, "stats: device tier: host instructions that read short device vectors, by instruction:");
-        for (int op = 0; op < OP_COUNT; op++)
-            if (t->short_op[op])
-                fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)t->short_op[op],
-                        (long long)t->short_op_bytes[op]);
-        fputc('\n', f);
-    }
+    if (t->short_reads)
+        print_by_op(f, "host instructions that read short device vectors, by instruction:", t->short_op,
+                    t->short_op_bytes);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

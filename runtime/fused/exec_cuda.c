@@ -268,17 +268,25 @@ static void alloc_put(CudaExec *c, void *p, size_t bytes, int fixed)
     c->alive++;
 }
 
+/* P's entry in the ledger, or NULL. */
+static struct DevAlloc *alloc_find(CudaExec *c, const void *p)
+{
+    if (!c->acap || !p)
+        return NULL;
+    size_t j = alloc_slot(c, p), mask = c->acap - 1;
+    while (c->allocs[j].p && c->allocs[j].p != p)
+        j = (j + 1) & mask;
+    return c->allocs[j].p ? &c->allocs[j] : NULL;
+}
+
 /* Forget P; returns the size charged for it (0 when it was not recorded,
  * or is one of the executor's fixed records). */
 static size_t alloc_take(CudaExec *c, const void *p)
 {
-    if (!c->acap)
+    struct DevAlloc *a = alloc_find(c, p);
+    if (!a)
         return 0;
-    size_t j = alloc_slot(c, p), mask = c->acap - 1;
-    while (c->allocs[j].p && c->allocs[j].p != p)
-        j = (j + 1) & mask;
-    if (!c->allocs[j].p)
-        return 0;
+    size_t j = (size_t)(a - c->allocs), mask = c->acap - 1;
     size_t bytes = c->allocs[j].fixed ? 0 : c->allocs[j].bytes;
     c->allocs[j].p = NULL;
     c->alive--;
@@ -717,14 +725,10 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
  * freed, which then gives nothing back). */
 static void alloc_stop_charging(CudaExec *c, const void *p)
 {
-    if (!c->acap || !p)
-        return;
-    size_t j = alloc_slot(c, p), mask = c->acap - 1;
-    while (c->allocs[j].p && c->allocs[j].p != p)
-        j = (j + 1) & mask;
-    if (c->allocs[j].p && !c->allocs[j].fixed) {
-        mem_dev_uncharge_bytes((int64_t)c->allocs[j].bytes);
-        c->allocs[j].fixed = 1;
+    struct DevAlloc *a = alloc_find(c, p);
+    if (a && !a->fixed) {
+        mem_dev_uncharge_bytes((int64_t)a->bytes);
+        a->fixed = 1;
     }
 }
 
