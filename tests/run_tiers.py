@@ -537,6 +537,50 @@ try:
           and not [f for f in os.listdir(adir) if f.endswith(".abandoned")], err)
     shutil.rmtree(adir, ignore_errors=True)
 
+    # ... and the compiles after the run keep the block's interpreted speeds
+    # of that run beside its unit (its first timed run left out), so that
+    # the next run can judge its first fused run at once: planted speeds
+    # decide it (an interpreter 1e12x faster than any fused run, then 1e9x
+    # slower), not the clock
+    adir = tempfile.mkdtemp(prefix="vinterp-after-")
+    aslow, aflag = os.path.join(adir, "slow-cc.sh"), os.path.join(adir, "slow-cc.on")
+    blocking_cc(aslow, aflag)
+    rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=0", "-d", "stats", loop,
+                          env=dict(GATED, VINTERP_CC=aslow, VINTERP_TIER_DELAY_MS="0", VINTERP_TIER_BUDGET_MS="0",
+                                   VINTERP_TEST_TIER_END="compiling", VINTERP_TIER_AFTER="detach",
+                                   VINTERP_TEST_TIER_AFTER_GATE=os.path.join(adir, "gate")))
+    m = re.search(r"LOOP\): [a-z ,]+; (\d+) entries .*seconds: interpreted [0-9.]+ \((\d+) timed runs\)", err)
+    open(os.path.join(adir, "gate"), "w").close()
+    os.unlink(aflag)
+    kept = []
+    if m and rc == 0:  # the child compiles now that its gate and the compiler are open; its warm set comes last
+        if wait_for(lambda: [f for f in os.listdir(adir) if f.endswith(".warm")], "the detached compile's warm set"):
+            kept = [f for f in os.listdir(adir) if f.endswith(".tier")]
+    row = open(os.path.join(adir, kept[0])).read().split() if len(kept) == 1 else []
+    check("the compiles after the run keep the block's interpreted runs of that run beside its unit, the first left "
+          "out (late N-1, fused 0)",
+          m is not None and len(row) == 8 and int(m.group(2)) >= 3 and row[2] == str(int(m.group(2)) - 1)
+          and float(row[3]) > 0 and row[5] == "0" and os.path.exists(os.path.join(adir, kept[0][:32] + ".c")),
+          str(row) + str(os.listdir(adir)) + err)
+    for planted, demoted in (("vinterp-tier 1 10 0.000000000001 1000000000000 0 0 0\n", True),
+                             ("vinterp-tier 1 10 1000000.0 1000 0 0 0\n", False)):
+        if kept:
+            with open(os.path.join(adir, kept[0]), "w") as f:
+                f.write(planted)
+        rc, out, err, _ = run("--backend=cpu", "--cache-dir=" + adir, "--tier-work=0", "-d", "stats", "-d", "tier",
+                              loop, env=dict(GATED, VINTERP_CC=aslow, VINTERP_TEST_TIER_END="done"))
+        first = re.search(r"LOOP\): demoted; \d+ entries .*, 1 fused runs;.* demoted at its first fused run: [0-9.]+x "
+                          r"the interpreter's time per element in earlier runs", err) is not None
+        if demoted:
+            check("... a next run whose first fused run is far slower than those speeds goes back to the "
+                  "interpreter at once (1 fused run), the same answer", rc == 0 and out == ref and first, err)
+        else:
+            check("... and one far faster stays fused (the unit from the cache, every run but the sampled ones)",
+                  rc == 0 and out == ref and not first
+                  and re.search(r"LOOP\): fused; 301 entries .*, 2[0-9][0-9] fused runs; .*\(0 compiled, 1 cache hits\)",
+                                err) is not None, err)
+    shutil.rmtree(adir, ignore_errors=True)
+
     rc, out, err, _ = run("--backend=cpu", "--no-cache", "--tier-work=1000", "-d", "stats", once,
                           env=dict(quick, VINTERP_TIER_AFTER="wait"))
     check("--no-cache: no compiles after the run (the run's own cache goes with it)",

@@ -197,7 +197,8 @@ static int em_build(CudaDev *d, const char *src, size_t len, JitBuildStats *st, 
     EmulDev *e = (EmulDev *)d;
     JitStats js;
     memset(&js, 0, sizeof js);
-    int rc = jit_build(&e->jo, st->fast ? JIT_CXX_QUICK : JIT_CXX, src, len, &js, st->probe, msg, msglen);
+    int rc = jit_build(&e->jo, st->fast ? JIT_CXX_QUICK : JIT_CXX, src, len, &js, st->probe, NULL, 0, msg,
+                       msglen);
     st->compiled += js.compiled;
     st->hits += js.hits;
     st->compile_seconds += js.compile_seconds;

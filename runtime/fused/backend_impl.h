@@ -40,6 +40,11 @@ typedef struct {
     int64_t interp_work, fused_work, fused_timed, short_runs, interp_timed;
     int64_t lazy_runs;          /* runs interpreted for a lazy fill among the inputs */
     double interp_secs, fused_secs;
+    /* the first timed interpreted run's (its page faults on fresh vectors
+     * are not what the block costs in later runs: tier_after_compile
+     * leaves it out of the speeds it keeps) */
+    double interp_first_secs;
+    int64_t interp_first_work;
     /* after the install: every 8th run is interpreted, timed (late_*) */
     int64_t since_install, late_n, late_work;
     double late_secs;

@@ -103,15 +103,15 @@ static void tier_report(const Backend *b, FILE *f)
                 if (plan_readable(b, e) && (st != BS_QUEUED))
                     fprintf(f, ", translated in %.6f s, compiled in %.6f s (%d compiled, %d cache hits)",
                             e->translate_s, e->compile_s, e->compiled, e->hits);
-                if (e->installed_t >= 0)
+                if (e->installed_t < 0)
+                    fprintf(f, ", code not ready in time");
+                else
                     fprintf(f, ", in use from %.6f s", e->installed_t);
                 if (e->refined_t >= 0)
                     fprintf(f, " (quick code; the full code, compiled in %.6f s, from %.6f s)", e->refine_s,
                             e->refined_t);
-                else if (e->quick)
+                else if (e->installed_t >= 0 && e->quick)
                     fprintf(f, " (quick code to the end)");
-                else
-                    fprintf(f, ", code not ready in time");
             }
             if (e->late_work && e->fused_work)
                 fprintf(f, "; ns per element-instruction: interpreted %.3f (%lld runs sampled after the install), "

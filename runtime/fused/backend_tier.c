@@ -8,6 +8,7 @@
 #include "runtime/core/errors.h"
 #include "runtime/fused/lcu_eval.h"
 #include "runtime/fused/tier_after.h"
+#include "runtime/fused/tuning.h"
 #include "runtime/interp/ops.h"
 #include "vcode/optable.h"
 
@@ -516,6 +517,10 @@ int tier_entry(Backend *b, Interp *it, int k, int st)
     double t0 = rt_seconds();
     interp_exec_tier(it, b->blocks[k].start, b->blocks[k].end);
     double dt = rt_seconds() - t0;
+    if (e->interp_timed == 0) {
+        e->interp_first_secs = dt;
+        e->interp_first_work = w;
+    }
     e->interp_secs += dt;
     e->interp_work += w;
     e->interp_timed++;
@@ -544,6 +549,22 @@ void tier_judge(Backend *b, int k, int64_t w, double dt)
     if (e->runs == 0) {
         e->first_secs = dt;
         e->first_work = w;
+        /* earlier runs timed it interpreted (after their install, or
+         * before the compile after the run): a first fused run far slower
+         * than those goes back at once, page faults and all */
+        const TierSpeeds *p = &e->prior;
+        if (p->late_n >= 2 && p->late_work > 0 && p->late_secs > 0 && w > 0 &&
+            dt / (double)w > TIER_FIRST_RUN_SLOWER * (p->late_secs / (double)p->late_work)) {
+            e->demoted = 1;
+            snprintf(e->why, sizeof e->why,
+                     "demoted at its first fused run: %.1fx the interpreter's time per element in earlier runs",
+                     dt / (double)w / (p->late_secs / (double)p->late_work));
+            b->demotions++;
+            tier_remember_slow(b, k);
+            atomic_store(&e->state, BS_INTERP);
+            if (b->opt.tier.trace)
+                tier_trace(b, k, "demoted");
+        }
         return;
     }
     e->fused_work += w;
@@ -591,6 +612,25 @@ int64_t tier_after_count(const Backend *b)
     return n;
 }
 
+/* The compiles after the run: block K's interpreted runs of this run
+ * (the first left out) added to the speeds kept beside its unit UNIT
+ * (tier_verdict.h), so that the next run, which installs the unit at the
+ * block's first entry, can judge its first fused run at once
+ * (tier_judge). Nothing with fewer than two timed runs. */
+static void keep_interp_speeds(Backend *b, int k, const char *unit)
+{
+    const BlockEntry *e = &b->entries[k];
+    char vpath[1300];
+    if (e->interp_timed < 2 || tier_verdict_path(unit, b->program_id, vpath, sizeof vpath) != 0)
+        return;
+    TierSpeeds s;
+    tier_verdict_read(vpath, &s);
+    s.late_n += e->interp_timed - 1;
+    s.late_secs += e->interp_secs - e->interp_first_secs;
+    s.late_work += e->interp_work - e->interp_first_work;
+    tier_verdict_write(vpath, &s);
+}
+
 void tier_after_compile(void *backend)
 {
     Backend *b = backend;
@@ -605,6 +645,8 @@ void tier_after_compile(void *backend)
         memset(&st, 0, sizeof st); /* the full code (not st.fast): what later runs probe for */
         char msg[400] = "";
         int rc = build_one(b, b->fg_plans, k, &st, msg, sizeof msg);
+        if (rc == 0 && st.unit[0])
+            keep_interp_speeds(b, k, st.unit);
         if (rc == 0 && tier_hot_add(&done, tier_block_hash(b->prog, &b->blocks[k])) < 0)
             break;
     }

@@ -250,7 +250,8 @@ static int cpu_build(Executor *x, int nblocks, BlockPlan *const *plans, JitBuild
     const char *text = cg_unit_text(u, &len);
     JitStats js;
     memset(&js, 0, sizeof js);
-    int rc = gen > 0 ? jit_build(&c->jo, JIT_C, text, len, &js, st->probe, msg, msglen) : 0;
+    st->unit[0] = '\0';
+    int rc = gen > 0 ? jit_build(&c->jo, JIT_C, text, len, &js, st->probe, st->unit, sizeof st->unit, msg, msglen) : 0;
     cg_unit_free(u);
     st->compiled += js.compiled;
     st->hits += js.hits;

@@ -5,7 +5,9 @@
  * end first again (a NESL expression, a benchmark run once per process).
  * So once the output is written, its unit is compiled into the kernel
  * cache and the block kept as warm (tier_hot.h), and the next run installs
- * it at its first long run.
+ * it at its first long run. The block's interpreted speeds of this run
+ * are kept beside its unit (tier_verdict.h), so that the next run judges
+ * its first fused run at once (TIER_FIRST_RUN_SLOWER).
  *
  * The compiles run in a child process (fork() after the worker has
  * stopped: the child's one thread owns every lock), with stdin, stdout and

@@ -10,7 +10,9 @@
  *
  * The file is one line of text: "vinterp-tier 1 LATE_N LATE_SECS LATE_WORK
  * FUSED_N FUSED_SECS FUSED_WORK" (interpreted runs sampled after the
- * install; fused runs, the first of each run not counted). It is written
+ * install, or, for a block compiled after the run (tier_after.h), its
+ * interpreted runs of that run but the first; fused runs, the first of
+ * each run not counted). It is written
  * to a temporary name and renamed; a file that does not parse is ignored.
  * Concurrent runs may lose each other's samples, never corrupt them. */
 #ifndef RUNTIME_TIER_VERDICT_H

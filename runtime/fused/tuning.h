@@ -29,6 +29,14 @@
  * could not use the code (a unit takes 0.1-0.5 s to compile), and the
  * compile would only slow it (qs_5m, quickhull_5m: 6-12% cold). */
 #define TIER_BUDGET_MS 100
+/* A block installed with interpreted speeds from earlier runs
+ * (tier_verdict.h: sampled after their install, or kept by the compiles
+ * after the run) goes back to the interpreter at its first fused run when
+ * that run took more than this many times their time per unit of work.
+ * The margin covers the first run's page faults on fresh vectors, which
+ * the interpreted samples leave out; fused code 2-5x slower (qs_5m's
+ * blocks that run 2-9 times a run) is sent back before it does its damage. */
+#define TIER_FIRST_RUN_SLOWER 2.0
 /* The compiles after a run (tier_after.h), by backend: on cuda they are
  * the point (fused code on the device in the next run); on cpu they are
  * off unless asked for (VINTERP_TIER_AFTER=detach). Measured here

@@ -524,6 +524,7 @@ static void *find_or_compile(const JitOptions *o, JitLang lang, const char *src,
         if (access(so, R_OK) == 0) {
             if (!load) {
                 st->hits++;
+                snprintf(srcpath, srcpathlen, "%s", cfile);
                 return st; /* validated when it is loaded */
             }
             hd = load_checked(so, key);
@@ -598,12 +599,14 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
     return find_or_compile(o, lang, src, len, st, srcpath, srcpathlen, msg, msglen, 1, 0, NULL);
 }
 
-int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *msg,
-              size_t msglen)
+int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *srcpath,
+              size_t srcpathlen, char *msg, size_t msglen)
 {
-    char path[8];
+    char none[8];
     int missing = 0;
-    if (!find_or_compile(o, lang, src, len, st, path, 0, msg, msglen, 0, probe, &missing))
+    if (!srcpathlen)
+        srcpath = none;
+    if (!find_or_compile(o, lang, src, len, st, srcpath, srcpathlen, msg, msglen, 0, probe, &missing))
         return -1;
     return missing;
 }

@@ -43,6 +43,8 @@ typedef struct {
     int fast;                   /* in: the quick-compiled variant (a staged compile's first stage) */
     int compiled, hits;         /* units compiled, found in the cache */
     double compile_seconds;
+    char unit[1024];            /* out (the cpu executor's): the cached source of the unit built or
+                                   found ("" when none) */
 } JitBuildStats;
 
 /* Is the C compiler there (and does it run)? */
@@ -66,10 +68,12 @@ void *jit_load(const JitOptions *o, JitLang lang, const char *src, size_t len, J
 
 /* Compile SRC into the cache without loading it (a later jit_load of the
  * same text is a hit). Thread-safe: the tier thread's builds. Needs the
- * cache (not --no-cache). PROBE: compile nothing, only look. 0 (in the
- * cache now), 1 (PROBE: not in the cache), or -1 with MSG. */
-int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *msg,
-              size_t msglen);
+ * cache (not --no-cache). PROBE: compile nothing, only look. SRCPATH (of
+ * SRCPATHLEN bytes; 0: not wanted) receives the path of the cached
+ * source. 0 (in the cache now), 1 (PROBE: not in the cache), or -1 with
+ * MSG. */
+int jit_build(const JitOptions *o, JitLang lang, const char *src, size_t len, JitStats *st, int probe, char *srcpath,
+              size_t srcpathlen, char *msg, size_t msglen);
 
 /* Once, before any thread: the process settings generated units read
  * (OpenMP's wait policy). */
