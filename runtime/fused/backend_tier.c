@@ -551,7 +551,10 @@ void tier_judge(Backend *b, int k, int64_t w, double dt)
         e->first_work = w;
         /* earlier runs timed it interpreted (after their install, or
          * before the compile after the run): a first fused run far slower
-         * than those goes back at once, page faults and all */
+         * than those goes back at once, page faults and all, for this run
+         * only (one sample: not remembered as slow; it is kept among the
+         * fused samples at the end, tier_speeds, for the verdict of later
+         * runs) */
         const TierSpeeds *p = &e->prior;
         if (p->late_n >= 2 && p->late_work > 0 && p->late_secs > 0 && w > 0 &&
             dt / (double)w > TIER_FIRST_RUN_SLOWER * (p->late_secs / (double)p->late_work)) {
@@ -560,7 +563,6 @@ void tier_judge(Backend *b, int k, int64_t w, double dt)
                      "demoted at its first fused run: %.1fx the interpreter's time per element in earlier runs",
                      dt / (double)w / (p->late_secs / (double)p->late_work));
             b->demotions++;
-            tier_remember_slow(b, k);
             atomic_store(&e->state, BS_INTERP);
             if (b->opt.tier.trace)
                 tier_trace(b, k, "demoted");

@@ -32,7 +32,9 @@
 /* A block installed with interpreted speeds from earlier runs
  * (tier_verdict.h: sampled after their install, or kept by the compiles
  * after the run) goes back to the interpreter at its first fused run when
- * that run took more than this many times their time per unit of work.
+ * that run took more than this many times their time per unit of work
+ * (for the rest of the run; that one sample is kept for later runs'
+ * verdicts, not remembered as slow on its own).
  * The margin covers the first run's page faults on fresh vectors, which
  * the interpreted samples leave out; fused code 2-5x slower (qs_5m's
  * blocks that run 2-9 times a run) is sent back before it does its damage. */
