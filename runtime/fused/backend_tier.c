@@ -556,12 +556,13 @@ void tier_judge(Backend *b, int k, int64_t w, double dt)
          * fused samples at the end, tier_speeds, for the verdict of later
          * runs) */
         const TierSpeeds *p = &e->prior;
-        if (p->late_n >= 2 && p->late_work > 0 && p->late_secs > 0 && w > 0 &&
-            dt / (double)w > TIER_FIRST_RUN_SLOWER * (p->late_secs / (double)p->late_work)) {
+        double ratio = p->late_n >= 2 && p->late_work > 0 && p->late_secs > 0 && w > 0
+                           ? dt / (double)w / (p->late_secs / (double)p->late_work)
+                           : 0;
+        if (ratio > TIER_FIRST_RUN_SLOWER) {
             e->demoted = 1;
             snprintf(e->why, sizeof e->why,
-                     "demoted at its first fused run: %.1fx the interpreter's time per element in earlier runs",
-                     dt / (double)w / (p->late_secs / (double)p->late_work));
+                     "demoted at its first fused run: %.1fx the interpreter's time per element in earlier runs", ratio);
             b->demotions++;
             atomic_store(&e->state, BS_INTERP);
             if (b->opt.tier.trace)
