@@ -49,7 +49,11 @@
  * was slower than ref's while the verdicts (tier_verdict.h) were not in
  * yet: qs_5m 2.30 s against 0.93, quickhull_5m 2.17 against 1.04, radix_10m
  * 1.64 against 1.16, bh_16k 4.12 against 3.41, black_scholes_8m 1.3-1.4x
- * for five runs; the runs after settle near ref's. */
+ * for five runs; the runs after settle near ref's. Again with the first
+ * fused run checked against the interpreted speeds kept beside the unit
+ * (TIER_FIRST_RUN_SLOWER), quiet: the second run still slower than ref on
+ * four of five (qs_5m 1.36x, quickhull_5m 1.17x, radix_10m 1.20x,
+ * black_scholes_8m 1.54x; bh_16k level), tests/bench/RESULTS.md. */
 #define TIER_AFTER_CPU TIER_AFTER_OFF
 #define TIER_AFTER_CUDA TIER_AFTER_DETACH
 
