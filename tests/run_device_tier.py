@@ -362,8 +362,36 @@ def test_fused_faults():
     shutil.rmtree(cache, ignore_errors=True)
 
 
+# The model prices what generated kernels touch too: x = 0..N-1 as floats
+# (a block of its own), x * x in the next (a MAP reading N floats, writing
+# N), its sum in the third (reading N): at least 3 * N * 8 bytes, none of
+# them the device tier's when every block is fused.
+MODEL_FUSED = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\n" + SPLIT + "COPY 1 0\n* FLOAT\n" + SPLIT +
+               "CONST INT %d\nMAKE_SEGDES\n+_REDUCE FLOAT\nRET\n" % N)
+MODEL = re.compile(r"^stats: model: whole run ([0-9.]+) s \(.* for (\d+) bytes the device tier's primitives and the "
+                   r"generated kernels read and wrote\)$", re.M)
+
+
+def test_model_bytes():
+    rc_r, out_r, _ = ref(MODEL_FUSED)
+    cache = tempfile.mkdtemp(prefix="vinterp-dt-cache-")
+    env = dict(DEVICE, VINTERP_CACHE_DIR=cache, **EAGER)
+    rc, out, err = run(MODEL_FUSED, ["--backend=cuda", "--tier=eager", "-d", "stats"], env)
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r), "model: the reference's result (%d, %r)" % (rc, err[-300:]))
+    m = MODEL.search(err)
+    check(m is not None and int(m.group(2)) >= 3 * N * 8,
+          "model: the fused kernels' bytes counted, at least %d: %r" % (3 * N * 8, m and m.group(0)))
+    # the device tier alone counts the same instructions' bytes as its own
+    rc, out, err = dev(MODEL_FUSED, ["-d", "stats"])
+    m2 = MODEL.search(err)
+    check(rc == 0 and out == out_r and m2 is not None and int(m2.group(2)) >= 3 * N * 8,
+          "model: the device tier's bytes: %r" % (m2 and m2.group(0)))
+    shutil.rmtree(cache, ignore_errors=True)
+
+
 def main():
     test_placement()
+    test_model_bytes()
     test_trace()
     test_faults()
     test_good()

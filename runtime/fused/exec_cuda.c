@@ -140,6 +140,7 @@ struct CudaExec {
     /* what the program's timed region did (START_TIMER to STOP_TIMER, the
      * last one): counters at its start and its end */
     struct Tally { int64_t launches, syncs, h2d, d2h, dbytes; double ksecs; } t_start, t_region;
+    int64_t kbytes;             /* the model's bytes of the generated kernels' SOACs (soac_bytes) */
     int regions;
     /* the largest uploads of vectors (-d stats): bytes, block and variable */
     struct Upload { int64_t bytes; int line0, line1, var; } top_up[4];
@@ -507,7 +508,7 @@ static struct Tally tally(CudaExec *c)
     t.h2d = c->h2d_bytes;
     t.d2h = c->d2h_bytes;
     t.ksecs = kernel_seconds(c, 0) + kernel_seconds(c, 1);
-    t.dbytes = c->tier ? cuda_tier_bytes(c->tier) : 0;
+    t.dbytes = (c->tier ? cuda_tier_bytes(c->tier) : 0) + c->kbytes;
     return t;
 }
 
@@ -1713,6 +1714,60 @@ static int step_on_device(const CudaExec *c, int block, const BlockPlan *bp, int
     return step_code(c, block, bp, step) && !insane && (lives_there || size >= c->host_max[family(k)]);
 }
 
+/* ---- the model's bytes ------------------------------------------------------------ */
+
+/* Bytes of the local L, N of its elements (a descriptor: its lengths and
+ * offsets per segment). */
+static int64_t local_bytes(const CudaExec *c, int l, int64_t n)
+{
+    const LcuVarType *t = &c->types[l];
+    return n * (t->kind == LV_SEGDES ? 4 + 8 : t->base == VS_FLOAT ? 8 : 4);
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* What SOAC S of the step now running read and wrote in device memory,
+ * for the model (-d stats), counted as cuda_tier counts its primitives':
+ * every array its thunks (or a library kernel) read, once, at most as
+ * many elements as it has or as S iterates; every result written once.
+ * An estimate from below for a SOAC of several phases (a filter's flags,
+ * a permute's claims), from above for one that reads a long array at a
+ * few places. */
+static int64_t soac_bytes(const CudaExec *c, const LcuSoac *s)
+{
+    const vk_arr *hv = c->hv;
+    int64_t iters = 1;
+    switch (s->shape.kind) {
+    case LSH_LEN: iters = hv[s->shape.var].len; break;
+    case LSH_SEG_N: iters = hv[s->shape.var].n; break;
+    case LSH_SEG_M: iters = hv[s->shape.var].len; break;
+    case LSH_ONE: iters = 1; break;
+    }
+    if (s->kind == LS_LIB && s->nargs > 0)
+        iters = hv[s->args[0]].len;
+    int seen[64], nseen = 0;
+    int64_t bytes = 0;
+    const LcuThunk *th[3] = { s->pull, s->idx, s->pred };
+    for (int t = 0; t < 3 + (s->kind == LS_LIB); t++) {
+        int nu = t < 3 ? (th[t] ? th[t]->nusing : 0) : s->nargs;
+        for (int u = 0; u < nu; u++) {
+            int l = t < 3 ? th[t]->using[u] : s->args[u];
+            int dup = 0;
+            for (int q = 0; q < nseen && !dup; q++)
+                dup = seen[q] == l;
+            if (dup || l < 0 || l >= c->nvars)
+                continue;
+            if (nseen < 64)
+                seen[nseen++] = l;
+            bytes += local_bytes(c, l, min64(hv[l].len, iters > 0 ? iters : 0));
+        }
+    }
+    for (int r = 0; r < s->nres; r++)
+        if (s->res[r] >= 0 && s->res[r] < c->nvars)
+            bytes += local_bytes(c, s->res[r], hv[s->res[r]].len);
+    return bytes;
+}
+
 /* The step whose slice the SOAC protocol works on. */
 static void set_step(CudaExec *c, int block, int step, Value **env)
 {
@@ -1910,6 +1965,7 @@ static void cuda_run(Executor *x, int block, const BlockPlan *bp, int step, Valu
         c->cur_unique = kc->unique;
         c->cur_soac = j;
         run_soac(c, c->ubase[block] + kc->unique, j, s);
+        c->kbytes += soac_bytes(c, s);
         if (s->kind == LS_FILTER || s->kind == LS_PARTITION || s->kind == LS_SEG_FILTER) {
             /* its count came back: what depends on it is prepared now,
              * with the steps ahead that were waiting for it */
@@ -2406,7 +2462,7 @@ static void cuda_report(Executor *x, FILE *f)
             if (c->regions)
                 fprintf(f, "timed region %.6f s, ", model_seconds(&c->t_region));
             fprintf(f, "whole run %.6f s (%.0f us a launch, %.0f us a wait, %.0f GB/s host to device and back, %.0f GB/s "
-                       "of device memory for the device tier's %lld bytes)\n",
+                       "of device memory for %lld bytes the device tier's primitives and the generated kernels read and wrote)\n",
                     model_seconds(&all), MODEL_LAUNCH_S * 1e6, MODEL_WAIT_S * 1e6, MODEL_BUS_BPS / 1e9,
                     MODEL_HBM_BPS / 1e9, (long long)all.dbytes);
         }

@@ -97,7 +97,9 @@
 
 /* The modelled device of -d stats' "model" line (placement worked on
  * without a GPU): an H100's order of magnitude as the issue states it,
- * not measured here. */
+ * not measured here. Device memory is priced at the bytes the device
+ * tier's primitives and the generated kernels touch (exec_cuda.c
+ * soac_bytes). */
 #define MODEL_LAUNCH_S 5e-6
 #define MODEL_WAIT_S 10e-6
 #define MODEL_BUS_BPS 25e9
