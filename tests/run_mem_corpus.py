@@ -3,8 +3,11 @@
 on real programs: for each of the N largest programs of ../shared/corpus
 (default 10), the smallest -m the reference needs is found by bisection;
 then lcu and cpu with every block fused (--tier=eager), the default tiered
-run, and cuda on the emulated device with every kernel there run the
-program at exactly that -m and print what the reference prints.
+run, cuda on the emulated device with every kernel there, and the cuda
+backend's device tier with every vector on the emulated device run the
+program at exactly that -m and print what the reference prints; one unit
+below it the default and the device tier fail as the reference does
+(output, message, status).
 
 A fused block may hold more at its peak than the reference's instruction
 order does: it runs with the limit raised, and one that passed -m is run
@@ -27,12 +30,19 @@ HI = 1 << 40
 EMUL = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_CUDA_HOST_MAX_ELEM": "0", "VINTERP_CUDA_HOST_MAX_SCAN": "0",
         "VINTERP_CUDA_HOST_MAX_LIB": "0", "VINTERP_CXXFLAGS": "-x c++ -O0 -shared -fPIC -ffp-contract=off"}
 CPU = {"VINTERP_CFLAGS": "-O0 -shared -fPIC -ffp-contract=off -fopenmp"}
+# every vector on the emulated device (runtime/fused/cuda_tier.h)
+DEVTIER = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on", "VINTERP_DEVICE_MIN": "1"}
 BACKENDS = [
     ("lcu", ["--backend=lcu", "--tier=eager"], {}),
     ("cpu eager", ["--backend=cpu", "--tier=eager"], CPU),
     ("default (tiered)", [], CPU),
     ("cuda emulated", ["--backend=cuda", "--tier=eager"], EMUL),
+    ("cuda device tier", ["--backend=cuda", "--tier=off"], DEVTIER),
 ]
+# Below the reference's smallest -m these fail as the reference does, to
+# the byte (the fused blocks of --tier=eager may hold less at their peak
+# than the reference and pass there: not checked)
+EXACT = ("default (tiered)", "cuda device tier")
 
 
 def run(args, env_extra, m, prog):
@@ -67,10 +77,15 @@ for n in usable[:count]:
             hi = mid
         else:
             lo = mid + 1
-    rc, out, err = run(["--backend=ref"], {}, lo - 1, n)
+    below = run(["--backend=ref"], {}, lo - 1, n)
+    rc, out, err = below
     check("%s: ref needs -m %d (at %d it runs out)" % (n, lo, lo - 1), rc == 1 and "ran out of vector memory" in err,
           err[-300:])
     for name, args, env in BACKENDS:
         rc, out, err = run(args, env, lo, n)
         check("%s: %s at ref's smallest -m (%d): ref's output" % (n, name, lo), rc == 0 and out == want, err[-400:])
+        if name in EXACT:
+            got = run(args, env, lo - 1, n)
+            check("%s: %s at %d: ref's failure, the same output, message and status" % (n, name, lo - 1),
+                  got == below, "%r against %r" % (got[2][-300:], below[2][-300:]))
 finish()

@@ -648,13 +648,30 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
     int64_t len = gather ? idx->len : dflt ? dflt->len : op == OP_PERMUTE ? data->len : dsd->n > 0 ? dsd->n : 0;
     ValType ty = (ValType)data->type;
     size_t es = val_esize(ty);
-    Value *r = cx_device_value(t->c, ty, len);
+    /* the default written over when only the stack holds it, as the
+     * reference writes over it (ops_permute.c copy_of_default): no second
+     * vector of its length at once, against -m */
+    Value *r = NULL;
+    if (dflt && dflt->rc == 1 && val_unique(dflt) && !dflt->lazy && dflt->len == len &&
+        val_esize((ValType)dflt->type) == es) {
+        DevCopy *dc = cx_on_device(t->c, dflt);
+        if (!dc->planted && !dc->off) {
+            t->in_place++;
+            r = val_ref(dflt);
+            r->type = (uint8_t)ty;
+            r->hstale = 1;
+        }
+    }
+    int copied = r == NULL && dflt;
+    if (!r) {
+        r = cx_device_value(t->c, ty, len);
+        if (dflt)
+            cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
+        else if (!gather)
+            cx_memset0(t->c, ((DevCopy *)r->dev)->d, (size_t)len * es);
+    }
     void *o = ((DevCopy *)r->dev)->d;
-    if (dflt)
-        cx_d2d(t->c, o, dev_of(t, dflt), (size_t)len * es);
-    else if (!gather)
-        cx_memset0(t->c, o, (size_t)len * es);
-    t->dbytes += (dflt ? 2 : !gather ? 1 : 0) * len * (int64_t)es;
+    t->dbytes += (copied ? 2 : !dflt && !gather ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;
     if (gather ? len > 0 : ns > 0) { /* a scatter into nothing still checks its indices */
         const int32_t *sl = NULL, *dl = NULL;
@@ -792,10 +809,14 @@ static int64_t *positions(Value *idx, Value *sd)
     check_indices(idx, sd);
     int64_t m = sd->len;
     const int32_t *ix = VI(idx);
-    const int64_t *off = seg_offsets(sd);
-    int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos);
-    for (int64_t k = 0; k < m; k++)
-        pos[k] = off[k] + ix[k];
+    /* the offsets summed here, not cached on the descriptor (charged
+     * against -m while cached, where the reference holds none) */
+    const int32_t *l = VI(sd);
+    int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos), at = 0;
+    for (int64_t k = 0; k < m; k++) {
+        pos[k] = at + ix[k];
+        at += l[k];
+    }
     return pos;
 }
 

@@ -808,10 +808,24 @@ static DevCopy *on_device(CudaExec *c, Value *v)
     h2d(c, dc->d, v->data, bytes);
     note_upload(c, (int64_t)bytes);
     if (v->type == VT_SEGDES && v->len) {
-        const int64_t *off = seg_offsets(v);
+        /* the offsets the copy needs: the host's when it has them cached,
+         * else made for the copy alone (which is synchronous) and not
+         * charged: the reference holds none, and -m must fail where it
+         * fails (the device copy is charged on the device's ledger) */
+        int64_t *mine = v->offs ? NULL : rt_xmalloc((size_t)v->len * sizeof *mine);
+        const int64_t *off = v->offs ? v->offs : mine;
+        if (mine) {
+            const int32_t *l = VI(v);
+            int64_t at = 0;
+            for (int64_t k = 0; k < v->len; k++) {
+                mine[k] = at;
+                at += l[k];
+            }
+        }
         /* one segment's offsets are not charged, as on the host (seg_offsets) */
         dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off);
         h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
+        free(mine);
     }
     return dc;
 }
