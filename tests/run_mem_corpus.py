@@ -66,7 +66,10 @@ for n in progs:
     if "TIMER" in text or "FOPEN" in text or "SPAWN" in text or "READ" in text:
         continue
     usable.append(n)
-for n in usable[:count]:
+# and programs whose -m the backends once missed: a RANK over a descriptor
+# that lives on after it (the reference cached its offsets, charged)
+EXTRA = [n for n in ("cu_nested_segmented2",) if n in usable and n not in usable[:count]]
+for n in usable[:count] + EXTRA:
     rc, want, _ = run(["--backend=ref"], {}, HI, n)
     if not check("%s: runs under ref" % n, rc == 0):
         continue

@@ -53,6 +53,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("deep_recursion", None, True),
         ("map_chain", None, False),
         ("read_input", ints, True),
+        ("rank_segments", None, False),
     ]
 
 

@@ -83,11 +83,16 @@ void rank_segments(const Value *d, Value *sd, int down, int32_t *out)
             k = isf ? ~k : (~k & 0xffffffffu);
         key[i] = k;
     }
+    /* the segments' offsets summed here, none cached on the descriptor
+     * (cached offsets count against -m for as long as it lives, and the
+     * classic's RANK keeps none) */
     const int32_t *L = VI(sd);
-    const int64_t *off = seg_offsets(sd);
-    for (int64_t k = 0; k < m; k++)
+    int64_t at = 0;
+    for (int64_t k = 0; k < m; k++) {
         if (L[k] > 0)
-            rank_segment(key + off[k], L[k], isf ? 8 : 4, out + off[k], perm, tmp);
+            rank_segment(key + at, L[k], isf ? 8 : 4, out + at, perm, tmp);
+        at += L[k];
+    }
     free(key);
     free(perm);
     free(tmp);
