@@ -612,15 +612,20 @@ const int64_t *seg_offsets(Value *sd)
         int64_t m = sd->len;
         /* charged while they exist, as the device's copy of them is */
         int64_t *o = mem_alloc_charged(m * (int64_t)sizeof *o, "segment offsets");
-        const int32_t *l = VI(sd);
-        int64_t s = 0;
-        for (int64_t k = 0; k < m; k++) {
-            o[k] = s;
-            s += l[k];
-        }
+        seg_offsets_into(sd, o);
         sd->offs = o;
     }
     return sd->offs;
+}
+
+void seg_offsets_into(const Value *sd, int64_t *out)
+{
+    const int32_t *l = VI(sd);
+    int64_t s = 0;
+    for (int64_t k = 0; k < sd->len; k++) {
+        out[k] = s;
+        s += l[k];
+    }
 }
 
 int seg_check_ranges(Value *sd)

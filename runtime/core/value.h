@@ -170,6 +170,9 @@ void seg_set_shape(Value *sd, int64_t n, int32_t lo, int32_t hi);
 /* Exclusive offsets of the segments (cached; charged against -m while
  * cached, but for one segment). seg_drop_offsets forgets them. */
 const int64_t *seg_offsets(Value *sd);
+/* The same offsets written to OUT (SD's m entries), nothing cached or
+ * charged: for a copy made and let go (the device's upload). */
+void seg_offsets_into(const Value *sd, int64_t *out);
 void seg_drop_offsets(Value *sd);
 /* Checks that every non-empty segment lies inside [0, n) — always true when
  * sd->sane. Returns 0 when fine. */

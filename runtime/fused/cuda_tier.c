@@ -651,25 +651,14 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
     /* the default written over when only the stack holds it, as the
      * reference writes over it (ops_permute.c copy_of_default): no second
      * vector of its length at once, against -m */
-    Value *r = NULL;
-    if (dflt && dflt->rc == 1 && val_unique(dflt) && !dflt->lazy && dflt->len == len &&
-        val_esize((ValType)dflt->type) == es) {
-        DevCopy *dc = cx_on_device(t->c, dflt);
-        if (!dc->planted && !dc->off) {
-            t->in_place++;
-            r = val_ref(dflt);
-            r->type = (uint8_t)ty;
-            r->hstale = 1;
-        }
-    }
-    int copied = r == NULL && dflt;
-    if (!r) {
-        r = cx_device_value(t->c, ty, len);
-        if (dflt)
-            cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
-        else if (!gather)
-            cx_memset0(t->c, ((DevCopy *)r->dev)->d, (size_t)len * es);
-    }
+    if (dflt && val_unique(dflt) && !dflt->lazy)
+        cx_on_device(t->c, dflt); /* a host default uploaded, to be written over there */
+    Value *r = dflt ? in_place(t, &dflt, 1, ty, len) : cx_device_value(t->c, ty, len);
+    int copied = dflt && r != dflt;
+    if (copied)
+        cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
+    else if (!dflt && !gather)
+        cx_memset0(t->c, ((DevCopy *)r->dev)->d, (size_t)len * es);
     void *o = ((DevCopy *)r->dev)->d;
     t->dbytes += (copied ? 2 : !dflt && !gather ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;

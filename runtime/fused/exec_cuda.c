@@ -814,14 +814,8 @@ static DevCopy *on_device(CudaExec *c, Value *v)
          * fails (the device copy is charged on the device's ledger) */
         int64_t *mine = v->offs ? NULL : rt_xmalloc((size_t)v->len * sizeof *mine);
         const int64_t *off = v->offs ? v->offs : mine;
-        if (mine) {
-            const int32_t *l = VI(v);
-            int64_t at = 0;
-            for (int64_t k = 0; k < v->len; k++) {
-                mine[k] = at;
-                at += l[k];
-            }
-        }
+        if (mine)
+            seg_offsets_into(v, mine);
         /* one segment's offsets are not charged, as on the host (seg_offsets) */
         dc->off = v->len > 1 ? dalloc(c, (size_t)v->len * sizeof *off) : dalloc_fixed(c, sizeof *off);
         h2d(c, dc->off, off, (size_t)v->len * sizeof *off);
