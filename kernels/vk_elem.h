@@ -125,6 +125,45 @@ VS_FN int vk_map_takes(int op)
     return (op >= VK_OP_ADD && op <= VK_OP_SELECT) || (op >= VK_OP_FLOOR && op <= VK_OP_B_TO_I);
 }
 
+/* 1 when E is a chain vk_expr runs: 1 to VK_EXPR_NODES nodes, each an
+ * instruction of vk_map_takes that cannot fail, whose operands are
+ * earlier nodes or leaves E has, at most VK_EXPR_LEAVES leaves. */
+VS_FN int vk_expr_ok(const VkExpr *e)
+{
+    if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES)
+        return 0;
+    for (int k = 0; k < e->nn; k++) {
+        const VkExprNode *nd = &e->node[k];
+        if (!vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
+            (nd->ty != VS_FLOAT && (nd->op == VK_OP_DIV || nd->op == VK_OP_MOD)))
+            return 0;
+        for (int j = 0; j < nd->nargs; j++)
+            if (nd->a[j] >= k || -1 - nd->a[j] >= e->nl)
+                return 0;
+    }
+    return 1;
+}
+
+/* Element I of chain E's result into OUT (E checked by vk_expr_ok). */
+VS_FN void vk_expr_at(const VkExpr *e, int64_t i, void *out)
+{
+    VkCell r[VK_EXPR_NODES];
+    for (int k = 0; k < e->nn; k++) {
+        const VkExprNode *nd = &e->node[k];
+        VkCell x[3];
+        x[0].f = x[1].f = x[2].f = 0.0;
+        for (int j = 0; j < nd->nargs; j++) {
+            int a = nd->a[j];
+            x[j] = a >= 0 ? r[a] : vk_cell(&e->leaf[-1 - a], (e->lmask >> (-1 - a)) & 1, i);
+        }
+        (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
+    }
+    if (e->out_f)
+        ((double *)out)[i] = r[e->nn - 1].f;
+    else
+        ((int32_t *)out)[i] = r[e->nn - 1].i;
+}
+
 /* The segment that holds element I of a descriptor whose non-empty
  * segments tile the data: the last K with OFF[K] <= I (an empty segment
  * shares its offset with the next one, which is then the one found). */

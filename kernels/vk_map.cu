@@ -1,4 +1,5 @@
-/* kernels/vk_map.cu — the device tier's elementwise instructions, DIST,
+/* kernels/vk_map.cu — the device tier's elementwise instructions (one
+ * by one, or a chain of them as one kernel), DIST,
  * INDEX and EXTRACT's and REPLACE's positions (kernels.h): grid-stride loops over kernels/vk_elem.h's meaning
  * of an element. The instruction is a kernel argument, the same for every
  * thread, so its switch does not diverge; the loops are bound by memory. */
@@ -48,6 +49,13 @@ __global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, i
             atomicMin(fault, vk_fault_pack(k, 1));
 }
 
+__global__ void k_expr(VkExpr e, int64_t n, void *out)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+        vk_expr_at(&e, i, out);
+}
+
 } // namespace
 
 extern "C" int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
@@ -64,6 +72,19 @@ extern "C" int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, i
     for (int k = 0; k < nargs; k++)
         a.a[k] = args[k];
     k_map<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(op, ty, fmask, out_f, a, nargs, n, out_d, fault_d);
+    VK_LAUNCHED();
+    return 0;
+}
+
+extern "C" int vk_expr(const VkExpr *e, int64_t n, void *out_d)
+{
+    if (!vk_expr_ok(e))
+        return vk_fail("vk_expr: a chain of %d nodes and %d leaves that is not well formed", (int)e->nn, (int)e->nl);
+    if (vk_ready() != 0)
+        return -1;
+    if (n <= 0)
+        return 0;
+    k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n, out_d);
     VK_LAUNCHED();
     return 0;
 }

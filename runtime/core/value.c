@@ -98,10 +98,27 @@ static void out_of_memory(const char *side, const char *what, int64_t units, int
              side, what ? what : "", what ? ": " : "", (long long)units, (long long)used, (long long)limit_units);
 }
 
+static int (*reclaim_fn)(void);
+
+void mem_set_reclaim(int (*fn)(void)) { reclaim_fn = fn; }
+
+/* Memory held for later (mem_set_reclaim) let go before a charge fails:
+ * 1 when some was. */
+static int reclaim(void)
+{
+    static int busy;
+    if (!reclaim_fn || busy)
+        return 0;
+    busy = 1;
+    int r = reclaim_fn();
+    busy = 0;
+    return r;
+}
+
 /* Charge UNITS for WHAT (NULL: a vector). */
 static void charge_for(int64_t units, const char *what)
 {
-    if (units > limit_units + extra_units - used_units)
+    if (units > limit_units + extra_units - used_units && (!reclaim() || units > limit_units + extra_units - used_units))
         out_of_memory("", what, units, used_units);
     used_units += units;
     if (used_units > peak_units)
@@ -152,7 +169,7 @@ int64_t mem_dev_room_bytes(void)
 void mem_dev_charge_bytes(int64_t bytes, const char *what)
 {
     int64_t units = mem_bytes_units(bytes);
-    if (units > dev_limit_units() - dev_used_units)
+    if (units > dev_limit_units() - dev_used_units && (!reclaim() || units > dev_limit_units() - dev_used_units))
         out_of_memory("device: ", what, units, dev_used_units);
     dev_used_units += units;
 }

@@ -105,6 +105,11 @@ void mem_set_headroom(int64_t units);
 int64_t mem_bytes_units(int64_t bytes);
 void *mem_alloc_charged(int64_t bytes, const char *what);
 void mem_free_charged(void *p, int64_t bytes);
+/* FN lets go of memory held for later (the device tier's pending chains
+ * and their leaves): called once before a charge of either ledger would
+ * fail, the charge then tried again; it returns 1 when it let go of any.
+ * Results must not depend on whether it ran (only the memory in use). */
+void mem_set_reclaim(int (*fn)(void));
 /* Device memory (a device executor's copies and temporaries) has a ledger
  * of its own with the same limit: -m bounds the host and the device side
  * each. */

@@ -928,6 +928,7 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(elems_get, "vk_elems_get");
     LIBSYM(elems_put, "vk_elems_put");
     LIBSYM(map, "vk_map");
+    LIBSYM(expr, "vk_expr");
     LIBSYM(dist, "vk_dist");
     LIBSYM(index, "vk_index");
     LIBSYM(seg_positions, "vk_seg_positions");

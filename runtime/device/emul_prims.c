@@ -146,6 +146,15 @@ static int em_map(int op, int ty, int fmask, int out_f, const VkArg *args, int n
     return 0;
 }
 
+static int em_expr(const VkExpr *e, int64_t n, void *out)
+{
+    if (!vk_expr_ok(e))
+        return -1;
+    for (int64_t i = 0; i < n; i++)
+        vk_expr_at(e, i, out);
+    return 0;
+}
+
 static int em_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
     for (int64_t i = 0; i < n; i++)
@@ -294,6 +303,7 @@ void emu_prims_bind(VkLib *lib)
     lib->elems_get = em_elems_get;
     lib->elems_put = em_elems_put;
     lib->map = em_map;
+    lib->expr = em_expr;
     lib->dist = em_dist;
     lib->index = em_index;
     lib->seg_positions = em_seg_positions;

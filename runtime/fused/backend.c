@@ -746,6 +746,8 @@ int backend_run_block(Backend *b, Interp *it, int pc)
             return r;
         t_run = rt_seconds();
     }
+    if (b->x->flush)
+        b->x->flush(b->x);
     if (bind_inputs(b, it, e, bp) < 0)
         return -1;
     Value **env = b->env;

@@ -1,6 +1,7 @@
 /* runtime/fused/cuda_tier.c — the device tier (see cuda_tier.h): which
  * instructions it takes, and each one as a primitive call. */
 #include "runtime/fused/cuda_tier.h"
+#include "runtime/fused/cuda_chain.h"
 #include "runtime/fused/exec_cuda_impl.h"
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/fused/tuning.h"
@@ -185,7 +186,11 @@ static void settle(CudaTier *t, int after_wait)
     t->settling = 0;
 }
 
-void cuda_tier_settle(void *ctx) { settle(ctx, 0); }
+void cuda_tier_settle(void *ctx)
+{
+    chain_force_all(); /* I/O: what it reads written, and -m as the reference's */
+    settle(ctx, 0);
+}
 void cuda_tier_before_wait(CudaTier *t) { settle(t, 1); }
 static void settle_pending(void)
 {
@@ -254,6 +259,7 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     pending_tier = t;
     rt_set_pending_check(settle_pending);
+    chain_init();
     return t;
 }
 
@@ -277,7 +283,7 @@ void cuda_tier_free(CudaTier *t)
     free(t);
 }
 
-int64_t cuda_tier_bytes(const CudaTier *t) { return t->dbytes; }
+int64_t cuda_tier_bytes(const CudaTier *t) { return t->dbytes + chain_stats()->bytes; }
 
 CudaTier *cuda_tier_current(void)
 {
@@ -290,6 +296,13 @@ CudaTier *cuda_tier_current(void)
 /* A vector on the device (a descriptor's device copy is its metadata,
  * not a home). */
 static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_SEGDES && v->dev != NULL; }
+
+/* Whether the device ledger can take BYTES more, once the pending chains
+ * have let their leaves go if it could not (as the reference would have). */
+static int room_for(int64_t bytes)
+{
+    return bytes <= mem_dev_room_bytes() || (chain_force_all() && bytes <= mem_dev_room_bytes());
+}
 
 /* Whether the device memory left ($VINTERP_DEVICE_MEM, -m) holds what
  * the instruction whose NA operands are on IT's stack may need: its host
@@ -309,7 +322,7 @@ static int fits(Interp *it, int na, int scratch)
             need += v->len * (v->type == VT_SEGDES ? 12 : (int64_t)val_esize((ValType)v->type));
     }
     need += scratch * 3 * 8 * longest;
-    return need <= mem_dev_room_bytes();
+    return room_for(need);
 }
 
 /* MAKE_SEGDES and LENGTHS on the device, one rule for the tier's own
@@ -339,7 +352,7 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         const Value *v = it->consts[ins->cidx];
         if (v->type == VT_SEGDES || v->len < t->min)
             return 0;
-        if (v->len * 8 > mem_dev_room_bytes()) {
+        if (!room_for(v->len * 8)) {
             t->mem_declined[OP_CONST]++;
             return 0;
         }
@@ -486,20 +499,28 @@ static ValType result_type(const Instr *ins, const Value *a0, const Value *a1)
 /* An elementwise result written over an argument that only the stack
  * holds, of the result's element size, on the device (element i is read
  * before it is written), as the reference writes in place; else new. */
-static Value *in_place(CudaTier *t, Value **v, int na, ValType rt, int64_t n)
+static int in_place_arg(Value **v, int na, ValType rt, int64_t n)
 {
     for (int j = na - 1; j >= 0; j--) {
         Value *a = v[j];
         if (val_unique(a) && a->dev && !a->lazy && a->len == n && val_esize((ValType)a->type) == val_esize(rt) &&
-            !((DevCopy *)a->dev)->planted && !((DevCopy *)a->dev)->off) {
-            t->in_place++;
-            val_ref(a);
-            a->type = (uint8_t)rt;
-            a->hstale = 1;
-            return a;
-        }
+            !((DevCopy *)a->dev)->planted && !((DevCopy *)a->dev)->off)
+            return j;
     }
-    return cx_device_value(t->c, rt, n);
+    return -1;
+}
+
+static Value *in_place(CudaTier *t, Value **v, int na, ValType rt, int64_t n)
+{
+    int j = in_place_arg(v, na, rt, n);
+    if (j < 0)
+        return cx_device_value(t->c, rt, n);
+    Value *a = v[j];
+    t->in_place++;
+    val_ref(a);
+    a->type = (uint8_t)rt;
+    a->hstale = 1;
+    return a;
 }
 
 static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
@@ -516,6 +537,13 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
     ValType rt = result_type(ins, v[0], na > 1 ? v[1] : NULL);
     if (n == 0) {
         finish(t, it, na, val_new(rt, 0));
+        return;
+    }
+    if (chain_takes(ins, v, na, n)) { /* deferred: a chain (cuda_chain.h) */
+        chain_settle_holds(v, na);
+        int self = in_place_arg(v, na, rt, n);
+        t->in_place += self >= 0;
+        finish(t, it, na, chain_defer(t->c, ins, v, na, rt, n, self));
         return;
     }
     for (int j = 0; j < na; j++)
@@ -845,7 +873,7 @@ Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg)
 {
     if (!meta_on_device(t, op, arg))
         return NULL;
-    if (mem_dev_room_bytes() < arg->len * 24) { /* lengths, offsets and a copy */
+    if (!room_for(arg->len * 24)) { /* lengths, offsets and a copy */
         t->mem_declined[op]++;
         return NULL;
     }
@@ -1041,11 +1069,33 @@ static void run_replace(CudaTier *t, Interp *it)
     finish(t, it, 4, r);
 }
 
+/* Before INS runs (TAKE: on the device): its operands written and their
+ * counts of references the reference's (cuda_chain.h), unless it is an
+ * elementwise instruction the tier defers (run_elem). */
+static void settle_chains(Interp *it, const Instr *ins, int take)
+{
+    int na = nargs_of(ins->op);
+    if (na == 0 || it->sp < na)
+        return;
+    Value *v[16];
+    if (na > 16)
+        rt_fatal("internal error: %s has %d operands", vc_ops[ins->op].name, na);
+    for (int j = 0; j < na; j++)
+        v[j] = vs_at(it, na - 1 - j);
+    if (take && kind_of(ins->op) == K_ELEM && chain_takes(ins, v, na, v[0]->len))
+        return;
+    chain_settle_operands(v, na);
+}
+
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
 {
     CudaTier *t = ctx;
-    if (!run)
-        return claims(t, it, ins);
+    if (!run) {
+        int take = claims(t, it, ins);
+        if (chain_any())
+            settle_chains(it, ins, take);
+        return take;
+    }
     t->ran[ins->op]++;
     t->op = ins->op;
     int64_t w0 = cx_syncs(t->c);
@@ -1145,6 +1195,11 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     if (t->short_reads)
         print_by_op(f, "host instructions that read short device vectors, by instruction:", t->short_op,
                     t->short_op_bytes);
+    const ChainStats *cs = chain_stats();
+    fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into a "
+               "later one, %lld chains run (one launch each), %lld dropped unrun, %lld cut at the kernel's bounds\n",
+            (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->dropped,
+            (long long)cs->full);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

@@ -27,6 +27,7 @@
  * descriptor its int64 offsets. */
 #include "runtime/fused/exec_cuda.h"
 #include "runtime/fused/exec_cuda_impl.h"
+#include "runtime/fused/cuda_chain.h"
 #include "kernels/seg_plan.h"
 #include "runtime/core/clock.h"
 #include "runtime/device/cuda_dev.h"
@@ -461,6 +462,13 @@ static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int na
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
+static int w_expr(const VkExpr *e, int64_t n, void *out_d)
+{
+    PRIM("expr", 9,
+         PTRS(out_d, e->leaf[0].d, e->leaf[1].d, e->leaf[2].d, e->leaf[3].d, e->leaf[4].d, e->leaf[5].d,
+              e->leaf[6].d, e->leaf[7].d),
+         expr(e, n, out_d));
+}
 static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
     PRIM("dist", 3, PTRS(val->d, off_d, out_d), dist(esize, val, off_d, m, n, out_d));
@@ -559,6 +567,7 @@ static void wrap_lib(CudaExec *c)
     l->elems_get = d->elems_get ? w_elems_get : NULL;
     l->elems_put = d->elems_put ? w_elems_put : NULL;
     l->map = d->map ? w_map : NULL;
+    l->expr = d->expr ? w_expr : NULL;
     l->dist = d->dist ? w_dist : NULL;
     l->index = d->index ? w_index : NULL;
     l->seg_positions = d->seg_positions ? w_seg_positions : NULL;
@@ -666,6 +675,8 @@ static void hook_to_host(Value *v)
 {
     CudaExec *c = current;
     DevCopy *dc = v->dev;
+    if (dc && dc->chain)
+        chain_force(v);
     if (c && dc && v->len && !dc->planted)
         d2h(c, v->data, dc->d, (size_t)v->len * esize_of(v));
     v->hstale = 0;
@@ -675,6 +686,8 @@ static void hook_release(Value *v)
 {
     CudaExec *c = current;
     DevCopy *dc = v->dev;
+    if (dc && dc->chain)
+        chain_drop(v);
     if (c && dc) {
         if (!dc->planted)
             dfree(c, dc->d);
@@ -691,6 +704,8 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
     DevCopy *dc = v->dev;
     if (!c || !dc)
         return;
+    if (dc->chain)
+        chain_force(v);
     size_t es = esize_of(v);
     if (m <= 4) { /* a copy each */
         for (int64_t k = 0; k < m; k++) {
@@ -779,8 +794,11 @@ static void note_upload(CudaExec *c, int64_t bytes)
  * while the host keeps it lazy. */
 static DevCopy *on_device(CudaExec *c, Value *v)
 {
-    if (v->dev)
+    if (v->dev) {
+        if (((DevCopy *)v->dev)->chain)
+            chain_force(v);
         return v->dev;
+    }
     DevCopy *dc = new_copy(v);
     size_t bytes = (size_t)v->len * esize_of(v);
     dc->d = dalloc(c, bytes);
@@ -1850,6 +1868,14 @@ static void cuda_block_begin(Executor *x, int block, const BlockPlan *bp, Value 
     c->hosted = 0;
 }
 
+/* Before a fused block binds its inputs: the device tier's pending
+ * chains run (cuda_chain.h). */
+static void cuda_flush(Executor *x)
+{
+    (void)x;
+    chain_force_all();
+}
+
 static void cuda_block_end(Executor *x)
 {
     CudaExec *c = (CudaExec *)x;
@@ -2614,6 +2640,7 @@ Executor *exec_cuda_new(int devno, const JitOptions *o, const char *compile_only
     c->base.meta_step = cuda_meta_step;
     c->base.block_begin = cuda_block_begin;
     c->base.block_end = cuda_block_end;
+    c->base.flush = cuda_flush;
     c->base.where = cuda_where;
     c->base.report = cuda_report;
     c->base.times = cuda_times;

@@ -16,6 +16,8 @@ typedef struct {
     void *d;            /* elements (a descriptor: its m lengths) */
     int64_t *off;       /* descriptor: m offsets (device), or NULL */
     int planted;        /* tests: D is the host's copy (plant_host_ptr): never freed or read back */
+    void *chain;        /* pending: the chain that writes D (cuda_chain.h), or NULL */
+    int32_t holds;      /* chains holding this value as a leaf */
 } DevCopy;
 
 /* The executor that owns the device (one per process), or NULL. */

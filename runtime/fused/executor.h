@@ -109,6 +109,10 @@ struct Executor {
      * may miss its end: the next begin starts afresh. */
     void (*block_begin)(Executor *x, int block, const BlockPlan *bp, Value **env);
     void (*block_end)(Executor *x);
+    /* Before a block run binds its inputs (the stack's values): the
+     * values the executor left unwritten for later (the cuda device
+     * tier's pending chains) written now. NULL: nothing to do. */
+    void (*flush)(Executor *x);
     /* Where the code of a kernel lives (a file and function), for --check
      * reports; NULL when nothing was generated. */
     const char *(*where)(Executor *x, int block, int step, char *buf, size_t len);

@@ -1,0 +1,69 @@
+/* runtime/fused/cuda_chain.h — the device tier's deferred elementwise
+ * instructions: a chain of them run as one kernel (kernels.h vk_expr).
+ *
+ * An elementwise instruction the tier runs (cuda_tier.c), over operands
+ * that live on the device alone or are lazy fills, and that cannot fail
+ * (not an Int / or %), is not launched: its result is allocated as the
+ * reference's would be (written over an argument only the stack holds,
+ * else new, so that -m sees the same vectors) and becomes pending, a
+ * value whose device copy (DevCopy.chain) holds the instructions that
+ * make it. The next elementwise instruction over a pending value that only
+ * the stack holds takes its instructions into its own chain; its other
+ * operands become the chain's leaves (held until it runs). A chain runs —
+ * one launch reading each leaf once and writing its result once, the
+ * intermediate results in registers — when anything else reads its
+ * value: another instruction of the tier, a host instruction, a fused
+ * block (the backend's flush before it binds its inputs), I/O, the host's
+ * copy (value.h's to_host hook), or when it is full.
+ *
+ * What the reference sees is unchanged: an instruction that reads a leaf
+ * of a chain first runs every chain, so that its count of references is
+ * the reference's (an in-place write there decides as it does); a vector
+ * that does not fit under -m (host or device ledger) first runs every
+ * chain, which lets the leaves go (value.c mem_set_reclaim), so that the
+ * program runs out of memory where the reference does and not before.
+ * One device per process: the chains are the module's. */
+#ifndef RUNTIME_FUSED_CUDA_CHAIN_H
+#define RUNTIME_FUSED_CUDA_CHAIN_H
+
+#include "runtime/core/value.h"
+#include "runtime/fused/exec_cuda_impl.h"
+#include "vcode/program.h"
+
+/* 1 when instruction INS over V[0 .. NA) (the signature's order) can be
+ * deferred: an elementwise instruction that cannot fail over operands
+ * that are lazy fills or vectors of N > 0 elements on the device alone. */
+int chain_takes(const Instr *ins, Value *const *v, int na, int64_t n);
+/* Defer it (chain_takes said so): the result, of type RT and N elements,
+ * pending; SELF (an index into V, or -1) the argument the reference would
+ * write over (its storage becomes the result's, as cuda_tier.c's
+ * in_place), else a new vector. The caller pops the arguments and pushes
+ * the result. */
+Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self);
+/* Before an instruction that is not deferred reads V[0 .. NA): a pending
+ * operand runs, and every chain runs when one of them is a leaf. */
+void chain_settle_operands(Value *const *v, int na);
+/* Before an instruction is deferred: every chain runs when one of V[0 ..
+ * NA) is a leaf that only the stack would hold without the chains. */
+void chain_settle_holds(Value *const *v, int na);
+/* 1 when any chain is pending. */
+int chain_any(void);
+/* 1 when V is pending (its device copy not written yet). */
+int chain_pending(const Value *v);
+/* V's chain, when it has one, run now (the device copy then holds V). */
+void chain_force(Value *v);
+/* Every chain run now; how many there were. */
+int chain_force_all(void);
+/* V is being freed: its chain, when it has one, is dropped unrun and its
+ * leaves let go. */
+void chain_drop(Value *v);
+/* -d stats: instructions deferred; of them, taken into a later chain;
+ * chains run; chains dropped unrun; bytes the chains read and wrote. */
+typedef struct {
+    int64_t deferred, merged, runs, dropped, bytes, full;
+} ChainStats;
+const ChainStats *chain_stats(void);
+/* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */
+void chain_init(void);
+
+#endif
