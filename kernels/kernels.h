@@ -242,20 +242,28 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * an Int / or %), with TY as vk_map's, over NARGS (1 to 3) operands; an
  * operand A[j] >= 0 is node A[j]'s result (an earlier node), A[j] < 0 is
  * leaf -1 - A[j] of LEAF[0 .. nl) (arguments as vk_map's; bit j of LMASK
- * set when leaf j holds Floats). out_d[i] = the last node's result at
- * element i, Floats when OUT_F. An element's intermediate results stay
- * in registers: each leaf is read once and the result written once. */
-enum { VK_EXPR_NODES = 32, VK_EXPR_LEAVES = 8 };
+ * set when leaf j holds Floats). OUT[0 .. no): out[k].d[i] = node
+ * out[k].node's result at element i (Floats when F); an output whose D
+ * is NULL is not written. An element's intermediate results stay in
+ * registers, every leaf is read before any output is written (an output
+ * may write over a leaf), each leaf is read once and each output written
+ * once. */
+enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8 };
 typedef struct {
     uint8_t op, ty, nargs, unused;
     int8_t a[3], unused2;
 } VkExprNode;
 typedef struct {
+    void *d;
+    int32_t node, f;
+} VkExprOut;
+typedef struct {
     VkExprNode node[VK_EXPR_NODES];
     VkArg leaf[VK_EXPR_LEAVES];
-    int32_t nn, nl, lmask, out_f;
+    VkExprOut out[VK_EXPR_OUTS];
+    int32_t nn, nl, lmask, no;
 } VkExpr;
-int vk_expr(const VkExpr *e, int64_t n, void *out_d);
+int vk_expr(const VkExpr *e, int64_t n);
 /* EXTRACT's and REPLACE's positions: pos_d[k] = off_d[k] + idx[k] for each
  * of the M segments whose lengths and offsets are LEN_D and OFF_D; an index
  * outside its segment writes position 0 and puts vk_fault_pack(k, 1) into

@@ -127,10 +127,12 @@ VS_FN int vk_map_takes(int op)
 
 /* 1 when E is a chain vk_expr runs: 1 to VK_EXPR_NODES nodes, each an
  * instruction of vk_map_takes that cannot fail, whose operands are
- * earlier nodes or leaves E has, at most VK_EXPR_LEAVES leaves. */
+ * earlier nodes or leaves E has, at most VK_EXPR_LEAVES leaves, and 1 to
+ * VK_EXPR_OUTS outputs of its nodes. */
 VS_FN int vk_expr_ok(const VkExpr *e)
 {
-    if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES)
+    if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES || e->no < 1 ||
+        e->no > VK_EXPR_OUTS)
         return 0;
     for (int k = 0; k < e->nn; k++) {
         const VkExprNode *nd = &e->node[k];
@@ -141,11 +143,15 @@ VS_FN int vk_expr_ok(const VkExpr *e)
             if (nd->a[j] >= k || -1 - nd->a[j] >= e->nl)
                 return 0;
     }
+    for (int k = 0; k < e->no; k++)
+        if (e->out[k].node < 0 || e->out[k].node >= e->nn)
+            return 0;
     return 1;
 }
 
-/* Element I of chain E's result into OUT (E checked by vk_expr_ok). */
-VS_FN void vk_expr_at(const VkExpr *e, int64_t i, void *out)
+/* Element I of chain E's outputs (E checked by vk_expr_ok): every node,
+ * then every output. */
+VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
 {
     VkCell r[VK_EXPR_NODES];
     for (int k = 0; k < e->nn; k++) {
@@ -158,10 +164,15 @@ VS_FN void vk_expr_at(const VkExpr *e, int64_t i, void *out)
         }
         (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
     }
-    if (e->out_f)
-        ((double *)out)[i] = r[e->nn - 1].f;
-    else
-        ((int32_t *)out)[i] = r[e->nn - 1].i;
+    for (int k = 0; k < e->no; k++) {
+        const VkExprOut *o = &e->out[k];
+        if (!o->d)
+            continue;
+        if (o->f)
+            ((double *)o->d)[i] = r[o->node].f;
+        else
+            ((int32_t *)o->d)[i] = r[o->node].i;
+    }
 }
 
 /* The segment that holds element I of a descriptor whose non-empty

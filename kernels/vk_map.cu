@@ -49,11 +49,11 @@ __global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, i
             atomicMin(fault, vk_fault_pack(k, 1));
 }
 
-__global__ void k_expr(VkExpr e, int64_t n, void *out)
+__global__ void k_expr(VkExpr e, int64_t n)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        vk_expr_at(&e, i, out);
+        vk_expr_at(&e, i);
 }
 
 } // namespace
@@ -76,15 +76,16 @@ extern "C" int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, i
     return 0;
 }
 
-extern "C" int vk_expr(const VkExpr *e, int64_t n, void *out_d)
+extern "C" int vk_expr(const VkExpr *e, int64_t n)
 {
     if (!vk_expr_ok(e))
-        return vk_fail("vk_expr: a chain of %d nodes and %d leaves that is not well formed", (int)e->nn, (int)e->nl);
+        return vk_fail("vk_expr: a chain of %d nodes, %d leaves and %d outputs that is not well formed", (int)e->nn,
+                       (int)e->nl, (int)e->no);
     if (vk_ready() != 0)
         return -1;
     if (n <= 0)
         return 0;
-    k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n, out_d);
+    k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n);
     VK_LAUNCHED();
     return 0;
 }

@@ -263,8 +263,11 @@ def test_trace():
     spans = [e for e in events if e.get("ph") == "X"]
     check(rc == 0 and all("ts" in e and "dur" in e and e["dur"] >= 0 for e in spans) and len(spans) > 0,
           "trace: complete events with a start and a duration")
-    check(cats.get("device tier", 0) >= 4 and cats.get("primitive", 0) >= 4 and cats.get("allocation", 0) >= 1,
+    # INDEX, I_TO_F and * (one chain: vk_expr), +_REDUCE
+    check(cats.get("device tier", 0) >= 4 and cats.get("primitive", 0) >= 3 and cats.get("allocation", 0) >= 1,
           "trace: the tier's instructions, its primitive calls and allocations: %r" % cats)
+    prims = [e["name"] for e in spans if e.get("cat") == "primitive"]
+    check("expr" in prims, "trace: the chain's one launch named: %r" % prims)
     names = [e["name"] for e in spans if e.get("cat") == "device tier"]
     check(any(n.startswith("+_REDUCE (line ") for n in names), "trace: instructions named with their line: %r" % names)
     rc, out, err = dev(DOT, ["-d", "trace=/nonexistent-dir/t.json"])
@@ -389,7 +392,54 @@ def test_model_bytes():
     shutil.rmtree(cache, ignore_errors=True)
 
 
+# Deferred elementwise instructions (runtime/fused/cuda_chain.h), timed:
+# x = float(0..N-1); y = x * 2.0 (x still on the stack: a new vector);
+# z = x + y (over y); w = z * z (a new vector, z held twice); the sum of w.
+# I_TO_F, *, + and * are one chain, run once by the +_REDUCE, which writes
+# w alone (x, y and z are gone by then): one launch where there were four.
+CHAIN = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\nI_TO_F\nCOPY 1 0\nCONST FLOAT 2.0\nCONST INT %d\n"
+         "MAKE_SEGDES\nDIST FLOAT\n* FLOAT\n+ FLOAT\nCOPY 1 0\n* FLOAT\nCONST INT %d\nMAKE_SEGDES\n"
+         "+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nRET\n" % (N, N))
+CHAINS = re.compile(r"^stats: device tier: (\d+) elementwise instructions deferred into chains, (\d+) chains taken "
+                    r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) dropped unrun, "
+                    r"(\d+) cut at the kernel's bounds$", re.M)
+
+
+def test_chains():
+    rc_r, out_r, _ = ref(CHAIN)
+    rc, out, err = dev(CHAIN, ["-d", "stats"])
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r), "chain: the reference's answer (%r, %r)" % (out, out_r))
+    m = CHAINS.search(err)
+    got = m and [int(g) for g in m.groups()]
+    check(got == [4, 0, 1, 1, 0, 0], "chain: 4 instructions deferred, one chain run writing one vector: %r" % got)
+    on = tallies(err).get("timed region")
+    rc, out, err = dev(CHAIN, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
+    off = tallies(err).get("timed region")
+    check(rc == 0 and out == out_r and on and off and off[0] == on[0] + 3,
+          "chain: three launches fewer than one by one: %r against %r" % (on, off))
+    bytes_re = re.compile(r"^stats: model: .* for (\d+) bytes the device tier's primitives", re.M)
+    mb_on = bytes_re.search(dev(CHAIN, ["-d", "stats"])[2])
+    mb_off = bytes_re.search(err)
+    # one by one: I_TO_F 12N, * 16N (the 2.0 a scalar), + 24N, * 24N (z
+    # read as both operands); the chain reads the Ints once and writes w
+    # once: 12N
+    check(mb_on and mb_off and int(mb_off.group(1)) - int(mb_on.group(1)) == 64 * N,
+          "chain: 64 bytes an element fewer read and written: %r, %r" %
+          (mb_on and mb_on.group(1), mb_off and mb_off.group(1)))
+    # a vector a chain writes that is still needed: the chain writes it too
+    both = CHAIN.replace("+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\n",
+                         "+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nPOP 1 0\n").replace(
+                         "+ FLOAT\nCOPY 1 0\n", "+ FLOAT\nCOPY 1 0\nCOPY 1 0\nCPOP 1 2\n")
+    rc_r, out_r, _ = ref(both)
+    rc, out, err = dev(both, ["-d", "stats"])
+    m = CHAINS.search(err)
+    got = m and [int(g) for g in m.groups()]
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got == [4, 0, 1, 2, 0, 0],
+          "chain: z kept below the sum: the one chain writes z and w: %r %r" % (got, err[-300:]))
+
+
 def main():
+    test_chains()
     test_placement()
     test_model_bytes()
     test_trace()

@@ -54,6 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("map_chain", None, False),
         ("read_input", ints, True),
         ("rank_segments", None, False),
+        ("chain_leaves", None, False),
     ]
 
 

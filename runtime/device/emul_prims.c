@@ -146,12 +146,12 @@ static int em_map(int op, int ty, int fmask, int out_f, const VkArg *args, int n
     return 0;
 }
 
-static int em_expr(const VkExpr *e, int64_t n, void *out)
+static int em_expr(const VkExpr *e, int64_t n)
 {
     if (!vk_expr_ok(e))
         return -1;
     for (int64_t i = 0; i < n; i++)
-        vk_expr_at(e, i, out);
+        vk_expr_at(e, i);
     return 0;
 }
 

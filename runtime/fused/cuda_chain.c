@@ -11,14 +11,16 @@
 typedef struct Chain Chain;
 struct Chain {
     Chain *prev, *next;             /* the live chains */
-    Value *owner;                   /* the value it writes (not a reference) */
-    int64_t n;                      /* its elements */
-    VkExpr e;
-    /* leaf k: a vector held (a reference, counted in its DevCopy.holds),
-     * the owner's own storage (SELF: read before it is written), or a
-     * scalar (neither) */
+    int64_t n;                      /* elements of every leaf and output */
+    VkExpr e;                       /* e.out[k].d NULL: output k's value has gone */
+    Value *ov[VK_EXPR_OUTS];        /* output k's value (not a reference), or NULL */
+    /* leaf k: a vector held (LV, a reference counted in its DevCopy.holds);
+     * the old contents of storage an output writes over (SELF; read
+     * before they are written), OWNED by the chain once that output's
+     * value has gone; or a scalar (none of these) */
     Value *lv[VK_EXPR_LEAVES];
     uint8_t self[VK_EXPR_LEAVES];
+    void *owned[VK_EXPR_LEAVES];
 };
 
 static Chain *live;
@@ -59,50 +61,71 @@ static void unlink_chain(Chain *ch)
     ch->prev = ch->next = NULL;
 }
 
+/* The output slot of V in CH. */
+static int out_of(const Chain *ch, const Value *v)
+{
+    for (int k = 0; k < ch->e.no; k++)
+        if (ch->ov[k] == v)
+            return k;
+    rt_fatal("internal error: a pending vector is not its chain's output");
+}
+
 static void let_go(Value *v)
 {
     ((DevCopy *)v->dev)->holds--;
     val_release(v);
 }
 
-static void release_leaves(Chain *ch)
+/* CH's leaves let go and the chain freed (its outputs no longer pending). */
+static void free_chain(Chain *ch)
 {
-    for (int k = 0; k < ch->e.nl; k++)
+    unlink_chain(ch);
+    for (int k = 0; k < ch->e.no; k++)
+        if (ch->ov[k])
+            ((DevCopy *)ch->ov[k]->dev)->chain = NULL;
+    CudaExec *c = cx_current();
+    for (int k = 0; k < ch->e.nl; k++) {
+        if (ch->owned[k] && c)
+            cx_dfree(c, ch->owned[k]);
         if (ch->lv[k]) {
             Value *v = ch->lv[k];
             ch->lv[k] = NULL;
             let_go(v);
         }
+    }
+    free(ch);
 }
 
-void chain_force(Value *v)
+static void run_chain(Chain *ch)
 {
-    Chain *ch = chain_of(v);
-    if (!ch)
-        return;
-    DevCopy *dc = v->dev;
-    dc->chain = NULL;
-    unlink_chain(ch);
     CudaExec *c = cx_current();
-    if (cx_lib(c)->expr(&ch->e, ch->n, dc->d) != 0)
+    if (cx_lib(c)->expr(&ch->e, ch->n) != 0)
         cx_lib_fail(c, "an elementwise chain");
     cx_lib_called(c);
     for (int k = 0; k < ch->e.nl; k++)
         if (ch->e.leaf[k].d)
             stats.bytes += ch->n * ((ch->e.lmask >> k) & 1 ? 8 : 4);
-    stats.bytes += ch->n * (ch->e.out_f ? 8 : 4);
+    for (int k = 0; k < ch->e.no; k++)
+        if (ch->e.out[k].d) {
+            stats.bytes += ch->n * (ch->e.out[k].f ? 8 : 4);
+            stats.outputs++;
+        }
     stats.runs++;
-    release_leaves(ch);
-    free(ch);
+    free_chain(ch);
+}
+
+void chain_force(Value *v)
+{
+    Chain *ch = chain_of(v);
+    if (ch)
+        run_chain(ch);
 }
 
 int chain_force_all(void)
 {
     int n = 0;
-    while (live) {
-        chain_force(live->owner);
-        n++;
-    }
+    for (; live; n++)
+        run_chain(live);
     return n;
 }
 
@@ -111,11 +134,21 @@ void chain_drop(Value *v)
     Chain *ch = chain_of(v);
     if (!ch)
         return;
-    ((DevCopy *)v->dev)->chain = NULL;
-    unlink_chain(ch);
+    DevCopy *dc = v->dev;
+    int k = out_of(ch, v);
+    dc->chain = NULL;
+    for (int j = 0; j < ch->e.nl; j++)
+        if (ch->self[j] && !ch->owned[j] && ch->e.leaf[j].d == ch->e.out[k].d) {
+            ch->owned[j] = dc->d; /* its old contents are still to be read: the chain frees it */
+            dc->d = NULL;
+        }
+    ch->e.out[k].d = NULL;
+    ch->ov[k] = NULL;
+    for (int j = 0; j < ch->e.no; j++)
+        if (ch->ov[j])
+            return;
     stats.dropped++;
-    release_leaves(ch);
-    free(ch);
+    free_chain(ch);
 }
 
 static int reclaim(void) { return chain_force_all() > 0; }
@@ -181,6 +214,7 @@ static int add_leaf(Chain *nc, const void *d, int f)
         nc->e.lmask |= 1 << k;
     nc->lv[k] = NULL;
     nc->self[k] = 0;
+    nc->owned[k] = NULL;
     return -1 - k;
 }
 
@@ -209,25 +243,21 @@ static int leaf_scalar(Chain *nc, const Value *a)
     return r;
 }
 
-/* Pending A (only the stack holds it; not NC's owner) taken into NC: its
- * nodes after NC's, its leaves NC's (its own storage, which holds a leaf
- * when its chain began by writing over an argument, is then held as a
- * leaf); the reference of its result. */
-static int merge(Chain *nc, Value *a)
+/* Chain Q taken into NC: its leaves, nodes (after NC's) and live outputs
+ * NC's; Q freed. */
+static void merge(Chain *nc, Chain *q)
 {
-    Chain *q = chain_of(a);
-    ((DevCopy *)a->dev)->chain = NULL;
     unlink_chain(q);
     int lmap[VK_EXPR_LEAVES];
     for (int k = 0; k < q->e.nl; k++) {
-        if (q->self[k]) {
-            lmap[k] = leaf_value(nc, a);
-        } else if (q->lv[k]) {
+        if (q->lv[k]) {
             lmap[k] = leaf_value(nc, q->lv[k]);
             let_go(q->lv[k]);
         } else {
             int r = add_leaf(nc, NULL, (q->e.lmask >> k) & 1);
             nc->e.leaf[-1 - r] = q->e.leaf[k];
+            nc->self[-1 - r] = q->self[k];
+            nc->owned[-1 - r] = q->owned[k];
             lmap[k] = r;
         }
     }
@@ -238,71 +268,108 @@ static int merge(Chain *nc, Value *a)
             nd.a[j] = (int8_t)(nd.a[j] >= 0 ? nd.a[j] + base : lmap[-1 - nd.a[j]]);
         nc->e.node[nc->e.nn++] = nd;
     }
+    for (int k = 0; k < q->e.no; k++)
+        if (q->ov[k]) {
+            int o = nc->e.no++;
+            nc->e.out[o] = q->e.out[k];
+            nc->e.out[o].node += base;
+            nc->ov[o] = q->ov[k];
+            ((DevCopy *)q->ov[k]->dev)->chain = nc;
+        }
     free(q);
     stats.merged++;
-    return nc->e.nn - 1;
 }
 
-static int mergeable(const Value *a) { return chain_of(a) && a->rc == 1; }
+/* The chains of V[0 .. NA) (each once) into CS; how many. */
+static int chains_of(Value *const *v, int na, Chain **cs)
+{
+    int m = 0;
+    for (int j = 0; j < na; j++) {
+        Chain *q = chain_of(v[j]);
+        int seen = 0;
+        for (int k = 0; k < m; k++)
+            seen |= cs[k] == q;
+        if (q && !seen)
+            cs[m++] = q;
+    }
+    return m;
+}
+
+static int live_outputs(const Chain *q)
+{
+    int n = 0;
+    for (int k = 0; k < q->e.no; k++)
+        n += q->ov[k] != NULL;
+    return n;
+}
 
 Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self)
 {
-    /* what the chain may grow to; past the kernel's bounds, its pending
-     * operands run first (their results then leaves) */
-    int nodes = 1, leaves = 0;
-    for (int j = 0; j < na; j++) {
-        const Chain *q = chain_of(v[j]);
-        if (q && (j == self || mergeable(v[j]))) {
-            nodes += q->e.nn;
-            leaves += q->e.nl + 1;
-        } else {
-            leaves++;
-        }
+    /* what the chain may grow to; past the kernel's bounds, the operands'
+     * chains run first (their results then leaves) */
+    Chain *cs[3];
+    int m = chains_of(v, na, cs);
+    int nodes = 1, leaves = na, outs = 1;
+    for (int k = 0; k < m; k++) {
+        nodes += cs[k]->e.nn;
+        leaves += cs[k]->e.nl;
+        outs += live_outputs(cs[k]);
     }
-    if (nodes > VK_EXPR_NODES || leaves > VK_EXPR_LEAVES) {
+    if (nodes > VK_EXPR_NODES || leaves > VK_EXPR_LEAVES || outs > VK_EXPR_OUTS) {
         stats.full++;
-        for (int j = 0; j < na; j++)
-            chain_force(v[j]);
+        for (int k = 0; k < m; k++)
+            run_chain(cs[k]);
     }
     /* the result's storage, as the reference's (a new vector may first
      * run every chain to make room: mem_set_reclaim) */
     Value *r = self >= 0 ? val_ref(v[self]) : cx_device_value(c, rt, n);
-    Chain *nc = self >= 0 ? chain_of(r) : NULL;
-    int prev = nc ? nc->e.nn - 1 : 0;
-    if (!nc) {
+    m = chains_of(v, na, cs);
+    Chain *nc;
+    if (m) {
+        nc = cs[0];
+        for (int k = 1; k < m; k++)
+            merge(nc, cs[k]);
+    } else {
         nc = rt_xcalloc(1, sizeof *nc);
+        nc->n = n;
         link_chain(nc);
     }
     int ref[3] = { 0, 0, 0 };
+    int slot = -1; /* the result's output, when it is pending already (written over) */
     for (int j = 0; j < na; j++) {
         Value *a = v[j];
-        if (j == self && chain_of(a)) {
-            ref[j] = prev;
+        if (chain_of(a)) {
+            int k = out_of(nc, a);
+            ref[j] = nc->e.out[k].node;
+            if (j == self)
+                slot = k;
         } else if (j == self) { /* its storage is the result's: read first, then written */
             ref[j] = add_leaf(nc, ((DevCopy *)a->dev)->d, leaf_float(a));
             nc->self[-1 - ref[j]] = 1;
         } else if (a->lazy) {
             ref[j] = leaf_scalar(nc, a);
-        } else if (mergeable(a)) {
-            ref[j] = merge(nc, a);
         } else {
-            chain_force(a);
             ref[j] = leaf_value(nc, a);
         }
     }
-    VkExprNode *nd = &nc->e.node[nc->e.nn++];
+    int node = nc->e.nn++;
+    VkExprNode *nd = &nc->e.node[node];
     memset(nd, 0, sizeof *nd);
     nd->op = (uint8_t)ins->op;
     nd->ty = (uint8_t)(ins->type == TY_FLOAT ? VS_FLOAT : ins->type == TY_BOOL ? VS_BOOL : VS_INT);
     nd->nargs = (uint8_t)na;
     for (int j = 0; j < na; j++)
         nd->a[j] = (int8_t)ref[j];
-    nc->owner = r;
-    nc->n = n;
-    nc->e.out_f = rt == VT_FLOAT;
+    if (slot < 0) {
+        slot = nc->e.no++;
+        nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+        nc->ov[slot] = r;
+        ((DevCopy *)r->dev)->chain = nc;
+    }
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = rt == VT_FLOAT;
     r->type = (uint8_t)rt;
     r->hstale = 1;
-    ((DevCopy *)r->dev)->chain = nc;
     stats.deferred++;
     return r;
 }

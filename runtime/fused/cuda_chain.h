@@ -57,10 +57,11 @@ int chain_force_all(void);
 /* V is being freed: its chain, when it has one, is dropped unrun and its
  * leaves let go. */
 void chain_drop(Value *v);
-/* -d stats: instructions deferred; of them, taken into a later chain;
- * chains run; chains dropped unrun; bytes the chains read and wrote. */
+/* -d stats: instructions deferred; chains taken into another; chains
+ * run; dropped unrun (every output gone); bytes the chains read and
+ * wrote; cut at the kernel's bounds; outputs written. */
 typedef struct {
-    int64_t deferred, merged, runs, dropped, bytes, full;
+    int64_t deferred, merged, runs, dropped, bytes, full, outputs;
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */

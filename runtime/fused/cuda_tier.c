@@ -1196,10 +1196,11 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         print_by_op(f, "host instructions that read short device vectors, by instruction:", t->short_op,
                     t->short_op_bytes);
     const ChainStats *cs = chain_stats();
-    fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into a "
-               "later one, %lld chains run (one launch each), %lld dropped unrun, %lld cut at the kernel's bounds\n",
-            (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->dropped,
-            (long long)cs->full);
+    fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into "
+               "another, %lld chains run (one launch each) writing %lld vectors, %lld dropped unrun, %lld cut at the "
+               "kernel's bounds\n",
+            (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
+            (long long)cs->dropped, (long long)cs->full);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

@@ -462,12 +462,22 @@ static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int na
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
-static int w_expr(const VkExpr *e, int64_t n, void *out_d)
+static int w_expr(const VkExpr *e, int64_t n)
 {
-    PRIM("expr", 9,
-         PTRS(out_d, e->leaf[0].d, e->leaf[1].d, e->leaf[2].d, e->leaf[3].d, e->leaf[4].d, e->leaf[5].d,
-              e->leaf[6].d, e->leaf[7].d),
-         expr(e, n, out_d));
+    CudaExec *c = current;
+    const void *p[VK_EXPR_LEAVES + VK_EXPR_OUTS];
+    for (int k = 0; k < VK_EXPR_LEAVES; k++)
+        p[k] = k < e->nl ? e->leaf[k].d : NULL;
+    for (int k = 0; k < VK_EXPR_OUTS; k++)
+        p[VK_EXPR_LEAVES + k] = k < e->no ? e->out[k].d : NULL;
+    check_prim_ptrs(c, "the primitive expr", VK_EXPR_LEAVES + VK_EXPR_OUTS, p);
+    double tt = trace_now();
+    kmark(c, 1, 1);
+    int rc = c->dev->lib.expr(e, n);
+    kmark(c, 0, 1);
+    if (trace_on)
+        trace_span("primitive", "expr", tt, trace_now(), -1);
+    return rc;
 }
 static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
