@@ -11,7 +11,7 @@
 NVCC        ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_ARCH   ?= sm_90
 KBUILD      ?= $(BUILD)/kernels
-NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC -I. -arch=$(CUDA_ARCH)
+NVCC_FLAGS  := -std=c++17 -O3 --fmad=false -Xcompiler -fPIC -I. -arch=$(CUDA_ARCH)
 KERNELS_CU  := $(wildcard kernels/vk_*.cu)
 KERNELS_OBJ := $(KERNELS_CU:kernels/%.cu=$(KBUILD)/%.o)
 KERNELS_DEP := kernels/kernels.h kernels/vk_internal.cuh kernels/rand_jump.h kernels/vk_elem.h vcode/semantics.h vcode/program.h vcode/ops.h

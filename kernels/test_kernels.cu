@@ -36,6 +36,7 @@
 #define vk_seg_rank tk_seg_rank
 #define vk_rand tk_rand
 #define vk_map tk_map
+#define vk_expr tk_expr
 #define vk_dist tk_dist
 #define vk_index tk_index
 #define vk_seg_positions tk_seg_positions
@@ -98,6 +99,7 @@ int tk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, i
 {
     return emu.map(op, ty, fmask, out_f, args, nargs, n, out, fault);
 }
+int tk_expr(const VkExpr *e, int64_t n) { return emu.expr(e, n); }
 int tk_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
     return emu.dist(esize, val, off, m, n, out);
@@ -893,6 +895,77 @@ static void test_map_float(int64_t n)
     vk_free(oi);
 }
 
+/* A chain of elementwise instructions (vk_expr): s = (i * x + 0.5 < x) ?
+ * i * x + 0.5 : x over Ints i and Floats x, written to OD, its Bool to
+ * OI, and i * x + 0.5 written over x itself (every leaf read before an
+ * output is written), with a fourth output not written (D NULL). */
+static VkExprNode node(int op, int ty, int nargs, int a0, int a1 = 0, int a2 = 0)
+{
+    VkExprNode nd;
+    memset(&nd, 0, sizeof nd);
+    nd.op = (uint8_t)op;
+    nd.ty = (uint8_t)ty;
+    nd.nargs = (uint8_t)nargs;
+    nd.a[0] = (int8_t)a0;
+    nd.a[1] = (int8_t)a1;
+    nd.a[2] = (int8_t)a2;
+    return nd;
+}
+
+static void test_expr(int64_t n)
+{
+    std::vector<double> x(n);
+    std::vector<int32_t> ix(n);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = ((double)(int32_t)rnd32()) / 65536.0;
+        ix[i] = (int32_t)(rnd32() % 2001) - 1000;
+    }
+    double *xd = up(x), *od = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+    int32_t *ixd = up(ix), *oi = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    VkExpr e;
+    memset(&e, 0, sizeof e);
+    e.leaf[0] = vec_arg(ixd);
+    e.leaf[1] = vec_arg(xd);
+    e.leaf[2] = vec_arg(NULL);
+    e.leaf[2].f = 0.5;
+    e.nl = 3;
+    e.lmask = 2 | 4;
+    e.node[0] = node(VK_OP_I_TO_F, VS_INT, 1, -1);
+    e.node[1] = node(VK_OP_MUL, VS_FLOAT, 2, 0, -2);
+    e.node[2] = node(VK_OP_ADD, VS_FLOAT, 2, 1, -3);
+    e.node[3] = node(VK_OP_LT, VS_FLOAT, 2, 2, -2);
+    e.node[4] = node(VK_OP_SELECT, VS_FLOAT, 3, 3, 2, -2);
+    e.nn = 5;
+    e.out[0].d = od, e.out[0].node = 4, e.out[0].f = 1;
+    e.out[1].d = oi, e.out[1].node = 3, e.out[1].f = 0;
+    e.out[2].d = xd, e.out[2].node = 2, e.out[2].f = 1;
+    e.out[3].d = NULL, e.out[3].node = 1, e.out[3].f = 1;
+    e.no = 4;
+    int rc = vk_expr(&e, n);
+    std::vector<double> o = down(od, (size_t)n), nx = down(xd, (size_t)n);
+    std::vector<int32_t> b = down(oi, (size_t)n);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        double t = (double)ix[i] * x[i];
+        double u = t + 0.5;
+        int lt = u < x[i];
+        if (o[i] != (lt ? u : x[i]) || b[i] != lt || nx[i] != u)
+            bad = i;
+    }
+    CHECK(rc == 0 && bad < 0, "vk_expr, n %lld: element %lld", (long long)n, (long long)bad);
+    /* refused: a node reading a later one; an Int / (it may fail) */
+    VkExpr w = e;
+    w.node[1].a[0] = 3;
+    CHECK(vk_expr(&w, n) != 0, "vk_expr refuses a node that reads a later node (n %lld)", (long long)n);
+    w = e;
+    w.node[1] = node(VK_OP_DIV, VS_INT, 2, -1, -1);
+    CHECK(vk_expr(&w, n) != 0, "vk_expr refuses Int / (n %lld)", (long long)n);
+    vk_free(xd);
+    vk_free(od);
+    vk_free(ixd);
+    vk_free(oi);
+}
+
 static void test_dist_index(int64_t n, const std::vector<int32_t> &L)
 {
     int64_t m = (int64_t)L.size();
@@ -1056,6 +1129,7 @@ int main(int argc, char **argv)
     for (int64_t n : sizes) {
         test_map_int(n);
         test_map_float(n);
+        test_expr(n);
     }
     test_rand();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
