@@ -264,6 +264,14 @@ typedef struct {
     int32_t nn, nl, lmask, no;
 } VkExpr;
 int vk_expr(const VkExpr *e, int64_t n);
+/* The same, and the reduction ROP (one segment of N elements, as
+ * vk_reduce) of node NODE's results into out_d[0]: the node's values are
+ * not written anywhere (unless an output of E is that node). Int and Bool
+ * results, and Float MAX/MIN, equal vk_reduce's; Float ADD/MUL combine in
+ * a fixed tree order as vk_reduce does (under vk_set_float_exact, and for
+ * Float MAX/MIN, the node's values go through a temporary and
+ * vk_reduce). */
+int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d);
 /* EXTRACT's and REPLACE's positions: pos_d[k] = off_d[k] + idx[k] for each
  * of the M segments whose lengths and offsets are LEN_D and OFF_D; an index
  * outside its segment writes position 0 and puts vk_fault_pack(k, 1) into

@@ -149,11 +149,9 @@ VS_FN int vk_expr_ok(const VkExpr *e)
     return 1;
 }
 
-/* Element I of chain E's outputs (E checked by vk_expr_ok): every node,
- * then every output. */
-VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
+/* Element I of every node of chain E (checked by vk_expr_ok) into R. */
+VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
 {
-    VkCell r[VK_EXPR_NODES];
     for (int k = 0; k < e->nn; k++) {
         const VkExprNode *nd = &e->node[k];
         VkCell x[3];
@@ -164,6 +162,11 @@ VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
         }
         (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
     }
+}
+
+/* Element I of chain E's outputs from its nodes' R (vk_expr_eval). */
+VS_FN void vk_expr_store(const VkExpr *e, int64_t i, const VkCell *r)
+{
     for (int k = 0; k < e->no; k++) {
         const VkExprOut *o = &e->out[k];
         if (!o->d)
@@ -173,6 +176,14 @@ VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
         else
             ((int32_t *)o->d)[i] = r[o->node].i;
     }
+}
+
+/* Element I of chain E's outputs: every node, then every output. */
+VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
+{
+    VkCell r[VK_EXPR_NODES];
+    vk_expr_eval(e, i, r);
+    vk_expr_store(e, i, r);
 }
 
 /* The segment that holds element I of a descriptor whose non-empty

@@ -6,6 +6,8 @@
 #include "kernels/vk_internal.cuh"
 #include "kernels/vk_elem.h"
 
+#include <cub/block/block_reduce.cuh>
+
 namespace {
 
 const int MAP_BLOCK = 256;
@@ -56,6 +58,57 @@ __global__ void k_expr(VkExpr e, int64_t n)
         vk_expr_at(&e, i);
 }
 
+/* A chain's outputs and a block's partial reduction of node NODE over
+ * its CHUNK of the N elements (element order within a thread, a fixed
+ * tree across the block's threads). */
+template <class T> struct RopCombine {
+    int rop;
+    __device__ T operator()(const T &a, const T &b) const;
+};
+template <> __device__ int32_t RopCombine<int32_t>::operator()(const int32_t &a, const int32_t &b) const
+{
+    return vs_rop_icombine(rop, a, b);
+}
+template <> __device__ double RopCombine<double>::operator()(const double &a, const double &b) const
+{
+    return vs_rop_fcombine(rop, a, b);
+}
+
+template <class T> __device__ T cell_as(const VkCell &c);
+template <> __device__ int32_t cell_as<int32_t>(const VkCell &c) { return c.i; }
+template <> __device__ double cell_as<double>(const VkCell &c) { return c.f; }
+
+template <class T>
+__global__ void k_expr_reduce(VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident, T *partial)
+{
+    typedef cub::BlockReduce<T, MAP_BLOCK> BR;
+    __shared__ typename BR::TempStorage tmp;
+    RopCombine<T> op{ rop };
+    T acc = ident;
+    int64_t b0 = (int64_t)blockIdx.x * chunk, b1 = b0 + chunk < n ? b0 + chunk : n;
+    for (int64_t i = b0 + threadIdx.x; i < b1; i += MAP_BLOCK) {
+        VkCell r[VK_EXPR_NODES];
+        vk_expr_eval(&e, i, r);
+        vk_expr_store(&e, i, r);
+        acc = op(acc, cell_as<T>(r[node]));
+    }
+    T tot = BR(tmp).Reduce(acc, op);
+    if (threadIdx.x == 0)
+        partial[blockIdx.x] = tot;
+}
+
+template <class T> int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, T ident, void *out_d)
+{
+    unsigned grid = vk_grid(n, MAP_BLOCK, 4);
+    int64_t chunk = (n + grid - 1) / grid;
+    VkTemp part;
+    if (part.alloc((size_t)grid * sizeof(T)) != 0)
+        return -1;
+    k_expr_reduce<T><<<grid, MAP_BLOCK>>>(*e, node, (int)rop, n, chunk, ident, part.as<T>());
+    VK_LAUNCHED();
+    return vk_reduce(rop, part.as<T>(), (int64_t)grid, out_d);
+}
+
 } // namespace
 
 extern "C" int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
@@ -88,6 +141,38 @@ extern "C" int vk_expr(const VkExpr *e, int64_t n)
     k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n);
     VK_LAUNCHED();
     return 0;
+}
+
+extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
+{
+    if (!vk_expr_ok(e) || node < 0 || node >= e->nn)
+        return vk_fail("vk_expr_reduce: a chain of %d nodes, %d leaves and %d outputs, node %d, that is not well "
+                       "formed", (int)e->nn, (int)e->nl, (int)e->no, node);
+    if ((unsigned)rop >= (unsigned)VS_NROPS)
+        return vk_fail("vk_expr_reduce: operator %d is not a reduction operator", (int)rop);
+    if (vk_ready() != 0)
+        return -1;
+    int f = vs_rop_elem(rop) == 2;
+    if (n <= 0 || !vs_rop_tree_ok(rop) || (f && vk_opt_float_exact())) {
+        /* the node's values through a temporary, then vk_reduce's own order */
+        VkTemp vals;
+        if (vals.alloc((size_t)(n > 0 ? n : 1) * (f ? 8 : 4)) != 0)
+            return -1;
+        VkExpr w = *e;
+        if (w.no >= VK_EXPR_OUTS)
+            return vk_fail("vk_expr_reduce: no output left for the reduced node");
+        w.out[w.no].d = vals.p;
+        w.out[w.no].node = node;
+        w.out[w.no].f = f;
+        w.no++;
+        if (n > 0) {
+            k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n);
+            VK_LAUNCHED();
+        }
+        return vk_reduce(rop, vals.p, n > 0 ? n : 0, out_d);
+    }
+    return f ? expr_reduce<double>(e, node, rop, n, vs_rop_fident(rop), out_d)
+             : expr_reduce<int32_t>(e, node, rop, n, vs_rop_iident(rop), out_d);
 }
 
 extern "C" int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)

@@ -41,6 +41,7 @@ typedef struct {
     int (*map)(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
                unsigned long long *fault_d);
     int (*expr)(const VkExpr *e, int64_t n);
+    int (*expr_reduce)(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d);
     int (*dist)(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
     int (*index)(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,
                  int32_t *out_d);

@@ -929,6 +929,7 @@ static int bind_lib(RealDev *r, char *why, size_t len)
     LIBSYM(elems_put, "vk_elems_put");
     LIBSYM(map, "vk_map");
     LIBSYM(expr, "vk_expr");
+    LIBSYM(expr_reduce, "vk_expr_reduce");
     LIBSYM(dist, "vk_dist");
     LIBSYM(index, "vk_index");
     LIBSYM(seg_positions, "vk_seg_positions");

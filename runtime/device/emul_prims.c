@@ -155,6 +155,29 @@ static int em_expr(const VkExpr *e, int64_t n)
     return 0;
 }
 
+static int em_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out)
+{
+    if (!vk_expr_ok(e) || node < 0 || node >= e->nn || (unsigned)rop >= (unsigned)VS_NROPS)
+        return -1;
+    int f = vs_rop_elem(rop) == VS_FLOAT;
+    int32_t ai = vs_rop_iident(rop);
+    double af = vs_rop_fident(rop);
+    VkCell r[VK_EXPR_NODES];
+    for (int64_t i = 0; i < n; i++) {
+        vk_expr_eval(e, i, r);
+        vk_expr_store(e, i, r);
+        if (f)
+            af = vs_rop_fcombine(rop, af, r[node].f);
+        else
+            ai = vs_rop_icombine(rop, ai, r[node].i);
+    }
+    if (f)
+        *(double *)out = af;
+    else
+        *(int32_t *)out = ai;
+    return 0;
+}
+
 static int em_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
     for (int64_t i = 0; i < n; i++)
@@ -304,6 +327,7 @@ void emu_prims_bind(VkLib *lib)
     lib->elems_put = em_elems_put;
     lib->map = em_map;
     lib->expr = em_expr;
+    lib->expr_reduce = em_expr_reduce;
     lib->dist = em_dist;
     lib->index = em_index;
     lib->seg_positions = em_seg_positions;

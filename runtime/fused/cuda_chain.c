@@ -96,12 +96,10 @@ static void free_chain(Chain *ch)
     free(ch);
 }
 
-static void run_chain(Chain *ch)
+/* The bytes a run of CH reads and writes: each leaf vector once, each
+ * output written once. */
+static void count_run(const Chain *ch)
 {
-    CudaExec *c = cx_current();
-    if (cx_lib(c)->expr(&ch->e, ch->n) != 0)
-        cx_lib_fail(c, "an elementwise chain");
-    cx_lib_called(c);
     for (int k = 0; k < ch->e.nl; k++)
         if (ch->e.leaf[k].d)
             stats.bytes += ch->n * ((ch->e.lmask >> k) & 1 ? 8 : 4);
@@ -111,6 +109,30 @@ static void run_chain(Chain *ch)
             stats.outputs++;
         }
     stats.runs++;
+}
+
+static void run_chain(Chain *ch)
+{
+    CudaExec *c = cx_current();
+    if (cx_lib(c)->expr(&ch->e, ch->n) != 0)
+        cx_lib_fail(c, "an elementwise chain");
+    cx_lib_called(c);
+    count_run(ch);
+    free_chain(ch);
+}
+
+void chain_reduce(Value *v, VsRop rop, void *out_d)
+{
+    Chain *ch = chain_of(v);
+    int k = out_of(ch, v);
+    if (v->rc == 1) /* the reduction is its last reader: never written */
+        ch->e.out[k].d = NULL;
+    CudaExec *c = cx_current();
+    if (cx_lib(c)->expr_reduce(&ch->e, ch->e.out[k].node, rop, ch->n, out_d) != 0)
+        cx_lib_fail(c, "an elementwise chain's reduction");
+    cx_lib_called(c);
+    count_run(ch);
+    stats.reduced++;
     free_chain(ch);
 }
 
@@ -315,7 +337,8 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
         leaves += cs[k]->e.nl;
         outs += live_outputs(cs[k]);
     }
-    if (nodes > VK_EXPR_NODES || leaves > VK_EXPR_LEAVES || outs > VK_EXPR_OUTS) {
+    /* (one output kept free for vk_expr_reduce's temporary) */
+    if (nodes > VK_EXPR_NODES || leaves > VK_EXPR_LEAVES || outs > VK_EXPR_OUTS - 1) {
         stats.full++;
         for (int k = 0; k < m; k++)
             run_chain(cs[k]);

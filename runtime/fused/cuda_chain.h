@@ -52,6 +52,10 @@ int chain_any(void);
 int chain_pending(const Value *v);
 /* V's chain, when it has one, run now (the device copy then holds V). */
 void chain_force(Value *v);
+/* A reduction of pending V (one segment; ROP's result to OUT_D, on the
+ * device) in the same launch as V's chain, which then is not written
+ * unless something other than the stack holds V. */
+void chain_reduce(Value *v, VsRop rop, void *out_d);
 /* Every chain run now; how many there were. */
 int chain_force_all(void);
 /* V is being freed: its chain, when it has one, is dropped unrun and its
@@ -59,9 +63,10 @@ int chain_force_all(void);
 void chain_drop(Value *v);
 /* -d stats: instructions deferred; chains taken into another; chains
  * run; dropped unrun (every output gone); bytes the chains read and
- * wrote; cut at the kernel's bounds; outputs written. */
+ * wrote; cut at the kernel's bounds; outputs written; runs that were a
+ * reduction's too. */
 typedef struct {
-    int64_t deferred, merged, runs, dropped, bytes, full, outputs;
+    int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced;
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */

@@ -626,6 +626,12 @@ static void run_fold(CudaTier *t, Interp *it, const Instr *ins, int scan)
     VsRop op = vc_rop_of(ins->op, ins->type);
     Value *r = cx_device_value(t->c, (ValType)data->type, scan ? n : m);
     void *o = ((DevCopy *)r->dev)->d;
+    if (!scan && m == 1 && n > 0 && chain_pending(data)) { /* one launch with its chain (cuda_chain.h) */
+        chain_reduce(data, op, o);
+        t->dbytes += r->len * (int64_t)val_esize((ValType)data->type);
+        finish(t, it, 2, r);
+        return;
+    }
     const VkLib *l = cx_lib(t->c);
     VkArg a;
     memset(&a, 0, sizeof a);
@@ -1084,6 +1090,10 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
         v[j] = vs_at(it, na - 1 - j);
     if (take && kind_of(ins->op) == K_ELEM && chain_takes(ins, v, na, v[0]->len))
         return;
+    if (take && kind_of(ins->op) == K_REDUCE && v[1]->type == VT_SEGDES && v[1]->len == 1 && chain_pending(v[0])) {
+        chain_settle_operands(v + 1, na - 1); /* the data's chain runs with the reduction (run_fold) */
+        return;
+    }
     chain_settle_operands(v, na);
 }
 
@@ -1197,10 +1207,10 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                     t->short_op_bytes);
     const ChainStats *cs = chain_stats();
     fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into "
-               "another, %lld chains run (one launch each) writing %lld vectors, %lld dropped unrun, %lld cut at the "
-               "kernel's bounds\n",
+               "another, %lld chains run (one launch each) writing %lld vectors, %lld of them with a reduction, %lld "
+               "dropped unrun, %lld cut at the kernel's bounds\n",
             (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
-            (long long)cs->dropped, (long long)cs->full);
+            (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

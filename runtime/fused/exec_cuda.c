@@ -138,6 +138,7 @@ struct CudaExec {
     int check_ptrs;             /* $VINTERP_CUDA_CHECK_PTRS */
     VkLib lib;                  /* the device's primitives, timed and checked (the w_* wrappers) */
     int plant_host_ptr;         /* tests: one upload left on the host (check_ptrs must refuse it) */
+    void *wait_d;               /* a word read back to wait for the device (device_wait) */
     /* what the program's timed region did (START_TIMER to STOP_TIMER, the
      * last one): counters at its start and its end */
     struct Tally { int64_t launches, syncs, h2d, d2h, dbytes; double ksecs; } t_start, t_region;
@@ -462,22 +463,32 @@ static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int na
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
-static int w_expr(const VkExpr *e, int64_t n)
+/* A chain's pointers (its leaves and outputs, and OUT_D) checked, and its
+ * time marked: vk_expr, or vk_expr_reduce of NODE when ROP >= 0. */
+static int expr_call(const VkExpr *e, int node, int rop, int64_t n, void *out_d)
 {
     CudaExec *c = current;
-    const void *p[VK_EXPR_LEAVES + VK_EXPR_OUTS];
+    const void *p[VK_EXPR_LEAVES + VK_EXPR_OUTS + 1];
     for (int k = 0; k < VK_EXPR_LEAVES; k++)
         p[k] = k < e->nl ? e->leaf[k].d : NULL;
     for (int k = 0; k < VK_EXPR_OUTS; k++)
         p[VK_EXPR_LEAVES + k] = k < e->no ? e->out[k].d : NULL;
-    check_prim_ptrs(c, "the primitive expr", VK_EXPR_LEAVES + VK_EXPR_OUTS, p);
+    p[VK_EXPR_LEAVES + VK_EXPR_OUTS] = out_d;
+    const char *name = rop >= 0 ? "expr_reduce" : "expr";
+    check_prim_ptrs(c, rop >= 0 ? "the primitive expr_reduce" : "the primitive expr", VK_EXPR_LEAVES + VK_EXPR_OUTS + 1,
+                    p);
     double tt = trace_now();
     kmark(c, 1, 1);
-    int rc = c->dev->lib.expr(e, n);
+    int rc = rop >= 0 ? c->dev->lib.expr_reduce(e, node, (VsRop)rop, n, out_d) : c->dev->lib.expr(e, n);
     kmark(c, 0, 1);
     if (trace_on)
-        trace_span("primitive", "expr", tt, trace_now(), -1);
+        trace_span("primitive", name, tt, trace_now(), -1);
     return rc;
+}
+static int w_expr(const VkExpr *e, int64_t n) { return expr_call(e, 0, -1, n, NULL); }
+static int w_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
+{
+    return expr_call(e, node, (int)rop, n, out_d);
 }
 static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
@@ -530,11 +541,33 @@ static struct Tally tally(CudaExec *c)
     return t;
 }
 
+/* The host waits until the device has done what it was given (a few
+ * bytes read back: a sync, no data). */
+static void device_wait(CudaExec *c)
+{
+    if (!c->wait_d)
+        c->wait_d = dalloc_fixed(c, sizeof(int64_t));
+    int64_t w;
+    double t0 = trace_now();
+    if (c->tier)
+        cuda_tier_before_wait(c->tier);
+    if (c->dev->d2h(c->dev, &w, c->wait_d, sizeof w) != 0)
+        dev_fail(c, "waiting for the device at the program's timer");
+    c->d2h_count++;
+    if (trace_on)
+        trace_span("wait", "the program's timer", t0, trace_now(), -1);
+}
+
+/* START_TIMER and STOP_TIMER, before the clock is read: the chains the
+ * device tier deferred run and the device finishes its queue, so that
+ * the work before the region stays outside it and the region's inside. */
 static void timer_hook(int start)
 {
     CudaExec *c = current;
     if (!c)
         return;
+    chain_force_all();
+    device_wait(c);
     struct Tally t = tally(c);
     if (start) {
         c->t_start = t;
@@ -578,6 +611,7 @@ static void wrap_lib(CudaExec *c)
     l->elems_put = d->elems_put ? w_elems_put : NULL;
     l->map = d->map ? w_map : NULL;
     l->expr = d->expr ? w_expr : NULL;
+    l->expr_reduce = d->expr_reduce ? w_expr_reduce : NULL;
     l->dist = d->dist ? w_dist : NULL;
     l->index = d->index ? w_index : NULL;
     l->seg_positions = d->seg_positions ? w_seg_positions : NULL;
@@ -2596,6 +2630,8 @@ static void cuda_free(Executor *x)
             dfree(c, c->er_d);
         if (c->pair_d)
             dfree(c, c->pair_d);
+        if (c->wait_d)
+            dfree(c, c->wait_d);
     }
     free(c->preps);
     c->inner->free(c->inner);

@@ -536,9 +536,9 @@ int interp_run(Interp *it)
             break;
         case OP_STOP_TIMER: {
             Value *v = val_new(VT_FLOAT, 1);
-            VF(v)[0] = seconds_since(&timer_start);
             if (timer_hook)
                 timer_hook(0);
+            VF(v)[0] = seconds_since(&timer_start);
             vs_push(it, v);
             pc++;
             break;

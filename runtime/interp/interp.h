@@ -98,10 +98,11 @@ void interp_exec_range(Interp *it, int start, int end);
 /* The same as the program's first tier runs a block: the device tier
  * (dev_op), when there is one, takes the instructions it claims. */
 void interp_exec_tier(Interp *it, int start, int end);
-/* A hook called at START_TIMER (START 1: before the clock is read) and at
- * STOP_TIMER (0: after it is read), so that an executor can count what
- * the program's timed region did (-d stats); what the hook costs is
- * outside the region. NULL: none. */
+/* A hook called at START_TIMER (START 1) and at STOP_TIMER (0), each
+ * time before the clock is read, so that an executor can finish the work
+ * it has queued or deferred (the work before the region then outside it,
+ * the region's inside it) and count what the program's timed region did
+ * (-d stats). NULL: none. */
 void interp_set_timer_hook(void (*hook)(int start));
 
 #endif
