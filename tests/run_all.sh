@@ -151,6 +151,8 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
         python3 "$here/run_device_tier.py" "$interp"
     section "generated programs: cpu and cuda (emulated, every strategy) against ref" \
         python3 "$here/run_diff_random.py" "$interp" -n 10
+    section "generated programs: the device tier's elementwise chains against ref" \
+        python3 "$here/run_chain_random.py" "$interp" -n 24
 fi
 
 # Float sums whose order matters (tests/float_order): the classic's digits

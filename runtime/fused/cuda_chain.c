@@ -12,8 +12,8 @@ typedef struct Chain Chain;
 struct Chain {
     Chain *prev, *next;             /* the live chains */
     int64_t n;                      /* elements of every leaf and output */
-    VkExpr e;                       /* e.out[k].d NULL: output k's value has gone */
-    Value *ov[VK_EXPR_OUTS];        /* output k's value (not a reference), or NULL */
+    VkExpr e;                       /* (an output's D is NULL only in a reduction's run) */
+    Value *ov[VK_EXPR_OUTS];        /* output k's value (not a reference) */
     /* leaf k: a vector held (LV, a reference counted in its DevCopy.holds);
      * the old contents of storage an output writes over (SELF; read
      * before they are written), OWNED by the chain once that output's
@@ -81,8 +81,7 @@ static void free_chain(Chain *ch)
 {
     unlink_chain(ch);
     for (int k = 0; k < ch->e.no; k++)
-        if (ch->ov[k])
-            ((DevCopy *)ch->ov[k]->dev)->chain = NULL;
+        ((DevCopy *)ch->ov[k]->dev)->chain = NULL;
     CudaExec *c = cx_current();
     for (int k = 0; k < ch->e.nl; k++) {
         if (ch->owned[k] && c)
@@ -164,11 +163,13 @@ void chain_drop(Value *v)
             ch->owned[j] = dc->d; /* its old contents are still to be read: the chain frees it */
             dc->d = NULL;
         }
-    ch->e.out[k].d = NULL;
-    ch->ov[k] = NULL;
-    for (int j = 0; j < ch->e.no; j++)
-        if (ch->ov[j])
-            return;
+    /* the slot goes (the last one takes its place) */
+    int last = --ch->e.no;
+    ch->e.out[k] = ch->e.out[last];
+    ch->ov[k] = ch->ov[last];
+    ch->ov[last] = NULL;
+    if (ch->e.no > 0)
+        return;
     stats.dropped++;
     free_chain(ch);
 }
@@ -240,6 +241,22 @@ static int add_leaf(Chain *nc, const void *d, int f)
     return -1 - k;
 }
 
+/* A new node and a new output slot of NC (chain_defer keeps within the
+ * kernel's bounds). */
+static int new_node(Chain *nc)
+{
+    if (nc->e.nn >= VK_EXPR_NODES)
+        rt_fatal("internal error: an elementwise chain of more than %d nodes", VK_EXPR_NODES);
+    return nc->e.nn++;
+}
+
+static int new_output(Chain *nc)
+{
+    if (nc->e.no >= VK_EXPR_OUTS)
+        rt_fatal("internal error: an elementwise chain of more than %d outputs", VK_EXPR_OUTS);
+    return nc->e.no++;
+}
+
 /* Device vector A (not pending) as a leaf of NC, held (once per chain). */
 static int leaf_value(Chain *nc, Value *a)
 {
@@ -288,16 +305,15 @@ static void merge(Chain *nc, Chain *q)
         VkExprNode nd = q->e.node[k];
         for (int j = 0; j < nd.nargs; j++)
             nd.a[j] = (int8_t)(nd.a[j] >= 0 ? nd.a[j] + base : lmap[-1 - nd.a[j]]);
-        nc->e.node[nc->e.nn++] = nd;
+        nc->e.node[new_node(nc)] = nd;
     }
-    for (int k = 0; k < q->e.no; k++)
-        if (q->ov[k]) {
-            int o = nc->e.no++;
-            nc->e.out[o] = q->e.out[k];
-            nc->e.out[o].node += base;
-            nc->ov[o] = q->ov[k];
-            ((DevCopy *)q->ov[k]->dev)->chain = nc;
-        }
+    for (int k = 0; k < q->e.no; k++) {
+        int o = new_output(nc);
+        nc->e.out[o] = q->e.out[k];
+        nc->e.out[o].node += base;
+        nc->ov[o] = q->ov[k];
+        ((DevCopy *)q->ov[k]->dev)->chain = nc;
+    }
     free(q);
     stats.merged++;
 }
@@ -317,14 +333,6 @@ static int chains_of(Value *const *v, int na, Chain **cs)
     return m;
 }
 
-static int live_outputs(const Chain *q)
-{
-    int n = 0;
-    for (int k = 0; k < q->e.no; k++)
-        n += q->ov[k] != NULL;
-    return n;
-}
-
 Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self)
 {
     /* what the chain may grow to; past the kernel's bounds, the operands'
@@ -335,7 +343,7 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     for (int k = 0; k < m; k++) {
         nodes += cs[k]->e.nn;
         leaves += cs[k]->e.nl;
-        outs += live_outputs(cs[k]);
+        outs += cs[k]->e.no;
     }
     /* (one output kept free for vk_expr_reduce's temporary) */
     if (nodes > VK_EXPR_NODES || leaves > VK_EXPR_LEAVES || outs > VK_EXPR_OUTS - 1) {
@@ -375,7 +383,7 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
             ref[j] = leaf_value(nc, a);
         }
     }
-    int node = nc->e.nn++;
+    int node = new_node(nc);
     VkExprNode *nd = &nc->e.node[node];
     memset(nd, 0, sizeof *nd);
     nd->op = (uint8_t)ins->op;
@@ -384,7 +392,7 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     for (int j = 0; j < na; j++)
         nd->a[j] = (int8_t)ref[j];
     if (slot < 0) {
-        slot = nc->e.no++;
+        slot = new_output(nc);
         nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
         nc->ov[slot] = r;
         ((DevCopy *)r->dev)->chain = nc;

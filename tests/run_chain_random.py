@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""tests/run_chain_random.py INTERP [-n PROGRAMS] [--seed S] — the device
+tier's deferred elementwise chains (runtime/fused/cuda_chain.h) against the
+reference on generated programs.
+
+Each program is a long random walk over a stack of vectors of one length:
+new vectors (INDEX, lazy fills), every kind of elementwise instruction that
+the chains take (arithmetic, comparisons, logic, shifts, SELECT,
+conversions, libm), stack shuffles (COPY, POP, CPOP: values held twice,
+dropped, moved), and reductions and EXTRACTs of copies in between (which
+run a chain while its values are still held); at the end every vector is
+reduced to a scalar, and the stack is the output. It runs under
+--backend=ref and under the cuda backend's device tier on the emulated
+device (every vector there, and vectors from the default placement
+length), whose elementwise instructions and reductions are the reference's
+bit for bit there: the outputs must be identical. Over the set the chains
+must have been cut at the kernel's bounds, merged, run with a reduction and
+dropped unrun, so that every path ran. Ends with "N passed, N failed"."""
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+
+N = 5000  # above the default placement length (4096)
+STEPS = 260
+MAX_VECTORS = 12
+CHAINS = re.compile(r"^stats: device tier: (\d+) elementwise instructions deferred into chains, (\d+) chains taken "
+                    r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds$", re.M)
+
+
+class Gen:
+    def __init__(self, rng, reads):
+        self.rng = rng
+        self.reads = reads  # how often a reduction or an EXTRACT reads a copy (long chains when rare)
+        self.stack = []  # bottom to top: "I", "F", "B" (vectors of N), "S" (a scalar)
+        self.out = []
+
+    def emit(self, *lines):
+        self.out.extend(lines)
+
+    def segdes(self):
+        self.emit("CONST INT %d" % N, "MAKE_SEGDES")
+
+    def vectors(self):
+        return [d for d in range(len(self.stack)) if self.stack[-1 - d] != "S"]
+
+    def new_vector(self):
+        r = self.rng
+        kind = r.choice("IIFB")
+        if kind == "I" and r.random() < 0.6:
+            self.emit("CONST INT %d" % r.randint(-50, 50), "CONST INT %d" % r.choice([-3, -1, 1, 2, 7]))
+            self.segdes()
+            self.emit("INDEX")
+        elif kind == "I":
+            self.emit("CONST INT %d" % r.randint(-9, 9))
+            self.segdes()
+            self.emit("DIST INT")
+        elif kind == "F":
+            self.emit("CONST FLOAT %s" % r.choice(["0.5", "-1.25", "3.0", "7.75"]))
+            self.segdes()
+            self.emit("DIST FLOAT")
+        else:
+            self.emit("CONST BOOL %s" % r.choice("TF"))
+            self.segdes()
+            self.emit("DIST BOOL")
+        self.stack.append(kind)
+
+    def reduce_top(self, keep):
+        """A reduction of the top vector (of a copy of it when KEEP)."""
+        t = self.stack[-1]
+        if keep:
+            self.emit("COPY 1 0")
+            self.stack.append(t)
+        op = {"I": self.rng.choice(["+_REDUCE INT", "MAX_REDUCE INT", "XOR_REDUCE INT"]),
+              "F": self.rng.choice(["+_REDUCE FLOAT", "MIN_REDUCE FLOAT", "MAX_REDUCE FLOAT"]),
+              "B": self.rng.choice(["OR_REDUCE BOOL", "AND_REDUCE BOOL"])}[t]
+        self.segdes()
+        self.emit(op)
+        self.stack[-1] = "S"
+
+    def step(self):
+        r = self.rng
+        st = self.stack
+        vec = self.vectors()
+        if len(vec) < 3 or (len(vec) < MAX_VECTORS and r.random() < 0.08):
+            self.new_vector()
+            return
+        top = st[-1] if st[-1] != "S" else None
+        second = st[-2] if len(st) > 1 and st[-2] != "S" else None
+        x = r.random()
+        if x < 0.12:  # a copy of a vector below
+            d = r.choice(vec)
+            self.emit("COPY 1 %d" % d)
+            st.append(st[-1 - d])
+        elif x < 0.2 and len(vec) > 3:  # one goes
+            d = r.choice(vec)
+            self.emit("POP 1 %d" % d)
+            del st[-1 - d]
+        elif x < 0.3:  # one comes to the top
+            d = r.choice(vec)
+            self.emit("CPOP 1 %d" % d)
+            st.append(st.pop(-1 - d))
+        elif x < 0.3 + self.reads and top:
+            self.reduce_top(keep=True)
+        elif x < 0.3 + 1.5 * self.reads and top:
+            self.emit("COPY 1 0", "CONST INT %d" % r.randrange(N))
+            self.segdes()
+            self.emit("EXTRACT %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[top])
+            st.append("S")
+        elif x < 0.36 + 1.5 * self.reads and top and second and len(st) > 2 and st[-3] == "B" and top == second:
+            self.emit("SELECT %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[top])
+            del st[-3:]
+            st.append(top)
+        elif x < 0.75 and top and second == top:
+            ops = {"I": ["+ INT", "- INT", "* INT", "< INT", "<= INT", "> INT", "= INT", "!= INT", "AND INT",
+                         "OR INT", "XOR INT", "LSHIFT", "RSHIFT"],
+                   "F": ["+ FLOAT", "- FLOAT", "* FLOAT", "/ FLOAT", "< FLOAT", ">= FLOAT", "= FLOAT",
+                         "!= FLOAT"],
+                   "B": ["AND BOOL", "OR BOOL", "XOR BOOL"]}[top]
+            op = r.choice(ops)
+            self.emit(op)
+            st.pop()
+            st[-1] = "B" if op.split()[0] in ("<", "<=", ">", ">=", "=", "!=") else top
+        elif top:
+            ops = {"I": [("NOT INT", "I"), ("I_TO_F", "F"), ("I_TO_B", "B")],
+                   "F": [("SQRT", "F"), ("SIN", "F"), ("EXP", "F"), ("LOG", "F"), ("TANH", "F"),
+                         ("FLOOR", "I"), ("ROUND", "I"), ("TRUNC", "I"), ("CEIL", "I")],
+                   "B": [("NOT BOOL", "B"), ("B_TO_I", "I")]}[top]
+            op, res = r.choice(ops)
+            self.emit(op)
+            st[-1] = res
+        else:  # a scalar on top: a vector comes up
+            d = r.choice(vec)
+            self.emit("CPOP 1 %d" % d)
+            st.append(st.pop(-1 - d))
+
+    def program(self):
+        self.emit("FUNC MAIN1_1")
+        for _ in range(STEPS):
+            self.step()
+        while self.vectors():
+            d = self.vectors()[0]
+            if d:
+                self.emit("CPOP 1 %d" % d)
+                self.stack.append(self.stack.pop(-1 - d))
+            self.reduce_top(keep=False)
+        self.emit("RET")
+        return "\n".join(self.out) + "\n"
+
+
+def run(interp, path, args, env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VINTERP_")}
+    env.update(env_extra)
+    p = subprocess.run([interp] + args + [path], capture_output=True, text=True, env=env, timeout=600)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main(argv):
+    interp = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", "bin", "vinterp"))
+    count, seed = 24, 29
+    rest = argv[1:]
+    while rest:
+        a = rest.pop(0)
+        if a == "-n":
+            count = int(rest.pop(0))
+        elif a == "--seed":
+            seed = int(rest.pop(0))
+    rng = random.Random(seed)
+    passed = failed = 0
+    totals = [0] * 7
+    device = {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
+    configs = [("device tier, every vector there", dict(device, VINTERP_DEVICE_MIN="1")),
+               ("device tier, default placement", device)]
+    with tempfile.TemporaryDirectory(prefix="vinterp-chains-") as tmp:
+        for k in range(count):
+            path = os.path.join(tmp, "c%d.vcode" % k)
+            with open(path, "w") as f:
+                f.write(Gen(rng, 0.06 if k % 2 else 0.004).program())
+            rc_r, out_r, err_r = run(interp, path, ["--backend=ref"], {})
+            if rc_r != 0:
+                failed += 1
+                print("FAIL: c%d: the reference failed: %s" % (k, err_r.strip()[:300]))
+                continue
+            for name, env in configs:
+                rc, out, err = run(interp, path, ["--backend=cuda", "--tier=off", "-d", "stats"], env)
+                m = CHAINS.search(err)
+                if rc == 0 and out == out_r and m:
+                    passed += 1
+                    for j, g in enumerate(m.groups()):
+                        totals[j] += int(g)
+                else:
+                    failed += 1
+                    keep = os.path.join(tempfile.gettempdir(), "vinterp-chains-c%d.vcode" % k)
+                    with open(path) as src, open(keep, "w") as dst:
+                        dst.write(src.read())
+                    print("FAIL: c%d under the %s differs from ref (exit %d): %s; program kept as %s" %
+                          (k, name, rc, err.strip()[-300:], keep))
+    names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds"]
+    print("chains over the set: " + ", ".join("%s %d" % (n, t) for n, t in zip(names, totals)))
+    for n, t in zip(names, totals):
+        if n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds"):
+            if t > 0:
+                passed += 1
+            else:
+                failed += 1
+                print("FAIL: no chain was %s over the set: a path the programs do not reach" % n)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
