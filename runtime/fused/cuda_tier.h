@@ -23,6 +23,10 @@
  * bit but float + and * scans and reductions on a GPU (a tree: within the
  * bounds of runtime/fused/README.md).
  *
+ * Elementwise instructions that cannot fail are deferred into chains
+ * (cuda_chain.h), each run as one launch when something else reads its
+ * values.
+ *
  * Fused blocks on top: a fused block's kernels take and leave device
  * vectors as they are (exec_cuda.c), its steps on metadata (MAKE_SEGDES
  * of long lengths on the device, LENGTHS of a device descriptor) are made
