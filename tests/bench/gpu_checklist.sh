@@ -34,7 +34,9 @@
 #                   primitives, no NVRTC) beside ref on the two big
 #                   programs and the nine: timed region, whole process,
 #                   -d stats' tally and model lines; dotp_100m's Chrome trace
-#                   ($OUT/dotp_100m.trace.json); then bh, delaunay, batcher
+#                   ($OUT/dotp_100m.trace.json); the two big programs
+#                   again with VINTERP_DEVICE_CHAINS=off (every elementwise
+#                   instruction a launch); then bh, delaunay, batcher
 #                   and radix at VINTERP_DEVICE_MIN 1024, 16384 and 65536
 #     big       60  dotp_100m and black_scholes_20m: ref, cuda (eager,
 #                   prefilled) and the classic; the timed regions against
@@ -486,6 +488,19 @@ do_devtier() {
         say "  $(grep '^stats: model' "$out/$name.dt.err" | cut -c8-200)"
         grep '^stats: device tier: [0-9]* instructions ran on the host' "$out/$name.dt.err" | cut -c1-300 |
             while read -r l; do say "  $l"; done
+    done
+    # The chains measured (runtime/fused/cuda_chain.h): the two big
+    # programs with every elementwise instruction a launch of its own.
+    for name in dotp_100m black_scholes_20m; do
+        f="$data/big/$name.vcode"
+        [ -f "$f" ] || continue
+        [ $(($(date +%s) - s0)) -lt $((DEVTIER_S * 3 / 4)) ] || { say "  (devtier: out of time before $name, chains off)"; break; }
+        VINTERP_DEVICE_CHAINS=off VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off \
+            -m 2000000000 -d stats "$f" >"$out/$name.nochain" 2>"$out/$name.nochain.err"
+        same=same
+        same_but_timer "$out/$name.nochain" "$out/$name.dref" || same="OUTPUT DIFFERS"
+        say "- $name, VINTERP_DEVICE_CHAINS=off: timed region $(tail -n 1 "$out/$name.nochain" | tr -d '()' |
+            awk '{ print $1 }') s; output $same; $(grep '^stats: timed region' "$out/$name.nochain.err" | cut -c22-100)"
     done
     # The placement threshold measured (issue 29; the emulated model prices
     # the device's work only, not the host's): the four programs whose work
