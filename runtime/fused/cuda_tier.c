@@ -496,9 +496,10 @@ static ValType result_type(const Instr *ins, const Value *a0, const Value *a1)
     }
 }
 
-/* An elementwise result written over an argument that only the stack
- * holds, of the result's element size, on the device (element i is read
- * before it is written), as the reference writes in place; else new. */
+/* The argument (an index into V) an elementwise result is written over,
+ * as the reference writes in place: one that only the stack holds, of the
+ * result's element size, on the device (element i is read before it is
+ * written); -1 for none. */
 static int in_place_arg(Value **v, int na, ValType rt, int64_t n)
 {
     for (int j = na - 1; j >= 0; j--) {
@@ -510,6 +511,8 @@ static int in_place_arg(Value **v, int na, ValType rt, int64_t n)
     return -1;
 }
 
+/* The result of an elementwise instruction run now: over that argument,
+ * else new. */
 static Value *in_place(CudaTier *t, Value **v, int na, ValType rt, int64_t n)
 {
     int j = in_place_arg(v, na, rt, n);
