@@ -274,8 +274,9 @@ do_check() {
 # The device tier's primitives on the GPU (issue 29; in make test only on the
 # emulated device): the golden programs and the error programs with every
 # vector on the device (floats within 1e-9 relative: a CUB reduction's
-# order), run_device_tier.py's checks on the real device, and memcheck over
-# one program with every vector on the device.
+# order), run_device_tier.py's checks and run_chain_random.py's programs
+# (the elementwise chains) on the real device, and memcheck over one
+# program with every vector on the device.
 do_devcheck() {
     s0=$(date +%s)
     left() { echo $((120 - ($(date +%s) - s0))); }
@@ -290,6 +291,10 @@ do_devcheck() {
     DEVICE_TIER_REAL=$((1 - DRY)) timeout "$(left)" python3 tests/run_device_tier.py bin/vinterp >"$out/devcheck-tier.log" 2>&1
     say "- run_device_tier.py on the GPU: $(tail -n 1 "$out/devcheck-tier.log")"
     grep '^FAIL' "$out/devcheck-tier.log" | head -n 12 | cut -c1-240 | while read -r l; do say "  $l"; done
+    DEVICE_TIER_REAL=$((1 - DRY)) timeout "$(left)" python3 tests/run_chain_random.py bin/vinterp -n 24 \
+        >"$out/devcheck-chains.log" 2>&1
+    say "- run_chain_random.py on the GPU (vk_expr, vk_expr_reduce): $(tail -n 1 "$out/devcheck-chains.log")"
+    grep '^FAIL' "$out/devcheck-chains.log" | head -n 6 | cut -c1-240 | while read -r l; do say "  $l"; done
     if [ "$DRY" = 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
         for p in bn_qs cu_sort_rank; do
             [ "$(left)" -gt 5 ] || break
