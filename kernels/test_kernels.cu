@@ -37,6 +37,7 @@
 #define vk_rand tk_rand
 #define vk_map tk_map
 #define vk_expr tk_expr
+#define vk_expr_reduce tk_expr_reduce
 #define vk_dist tk_dist
 #define vk_index tk_index
 #define vk_seg_positions tk_seg_positions
@@ -100,6 +101,10 @@ int tk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, i
     return emu.map(op, ty, fmask, out_f, args, nargs, n, out, fault);
 }
 int tk_expr(const VkExpr *e, int64_t n) { return emu.expr(e, n); }
+int tk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out)
+{
+    return emu.expr_reduce(e, node, rop, n, out);
+}
 int tk_dist(size_t esize, const VkArg *val, const int64_t *off, int64_t m, int64_t n, void *out)
 {
     return emu.dist(esize, val, off, m, n, out);
@@ -953,6 +958,51 @@ static void test_expr(int64_t n)
             bad = i;
     }
     CHECK(rc == 0 && bad < 0, "vk_expr, n %lld: element %lld", (long long)n, (long long)bad);
+    /* with a reduction of a node: Int + of i * 3 (wrapping), Float MAX of
+     * the Floats s, Bool OR of the comparison; the outputs written too,
+     * but the reduced node's only when an output names it */
+    {
+        VkExpr r = e;
+        r.leaf[1] = vec_arg(xd); /* x as rewritten above: t + 0.5 */
+        r.leaf[2].f = 0.5;
+        r.node[5] = node(VK_OP_MUL, VS_INT, 2, -1, -4);
+        r.leaf[3] = vec_arg(NULL);
+        r.leaf[3].i = 3;
+        r.nl = 4;
+        r.nn = 6;
+        r.out[2].d = NULL; /* x not written over again */
+        int32_t *sum = (int32_t *)vk_alloc(4), *any = (int32_t *)vk_alloc(4);
+        double *mx = (double *)vk_alloc(8);
+        int rc1 = vk_expr_reduce(&r, 5, VS_IADD, n, sum);
+        int rc2 = vk_expr_reduce(&r, 4, VS_FMAX, n, mx);
+        int rc3 = vk_expr_reduce(&r, 3, VS_BOR, n, any);
+        uint32_t esum = 0;
+        double emx = -(double)1.0e36f;
+        int32_t eany = 0;
+        for (int64_t i = 0; i < n; i++) {
+            esum += (uint32_t)ix[i] * 3u;
+            double u = (double)ix[i] * nx[i] + 0.5;
+            int lt = u < nx[i];
+            double sv = lt ? u : nx[i];
+            emx = emx > sv ? emx : sv;
+            eany |= lt;
+        }
+        std::vector<double> o2 = down(od, (size_t)n);
+        int64_t bad2 = -1;
+        for (int64_t i = 0; i < n && bad2 < 0; i++) {
+            double u = (double)ix[i] * nx[i] + 0.5;
+            if (o2[i] != (u < nx[i] ? u : nx[i]))
+                bad2 = i;
+        }
+        CHECK(rc1 == 0 && down(sum, 1)[0] == (int32_t)esum, "vk_expr_reduce Int +, n %lld", (long long)n);
+        CHECK(rc2 == 0 && down(mx, 1)[0] == emx, "vk_expr_reduce Float MAX, n %lld", (long long)n);
+        CHECK(rc3 == 0 && down(any, 1)[0] == eany, "vk_expr_reduce Bool OR, n %lld", (long long)n);
+        CHECK(bad2 < 0, "vk_expr_reduce writes the chain's outputs, n %lld: element %lld", (long long)n,
+              (long long)bad2);
+        vk_free(sum);
+        vk_free(any);
+        vk_free(mx);
+    }
     /* refused: a node reading a later one; an Int / (it may fail) */
     VkExpr w = e;
     w.node[1].a[0] = 3;
