@@ -1,28 +1,34 @@
 /* runtime/fused/cuda_chain.h — the device tier's deferred elementwise
- * instructions: a chain of them run as one kernel (kernels.h vk_expr).
+ * instructions: chains of them, each run as one kernel (kernels.h
+ * vk_expr, vk_expr_reduce).
  *
  * An elementwise instruction the tier runs (cuda_tier.c), over operands
  * that live on the device alone or are lazy fills, and that cannot fail
  * (not an Int / or %), is not launched: its result is allocated as the
  * reference's would be (written over an argument only the stack holds,
  * else new, so that -m sees the same vectors) and becomes pending, a
- * value whose device copy (DevCopy.chain) holds the instructions that
- * make it. The next elementwise instruction over a pending value that only
- * the stack holds takes its instructions into its own chain; its other
- * operands become the chain's leaves (held until it runs). A chain runs —
- * one launch reading each leaf once and writing its result once, the
- * intermediate results in registers — when anything else reads its
- * value: another instruction of the tier, a host instruction, a fused
- * block (the backend's flush before it binds its inputs), I/O, the host's
- * copy (value.h's to_host hook), or when it is full.
+ * value whose device copy (DevCopy.chain) is an output of a chain not run
+ * yet. The next such instruction takes its operands' chains into one,
+ * whatever else holds those operands (their values stay outputs of the
+ * chain); its other operands become the chain's leaves (held until it
+ * runs). A chain runs — one launch reading each leaf once and writing each
+ * output that still has a value once, the intermediate results in
+ * registers — when anything else reads one of its values: another
+ * instruction of the tier, a host instruction, a fused block (the
+ * executor's flush before it binds its inputs), I/O, the host's copy
+ * (value.h's to_host hook), the program's timers (exec_cuda.c), or when a
+ * new instruction would take it past the kernel's bounds. A one-segment
+ * reduction of a pending value runs with its chain (chain_reduce). A
+ * chain whose outputs have all gone is dropped unrun.
  *
  * What the reference sees is unchanged: an instruction that reads a leaf
- * of a chain first runs every chain, so that its count of references is
- * the reference's (an in-place write there decides as it does); a vector
- * that does not fit under -m (host or device ledger) first runs every
- * chain, which lets the leaves go (value.c mem_set_reclaim), so that the
- * program runs out of memory where the reference does and not before.
- * One device per process: the chains are the module's. */
+ * of a chain first runs every chain when the stack alone would hold the
+ * leaf without them, so that its count of references is the reference's
+ * (an in-place write there decides as it does); a vector that does not fit
+ * under -m (host or device ledger) first runs every chain, which lets the
+ * leaves go (value.c mem_set_reclaim), so that the program runs out of
+ * memory where the reference does and not before. One device per process:
+ * the chains are the module's. */
 #ifndef RUNTIME_FUSED_CUDA_CHAIN_H
 #define RUNTIME_FUSED_CUDA_CHAIN_H
 
@@ -58,8 +64,9 @@ void chain_force(Value *v);
 void chain_reduce(Value *v, VsRop rop, void *out_d);
 /* Every chain run now; how many there were. */
 int chain_force_all(void);
-/* V is being freed: its chain, when it has one, is dropped unrun and its
- * leaves let go. */
+/* V is being freed: when it is pending, its output goes from its chain
+ * (its storage kept by the chain when a leaf reads it), and a chain with
+ * no output left is dropped unrun, its leaves let go. */
 void chain_drop(Value *v);
 /* -d stats: instructions deferred; chains taken into another; chains
  * run; dropped unrun (every output gone); bytes the chains read and
