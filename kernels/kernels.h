@@ -242,13 +242,16 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * an Int / or %), with TY as vk_map's, over NARGS (1 to 3) operands; an
  * operand A[j] >= 0 is node A[j]'s result (an earlier node), A[j] < 0 is
  * leaf -1 - A[j] of LEAF[0 .. nl) (arguments as vk_map's; bit j of LMASK
- * set when leaf j holds Floats). OUT[0 .. no): out[k].d[i] = node
+ * set when leaf j holds Floats; a leaf spread over segments, DIST's
+ * operand, has LM[j] > 0 segments whose offsets are LOFF[j] (NULL for
+ * one) and reads element s for every element of segment s). A node whose
+ * OP is VK_EXPR_COPY is its one operand. OUT[0 .. no): out[k].d[i] = node
  * out[k].node's result at element i (Floats when F); an output whose D
  * is NULL is not written. An element's intermediate results stay in
  * registers, every leaf is read before any output is written (an output
  * may write over a leaf), each leaf is read once and each output written
  * once. */
-enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8 };
+enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8, VK_EXPR_COPY = 255 };
 typedef struct {
     uint8_t op, ty, nargs, unused;
     int8_t a[3], unused2;
@@ -260,6 +263,8 @@ typedef struct {
 typedef struct {
     VkExprNode node[VK_EXPR_NODES];
     VkArg leaf[VK_EXPR_LEAVES];
+    const int64_t *loff[VK_EXPR_LEAVES];
+    int64_t lm[VK_EXPR_LEAVES];
     VkExprOut out[VK_EXPR_OUTS];
     int32_t nn, nl, lmask, no;
 } VkExpr;

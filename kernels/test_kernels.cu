@@ -1003,6 +1003,35 @@ static void test_expr(int64_t n)
         vk_free(any);
         vk_free(mx);
     }
+    /* a leaf spread over segments (DIST's): three values over segments
+     * starting at 0, 2 and 5, copied out (VK_EXPR_COPY) */
+    if (n >= 5) {
+        std::vector<double> vals = { 1.5, -2.0, 7.25 };
+        std::vector<int64_t> off = { 0, 2, 5 };
+        double *vd = up(vals);
+        int64_t *offd = up(off);
+        VkExpr sp;
+        memset(&sp, 0, sizeof sp);
+        sp.leaf[0] = vec_arg(vd);
+        sp.lm[0] = 3;
+        sp.loff[0] = offd;
+        sp.lmask = 1;
+        sp.nl = 1;
+        sp.node[0] = node(VK_EXPR_COPY, VS_FLOAT, 1, -1);
+        sp.nn = 1;
+        sp.out[0].d = od, sp.out[0].node = 0, sp.out[0].f = 1;
+        sp.no = 1;
+        int rcs = vk_expr(&sp, n);
+        std::vector<double> o3 = down(od, (size_t)n);
+        int64_t bad3 = -1;
+        for (int64_t i = 0; i < n && bad3 < 0; i++)
+            if (o3[i] != vals[i < 2 ? 0 : i < 5 ? 1 : 2])
+                bad3 = i;
+        CHECK(rcs == 0 && bad3 < 0, "vk_expr, a leaf spread over segments, n %lld: element %lld", (long long)n,
+              (long long)bad3);
+        vk_free(vd);
+        vk_free(offd);
+    }
     /* refused: a node reading a later one; an Int / (it may fail) */
     VkExpr w = e;
     w.node[1].a[0] = 3;

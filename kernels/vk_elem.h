@@ -125,6 +125,22 @@ VS_FN int vk_map_takes(int op)
     return (op >= VK_OP_ADD && op <= VK_OP_SELECT) || (op >= VK_OP_FLOOR && op <= VK_OP_B_TO_I);
 }
 
+/* The segment that holds element I of a descriptor whose non-empty
+ * segments tile the data: the last K with OFF[K] <= I (an empty segment
+ * shares its offset with the next one, which is then the one found). */
+VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
+{
+    int64_t lo = 0, hi = m; /* off[lo] <= i < off[hi] (off[m] taken as infinite) */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (off[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* 1 when E is a chain vk_expr runs: 1 to VK_EXPR_NODES nodes, each an
  * instruction of vk_map_takes that cannot fail, whose operands are
  * earlier nodes or leaves E has, at most VK_EXPR_LEAVES leaves, and 1 to
@@ -134,10 +150,14 @@ VS_FN int vk_expr_ok(const VkExpr *e)
     if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES || e->no < 1 ||
         e->no > VK_EXPR_OUTS)
         return 0;
+    for (int k = 0; k < e->nl; k++)
+        if (e->lm[k] < 0 || (e->lm[k] > 1 && !e->loff[k]))
+            return 0;
     for (int k = 0; k < e->nn; k++) {
         const VkExprNode *nd = &e->node[k];
-        if (!vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
-            (nd->ty != VS_FLOAT && (nd->op == VK_OP_DIV || nd->op == VK_OP_MOD)))
+        if (nd->op == VK_EXPR_COPY ? nd->nargs != 1
+                                   : !vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
+                                         (nd->ty != VS_FLOAT && (nd->op == VK_OP_DIV || nd->op == VK_OP_MOD)))
             return 0;
         for (int j = 0; j < nd->nargs; j++)
             if (nd->a[j] >= k || -1 - nd->a[j] >= e->nl)
@@ -149,6 +169,14 @@ VS_FN int vk_expr_ok(const VkExpr *e)
     return 1;
 }
 
+/* Element I of leaf K of chain E (spread over segments: its segment's). */
+VS_FN VkCell vk_expr_leaf(const VkExpr *e, int k, int64_t i)
+{
+    int64_t m = e->lm[k];
+    int64_t at = m == 0 ? i : m == 1 ? 0 : vk_seg_find(e->loff[k], m, i);
+    return vk_cell(&e->leaf[k], (e->lmask >> k) & 1, at);
+}
+
 /* Element I of every node of chain E (checked by vk_expr_ok) into R. */
 VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
 {
@@ -158,9 +186,12 @@ VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
         x[0].f = x[1].f = x[2].f = 0.0;
         for (int j = 0; j < nd->nargs; j++) {
             int a = nd->a[j];
-            x[j] = a >= 0 ? r[a] : vk_cell(&e->leaf[-1 - a], (e->lmask >> (-1 - a)) & 1, i);
+            x[j] = a >= 0 ? r[a] : vk_expr_leaf(e, -1 - a, i);
         }
-        (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
+        if (nd->op == VK_EXPR_COPY)
+            r[k] = x[0];
+        else
+            (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
     }
 }
 
@@ -184,22 +215,6 @@ VS_FN void vk_expr_at(const VkExpr *e, int64_t i)
     VkCell r[VK_EXPR_NODES];
     vk_expr_eval(e, i, r);
     vk_expr_store(e, i, r);
-}
-
-/* The segment that holds element I of a descriptor whose non-empty
- * segments tile the data: the last K with OFF[K] <= I (an empty segment
- * shares its offset with the next one, which is then the one found). */
-VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
-{
-    int64_t lo = 0, hi = m; /* off[lo] <= i < off[hi] (off[m] taken as infinite) */
-    while (hi - lo > 1) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (off[mid] <= i)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Element I of DIST's result (OFF the descriptor's M offsets; VAL

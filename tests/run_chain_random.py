@@ -4,7 +4,8 @@ tier's deferred elementwise chains (runtime/fused/cuda_chain.h) against the
 reference on generated programs.
 
 Each program is a long random walk over a stack of vectors of one length:
-new vectors (INDEX, lazy fills), every kind of elementwise instruction that
+new vectors (INDEX, lazy fills, DISTs of one value a segment over
+descriptors of many segments: segmented sums or constants), every kind of elementwise instruction that
 the chains take (arithmetic, comparisons, logic, shifts, SELECT,
 conversions, libm), stack shuffles (COPY, POP, CPOP: values held twice,
 dropped, moved), and reductions and EXTRACTs of copies in between (which
@@ -32,7 +33,7 @@ STEPS = 260
 MAX_VECTORS = 12
 CHAINS = re.compile(r"^stats: device tier: (\d+) elementwise instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
-                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds$", re.M)
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs$", re.M)
 
 
 REAL = os.environ.get("DEVICE_TIER_REAL") == "1"
@@ -75,6 +76,40 @@ class Gen:
             self.emit("DIST BOOL")
         self.stack.append(kind)
 
+    def lengths(self):
+        """A descriptor of N elements in a few segments (some empty)."""
+        r = self.rng
+        k = r.randint(1, 40)
+        cuts = sorted(r.randint(0, N) for _ in range(k - 1))
+        lens = [b - a for a, b in zip([0] + cuts, cuts + [N])]
+        self.emit("CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES")
+        return lens
+
+    def spread(self):
+        """DIST of one value a segment over a descriptor of N elements: a
+        segmented sum of a vector below (on the device), or constants."""
+        r = self.rng
+        vec = [d for d in self.vectors() if self.stack[-1 - d] in "IF"]
+        if vec and r.random() < 0.6:
+            d = r.choice(vec)
+            t = self.stack[-1 - d]
+            name = {"I": "INT", "F": "FLOAT"}[t]
+            self.emit("COPY 1 %d" % d)
+            lens = self.lengths()
+            self.emit("+_REDUCE %s" % name)
+            self.emit("CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES", "DIST %s" % name)
+        else:
+            t = r.choice("IFB")
+            k = r.randint(1, 40)
+            vals = {"I": lambda: str(r.randint(-99, 99)), "F": lambda: r.choice(["0.5", "-2.25", "3.0", "1.125"]),
+                    "B": lambda: r.choice("TF")}[t]
+            name = {"I": "INT", "F": "FLOAT", "B": "BOOL"}[t]
+            self.emit("CONST %s (%s)" % (name, " ".join(vals() for _ in range(k))))
+            cuts = sorted(r.randint(0, N) for _ in range(k - 1))
+            lens = [b - a for a, b in zip([0] + cuts, cuts + [N])]
+            self.emit("CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES", "DIST %s" % name)
+        self.stack.append(t)
+
     def reduce_top(self, keep):
         """A reduction of the top vector (of a copy of it when KEEP)."""
         t = self.stack[-1]
@@ -94,6 +129,9 @@ class Gen:
         vec = self.vectors()
         if len(vec) < 3 or (len(vec) < MAX_VECTORS and r.random() < 0.08):
             self.new_vector()
+            return
+        if len(vec) < MAX_VECTORS and r.random() < 0.04:
+            self.spread()
             return
         top = st[-1] if st[-1] != "S" else None
         second = st[-2] if len(st) > 1 and st[-2] != "S" else None
@@ -177,7 +215,7 @@ def main(argv):
             seed = int(rest.pop(0))
     rng = random.Random(seed)
     passed = failed = 0
-    totals = [0] * 7
+    totals = [0] * 8
     device = {"VINTERP_DEVICE_TIER": "on"} if REAL else {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
     configs = [("device tier, every vector there", dict(device, VINTERP_DEVICE_MIN="1")),
                ("device tier, default placement", device)]
@@ -205,10 +243,10 @@ def main(argv):
                         dst.write(src.read())
                     print("FAIL: c%d under the %s differs from ref (exit %d): %s; program kept as %s" %
                           (k, name, rc, err.strip()[-300:], keep))
-    names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds"]
+    names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds", "DISTs"]
     print("chains over the set: " + ", ".join("%s %d" % (n, t) for n, t in zip(names, totals)))
     for n, t in zip(names, totals):
-        if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds"):
+        if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds", "DISTs"):
             if t > 0:
                 passed += 1
             else:

@@ -19,6 +19,7 @@ struct Chain {
      * before they are written), OWNED by the chain once that output's
      * value has gone; or a scalar (none of these) */
     Value *lv[VK_EXPR_LEAVES];
+    Value *ls[VK_EXPR_LEAVES];      /* a leaf spread over segments (DIST's): its descriptor, held */
     uint8_t self[VK_EXPR_LEAVES];
     void *owned[VK_EXPR_LEAVES];
 };
@@ -91,17 +92,25 @@ static void free_chain(Chain *ch)
             ch->lv[k] = NULL;
             let_go(v);
         }
+        if (ch->ls[k]) {
+            Value *sd = ch->ls[k];
+            ch->ls[k] = NULL;
+            val_release(sd);
+        }
     }
     free(ch);
 }
 
-/* The bytes a run of CH reads and writes: each leaf vector once, each
- * output written once. */
+/* The bytes a run of CH reads and writes: each leaf vector once (one
+ * spread over segments: its values and offsets), each output written
+ * once. */
 static void count_run(const Chain *ch)
 {
     for (int k = 0; k < ch->e.nl; k++)
-        if (ch->e.leaf[k].d)
-            stats.bytes += ch->n * ((ch->e.lmask >> k) & 1 ? 8 : 4);
+        if (ch->e.leaf[k].d) {
+            int64_t m = ch->e.lm[k], es = (ch->e.lmask >> k) & 1 ? 8 : 4;
+            stats.bytes += m == 0 ? ch->n * es : m * es + (m > 1 ? m * 8 : 0);
+        }
     for (int k = 0; k < ch->e.no; k++)
         if (ch->e.out[k].d) {
             stats.bytes += ch->n * (ch->e.out[k].f ? 8 : 4);
@@ -204,9 +213,7 @@ void chain_settle_operands(Value *const *v, int na)
 
 int chain_takes(const Instr *ins, Value *const *v, int na, int64_t n)
 {
-    if (enabled < 0)
-        enabled = settings_choice(SET_DEVICE_CHAINS, 1);
-    if (!enabled || !vk_map_takes(ins->op) || na < 1 || na > 3 || n <= 0)
+    if (!chain_on() || !vk_map_takes(ins->op) || na < 1 || na > 3 || n <= 0)
         return 0;
     if (ins->type != TY_FLOAT && (ins->op == OP_DIV || ins->op == OP_MOD))
         return 0; /* may fail: its check is the tier's (a record read later) */
@@ -233,9 +240,12 @@ static int add_leaf(Chain *nc, const void *d, int f)
         rt_fatal("internal error: an elementwise chain of more than %d leaves", VK_EXPR_LEAVES);
     memset(&nc->e.leaf[k], 0, sizeof nc->e.leaf[k]);
     nc->e.leaf[k].d = d;
+    nc->e.loff[k] = NULL;
+    nc->e.lm[k] = 0;
     if (f)
         nc->e.lmask |= 1 << k;
     nc->lv[k] = NULL;
+    nc->ls[k] = NULL;
     nc->self[k] = 0;
     nc->owned[k] = NULL;
     return -1 - k;
@@ -261,11 +271,29 @@ static int new_output(Chain *nc)
 static int leaf_value(Chain *nc, Value *a)
 {
     for (int k = 0; k < nc->e.nl; k++)
-        if (nc->lv[k] == a)
+        if (nc->lv[k] == a && !nc->ls[k])
             return -1 - k;
     DevCopy *dc = a->dev;
     int r = add_leaf(nc, dc->d, leaf_float(a));
     nc->lv[-1 - r] = val_ref(a);
+    dc->holds++;
+    return r;
+}
+
+/* Device vector A (one element a segment) spread over descriptor SD's
+ * segments (DIST) as a leaf of NC, both held (once per chain). */
+static int leaf_spread(Chain *nc, Value *a, Value *sd)
+{
+    for (int k = 0; k < nc->e.nl; k++)
+        if (nc->lv[k] == a && nc->ls[k] == sd)
+            return -1 - k;
+    DevCopy *dc = a->dev;
+    int r = add_leaf(nc, dc->d, leaf_float(a));
+    int k = -1 - r;
+    nc->e.lm[k] = sd->len;
+    nc->e.loff[k] = sd->len > 1 ? ((DevCopy *)sd->dev)->off : NULL;
+    nc->lv[k] = val_ref(a);
+    nc->ls[k] = val_ref(sd);
     dc->holds++;
     return r;
 }
@@ -290,8 +318,10 @@ static void merge(Chain *nc, Chain *q)
     int lmap[VK_EXPR_LEAVES];
     for (int k = 0; k < q->e.nl; k++) {
         if (q->lv[k]) {
-            lmap[k] = leaf_value(nc, q->lv[k]);
+            lmap[k] = q->ls[k] ? leaf_spread(nc, q->lv[k], q->ls[k]) : leaf_value(nc, q->lv[k]);
             let_go(q->lv[k]);
+            if (q->ls[k])
+                val_release(q->ls[k]);
         } else {
             int r = add_leaf(nc, NULL, (q->e.lmask >> k) & 1);
             nc->e.leaf[-1 - r] = q->e.leaf[k];
@@ -403,4 +433,41 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     r->hstale = 1;
     stats.deferred++;
     return r;
+}
+
+Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n)
+{
+    Value *r = cx_device_value(c, t, n); /* new, as the reference's (may run every chain first) */
+    Chain *nc = rt_xcalloc(1, sizeof *nc);
+    nc->n = n;
+    link_chain(nc);
+    int ref;
+    if (held) {
+        ref = leaf_spread(nc, held, sd);
+    } else { /* one value for every element */
+        ref = add_leaf(nc, NULL, t == VT_FLOAT);
+        nc->e.leaf[-1 - ref] = *val;
+    }
+    int node = new_node(nc);
+    VkExprNode *nd = &nc->e.node[node];
+    memset(nd, 0, sizeof *nd);
+    nd->op = VK_EXPR_COPY;
+    nd->nargs = 1;
+    nd->a[0] = (int8_t)ref;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = t == VT_FLOAT;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    stats.deferred++;
+    stats.spread++;
+    return r;
+}
+
+int chain_on(void)
+{
+    if (enabled < 0)
+        enabled = settings_choice(SET_DEVICE_CHAINS, 1);
+    return enabled;
 }

@@ -11,7 +11,9 @@
  * yet. The next such instruction takes its operands' chains into one,
  * whatever else holds those operands (their values stay outputs of the
  * chain); its other operands become the chain's leaves (held until it
- * runs). A chain runs — one launch reading each leaf once and writing each
+ * runs). A DIST is deferred as a chain too, its value operand a leaf
+ * spread over the descriptor's segments (chain_dist). A chain runs — one
+ * launch reading each leaf once and writing each
  * output that still has a value once, the intermediate results in
  * registers — when anything else reads one of its values: another
  * instruction of the tier, a host instruction, a fused block (the
@@ -46,6 +48,12 @@ int chain_takes(const Instr *ins, Value *const *v, int na, int64_t n);
  * in_place), else a new vector. The caller pops the arguments and pushes
  * the result. */
 Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self);
+/* 1 when the chains are on ($VINTERP_DEVICE_CHAINS). */
+int chain_on(void);
+/* DIST deferred: a new vector of N elements of T, pending, each element
+ * its segment's of descriptor SD (on the device) — HELD's (a vector on the
+ * device, one element a segment) or, when HELD is NULL, VAL's one value. */
+Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n);
 /* Before an instruction that is not deferred reads V[0 .. NA): a pending
  * operand runs, and every chain runs when one of them is a leaf. */
 void chain_settle_operands(Value *const *v, int na);
@@ -71,9 +79,9 @@ void chain_drop(Value *v);
 /* -d stats: instructions deferred; chains taken into another; chains
  * run; dropped unrun (every output gone); bytes the chains read and
  * wrote; cut at the kernel's bounds; outputs written; runs that were a
- * reduction's too. */
+ * reduction's too; of the deferred, DISTs. */
 typedef struct {
-    int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced;
+    int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced, spread;
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */

@@ -596,6 +596,14 @@ static void run_dist(CudaTier *t, Interp *it)
 {
     Value *val = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len, n = sd->n;
+    if (n > 0 && chain_on()) { /* deferred: a leaf spread over the segments (cuda_chain.h) */
+        VkArg a = arg_of(t, val, 1);
+        (void)offsets_of(t, sd);
+        if (!a.d || !((DevCopy *)val->dev)->planted) {
+            finish(t, it, 2, chain_dist(t->c, &a, a.d ? val : NULL, sd, (ValType)val->type, n));
+            return;
+        }
+    }
     Value *r = cx_device_value(t->c, (ValType)val->type, n);
     if (n > 0) {
         VkArg a = arg_of(t, val, 1);
@@ -1211,9 +1219,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     const ChainStats *cs = chain_stats();
     fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into "
                "another, %lld chains run (one launch each) writing %lld vectors, %lld of them with a reduction, %lld "
-               "dropped unrun, %lld cut at the kernel's bounds\n",
+               "dropped unrun, %lld cut at the kernel's bounds; of the deferred, %lld DISTs\n",
             (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
-            (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full);
+            (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full, (long long)cs->spread);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;
