@@ -402,12 +402,12 @@ static double kernel_seconds(CudaExec *c, int kind)
 }
 
 /* The primitives as the executor calls them (c->lib): their pointers
- * checked (check_prim_ptrs), their time marked. */
-#define PRIM(name, np, ptrs, call)                                                                          \
+ * checked (check_prim_ptrs), their time marked. PRIM_AT takes the
+ * pointers as an array PP of NP, PRIM as a brace list (PTRS). */
+#define PRIM_AT(name, np, pp, call)                                                                         \
     do {                                                                                                  \
         CudaExec *c_ = current;                                                                           \
-        const void *p_[] = ptrs;                                                                          \
-        check_prim_ptrs(c_, "the primitive " name, np, p_);                                               \
+        check_prim_ptrs(c_, "the primitive " name, np, pp);                                               \
         double tt_ = trace_now();                                                                         \
         kmark(c_, 1, 1);                                                                                  \
         int rc_ = c_->dev->lib.call;                                                                      \
@@ -415,6 +415,11 @@ static double kernel_seconds(CudaExec *c, int kind)
         if (trace_on)                                                                                     \
             trace_span("primitive", name, tt_, trace_now(), -1);                                          \
         return rc_;                                                                                       \
+    } while (0)
+#define PRIM(name, np, ptrs, call)                                                                          \
+    do {                                                                                                  \
+        const void *p_[] = ptrs;                                                                          \
+        PRIM_AT(name, np, p_, call);                                                                      \
     } while (0)
 #define PTRS(...) { __VA_ARGS__ }
 
@@ -463,32 +468,27 @@ static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int na
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
-/* A chain's pointers (its leaves and outputs, and OUT_D) checked, and its
- * time marked: vk_expr, or vk_expr_reduce of NODE when ROP >= 0. */
-static int expr_call(const VkExpr *e, int node, int rop, int64_t n, void *out_d)
+/* A chain's pointers: its leaves, its outputs, and OUT_D. */
+enum { EXPR_PTRS = VK_EXPR_LEAVES + VK_EXPR_OUTS + 1 };
+static void expr_ptrs(const VkExpr *e, const void *out_d, const void **p)
 {
-    CudaExec *c = current;
-    const void *p[VK_EXPR_LEAVES + VK_EXPR_OUTS + 1];
     for (int k = 0; k < VK_EXPR_LEAVES; k++)
         p[k] = k < e->nl ? e->leaf[k].d : NULL;
     for (int k = 0; k < VK_EXPR_OUTS; k++)
         p[VK_EXPR_LEAVES + k] = k < e->no ? e->out[k].d : NULL;
     p[VK_EXPR_LEAVES + VK_EXPR_OUTS] = out_d;
-    const char *name = rop >= 0 ? "expr_reduce" : "expr";
-    check_prim_ptrs(c, rop >= 0 ? "the primitive expr_reduce" : "the primitive expr", VK_EXPR_LEAVES + VK_EXPR_OUTS + 1,
-                    p);
-    double tt = trace_now();
-    kmark(c, 1, 1);
-    int rc = rop >= 0 ? c->dev->lib.expr_reduce(e, node, (VsRop)rop, n, out_d) : c->dev->lib.expr(e, n);
-    kmark(c, 0, 1);
-    if (trace_on)
-        trace_span("primitive", name, tt, trace_now(), -1);
-    return rc;
 }
-static int w_expr(const VkExpr *e, int64_t n) { return expr_call(e, 0, -1, n, NULL); }
+static int w_expr(const VkExpr *e, int64_t n)
+{
+    const void *p[EXPR_PTRS];
+    expr_ptrs(e, NULL, p);
+    PRIM_AT("expr", EXPR_PTRS, p, expr(e, n));
+}
 static int w_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
 {
-    return expr_call(e, node, (int)rop, n, out_d);
+    const void *p[EXPR_PTRS];
+    expr_ptrs(e, out_d, p);
+    PRIM_AT("expr_reduce", EXPR_PTRS, p, expr_reduce(e, node, rop, n, out_d));
 }
 static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
