@@ -21,12 +21,14 @@ sums them as a tree), so the outputs are still identical. Over the set the chain
 must have been cut at the kernel's bounds, merged, run with a reduction and
 dropped unrun, so that every path ran (on the emulated device, where the
 programs are the set make test runs). Ends with "N passed, N failed"."""
+import argparse
 import os
 import random
 import re
 import subprocess
-import sys
 import tempfile
+
+from tally import check, finish
 
 N = 5000  # above the default placement length (4096)
 STEPS = 260
@@ -203,58 +205,46 @@ def run(interp, path, args, env_extra):
     return p.returncode, p.stdout, p.stderr
 
 
-def main(argv):
-    interp = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", "bin", "vinterp"))
-    count, seed = 24, 29
-    rest = argv[1:]
-    while rest:
-        a = rest.pop(0)
-        if a == "-n":
-            count = int(rest.pop(0))
-        elif a == "--seed":
-            seed = int(rest.pop(0))
-    rng = random.Random(seed)
-    passed = failed = 0
+def main():
+    ap = argparse.ArgumentParser(description="the device tier's chains against ref on generated programs")
+    ap.add_argument("interp", nargs="?", default=os.path.join(os.path.dirname(__file__), "..", "bin", "vinterp"))
+    ap.add_argument("-n", type=int, default=24, help="programs")
+    ap.add_argument("--seed", type=int, default=29)
+    a = ap.parse_args()
+    interp = os.path.abspath(a.interp)
+    rng = random.Random(a.seed)
     totals = [0] * 8
     device = {"VINTERP_DEVICE_TIER": "on"} if REAL else {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
     configs = [("device tier, every vector there", dict(device, VINTERP_DEVICE_MIN="1")),
                ("device tier, default placement", device)]
     with tempfile.TemporaryDirectory(prefix="vinterp-chains-") as tmp:
-        for k in range(count):
+        for k in range(a.n):
             path = os.path.join(tmp, "c%d.vcode" % k)
             with open(path, "w") as f:
                 f.write(Gen(rng, 0.06 if k % 2 else 0.004).program())
             rc_r, out_r, err_r = run(interp, path, ["--backend=ref"], {})
-            if rc_r != 0:
-                failed += 1
-                print("FAIL: c%d: the reference failed: %s" % (k, err_r.strip()[:300]))
+            if not check("c%d: the reference runs it" % k, rc_r == 0, err_r.strip()[:300]):
                 continue
             for name, env in configs:
                 rc, out, err = run(interp, path, ["--backend=cuda", "--tier=off", "-d", "stats"], env)
                 m = CHAINS.search(err)
-                if rc == 0 and out == out_r and m:
-                    passed += 1
+                same = rc == 0 and out == out_r and m is not None
+                if same:
                     for j, g in enumerate(m.groups()):
                         totals[j] += int(g)
                 else:
-                    failed += 1
                     keep = os.path.join(tempfile.gettempdir(), "vinterp-chains-c%d.vcode" % k)
                     with open(path) as src, open(keep, "w") as dst:
                         dst.write(src.read())
-                    print("FAIL: c%d under the %s differs from ref (exit %d): %s; program kept as %s" %
-                          (k, name, rc, err.strip()[-300:], keep))
+                check("c%d under the %s prints ref's output" % (k, name), same,
+                      "exit %d: %s; program kept as %s" % (rc, err.strip()[-300:], keep) if not same else "")
     names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds", "DISTs"]
     print("chains over the set: " + ", ".join("%s %d" % (n, t) for n, t in zip(names, totals)))
     for n, t in zip(names, totals):
         if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds", "DISTs"):
-            if t > 0:
-                passed += 1
-            else:
-                failed += 1
-                print("FAIL: no chain was %s over the set: a path the programs do not reach" % n)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            check("some chain was %s over the set (a path the programs must reach)" % n, t > 0)
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main()
