@@ -250,8 +250,24 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * is NULL is not written. An element's intermediate results stay in
  * registers, every leaf is read before any output is written (an output
  * may write over a leaf), each leaf is read once and each output written
- * once. */
-enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8, VK_EXPR_COPY = 255 };
+ * once.
+ *
+ * A node whose OP is VK_EXPR_GATHER (NARGS 2) is a BPERMUTE's element: A[0]
+ * its index (an Int), A[1] a leaf (a vector, not spread) its source. Every
+ * gather node of E has the same descriptors: GM segments on each side (GM
+ * > 1: the source's lengths GLEN and offsets GSOFF, the destination's
+ * offsets GDOFF; GM == 1: one segment, the source GNSRC long). The element
+ * is the source's at the offset of the destination segment k that holds
+ * it plus the index; an index outside [0, length of source segment k)
+ * gives 0 and is reported into GFAULT (required when E has a gather
+ * node): the run sets GFAULT->j to all ones first and keeps there the
+ * least (position << 33 | index << 1) of the bad elements, and leaves
+ * GFAULT a permute's record (VkPermFault: ERR all ones when every index
+ * was good, else the least bad position << 1, with its J, K and LEN), in
+ * stream order, without a wait. A chain with a gather may have no output
+ * (a run for its check alone). The leaf a gather reads must not be
+ * storage an output of E writes. */
+enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8, VK_EXPR_GATHER = 254, VK_EXPR_COPY = 255 };
 typedef struct {
     uint8_t op, ty, nargs, unused;
     int8_t a[3], unused2;
@@ -267,6 +283,10 @@ typedef struct {
     int64_t lm[VK_EXPR_LEAVES];
     VkExprOut out[VK_EXPR_OUTS];
     int32_t nn, nl, lmask, no;
+    VkPermFault *gfault;            /* NULL: no gather node */
+    const int32_t *glen;
+    const int64_t *gsoff, *gdoff;
+    int64_t gm, gnsrc;
 } VkExpr;
 int vk_expr(const VkExpr *e, int64_t n);
 /* The same, and the reduction ROP (one segment of N elements, as

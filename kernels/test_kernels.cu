@@ -1032,6 +1032,118 @@ static void test_expr(int64_t n)
         vk_free(vd);
         vk_free(offd);
     }
+    /* gathers (VK_EXPR_GATHER): one segment and three; a bad index's
+     * record; with a reduction; a run with no output, for the check */
+    if (n >= 6) {
+        std::vector<double> src = down(xd, (size_t)n);
+        std::vector<int32_t> rev(n), seg(n);
+        std::vector<int32_t> L = { 2, 3, (int32_t)(n - 5) };
+        std::vector<int64_t> off = { 0, 2, 5 };
+        for (int64_t i = 0; i < n; i++) {
+            rev[i] = (int32_t)(n - 1 - i);
+            int64_t k = i < 2 ? 0 : i < 5 ? 1 : 2;
+            seg[i] = (int32_t)(off[k] + L[k] - 1 - i); /* reversed within the segment */
+        }
+        int32_t *revd = up(rev), *segd = up(seg), *Ld = up(L);
+        int64_t *offd = up(off);
+        VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault)), got;
+        VkExpr g;
+        memset(&g, 0, sizeof g);
+        g.leaf[0] = vec_arg(revd);
+        g.leaf[1] = vec_arg(xd);
+        g.leaf[2] = vec_arg(NULL);
+        g.leaf[2].f = 2.0;
+        g.nl = 3;
+        g.lmask = 2 | 4;
+        g.node[0] = node(VK_EXPR_GATHER, VS_FLOAT, 2, -1, -2);
+        g.node[1] = node(VK_OP_MUL, VS_FLOAT, 2, 0, -3);
+        g.nn = 2;
+        g.out[0].d = od, g.out[0].node = 1, g.out[0].f = 1;
+        g.no = 1;
+        g.gfault = rd;
+        g.gm = 1;
+        g.gnsrc = n;
+        int rcg = vk_expr(&g, n);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        std::vector<double> og = down(od, (size_t)n);
+        int64_t badg = -1;
+        for (int64_t i = 0; i < n && badg < 0; i++)
+            if (og[i] != 2.0 * src[n - 1 - i])
+                badg = i;
+        CHECK(rcg == 0 && badg < 0 && got.err == ~0ull, "vk_expr, a gather times 2, n %lld: element %lld, err %llx",
+              (long long)n, (long long)badg, got.err);
+        /* three segments, each reversed; then index 3 at element 2 (segment 1, of 3) and -1 at element n - 1 */
+        g.leaf[0] = vec_arg(segd);
+        g.gm = 3;
+        g.glen = Ld;
+        g.gsoff = g.gdoff = offd;
+        rcg = vk_expr(&g, n);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        og = down(od, (size_t)n);
+        badg = -1;
+        for (int64_t i = 0; i < n && badg < 0; i++)
+            if (og[i] != 2.0 * src[seg[i] + (i < 2 ? 0 : i < 5 ? 2 : 5)])
+                badg = i;
+        CHECK(rcg == 0 && badg < 0 && got.err == ~0ull, "vk_expr, a gather over 3 segments, n %lld: element %lld",
+              (long long)n, (long long)badg);
+        std::vector<int32_t> bad = seg;
+        bad[2] = 3;
+        bad[n - 1] = -1;
+        int32_t *badd = up(bad);
+        g.leaf[0] = vec_arg(badd);
+        rcg = vk_expr(&g, n);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        og = down(od, (size_t)n);
+        CHECK(rcg == 0 && got.err == (2ull << 1) && got.j == 3 && got.k == 1 && got.len == 3 && og[2] == 0.0 &&
+                  og[n - 1] == 0.0 && og[3] == 2.0 * src[3],
+              "vk_expr, bad gather indices, n %lld: err %llx j %lld k %lld len %lld", (long long)n, got.err, got.j,
+              got.k, got.len);
+        /* no output: the check alone (the last element's -1 now the first bad one) */
+        bad[2] = seg[2];
+        vk_free(badd);
+        badd = up(bad);
+        g.leaf[0] = vec_arg(badd);
+        g.no = 0;
+        rcg = vk_expr(&g, n);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        CHECK(rcg == 0 && got.err == ((unsigned long long)(n - 1) << 1) && got.j == -1 && got.k == 2 &&
+                  got.len == n - 5,
+              "vk_expr, a gather's check with no output, n %lld: err %llx j %lld k %lld len %lld", (long long)n,
+              got.err, got.j, got.k, got.len);
+        /* reduced: Int + of the Ints gathered in reverse is their sum */
+        VkExpr gr;
+        memset(&gr, 0, sizeof gr);
+        gr.leaf[0] = vec_arg(revd);
+        gr.leaf[1] = vec_arg(ixd);
+        gr.nl = 2;
+        gr.node[0] = node(VK_EXPR_GATHER, VS_INT, 2, -1, -2);
+        gr.nn = 1;
+        gr.gfault = rd;
+        gr.gm = 1;
+        gr.gnsrc = n;
+        int32_t *sum = (int32_t *)vk_alloc(4);
+        int rcr = vk_expr_reduce(&gr, 0, VS_IADD, n, sum);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        uint32_t esum = 0;
+        for (int64_t i = 0; i < n; i++)
+            esum += (uint32_t)ix[i];
+        CHECK(rcr == 0 && down(sum, 1)[0] == (int32_t)esum && got.err == ~0ull,
+              "vk_expr_reduce of a gather, n %lld", (long long)n);
+        /* refused: a gather without its record, or reading a scalar leaf */
+        VkExpr w2 = g;
+        w2.gfault = NULL;
+        CHECK(vk_expr(&w2, n) != 0, "vk_expr refuses a gather without a record (n %lld)", (long long)n);
+        w2 = g;
+        w2.node[0] = node(VK_EXPR_GATHER, VS_FLOAT, 2, -1, -3);
+        CHECK(vk_expr(&w2, n) != 0, "vk_expr refuses a gather from a scalar (n %lld)", (long long)n);
+        vk_free(sum);
+        vk_free(badd);
+        vk_free(rd);
+        vk_free(revd);
+        vk_free(segd);
+        vk_free(Ld);
+        vk_free(offd);
+    }
     /* refused: a node reading a later one; an Int / (it may fail) */
     VkExpr w = e;
     w.node[1].a[0] = 3;

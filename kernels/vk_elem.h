@@ -141,13 +141,34 @@ VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
     return lo;
 }
 
+/* *W = the least of *W and V (the GPU's atomicMin; the emulated device
+ * runs one element at a time). */
+VS_FN void vk_fault_min(unsigned long long *w, unsigned long long v)
+{
+#ifdef __CUDA_ARCH__
+    atomicMin(w, v);
+#else
+    if (v < *w)
+        *w = v;
+#endif
+}
+
+/* A gather node's source leaf L (kernels.h VK_EXPR_GATHER): a vector leaf
+ * of E, not spread over segments. */
+VS_FN int vk_expr_gather_ok(const VkExpr *e, int l)
+{
+    return l >= 0 && l < e->nl && e->lm[l] == 0 && e->leaf[l].d && e->gfault && e->gm >= 1 &&
+           (e->gm == 1 || (e->glen && e->gsoff && e->gdoff));
+}
+
 /* 1 when E is a chain vk_expr runs: 1 to VK_EXPR_NODES nodes, each an
- * instruction of vk_map_takes that cannot fail, whose operands are
- * earlier nodes or leaves E has, at most VK_EXPR_LEAVES leaves, and 1 to
- * VK_EXPR_OUTS outputs of its nodes. */
+ * instruction of vk_map_takes that cannot fail (or a copy, or a gather),
+ * whose operands are earlier nodes or leaves E has, at most
+ * VK_EXPR_LEAVES leaves, and 1 to VK_EXPR_OUTS outputs of its nodes (0
+ * to, with a gather). */
 VS_FN int vk_expr_ok(const VkExpr *e)
 {
-    if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES || e->no < 1 ||
+    if (e->nn < 1 || e->nn > VK_EXPR_NODES || e->nl < 0 || e->nl > VK_EXPR_LEAVES || e->no < (e->gfault ? 0 : 1) ||
         e->no > VK_EXPR_OUTS)
         return 0;
     for (int k = 0; k < e->nl; k++)
@@ -155,8 +176,9 @@ VS_FN int vk_expr_ok(const VkExpr *e)
             return 0;
     for (int k = 0; k < e->nn; k++) {
         const VkExprNode *nd = &e->node[k];
-        if (nd->op == VK_EXPR_COPY ? nd->nargs != 1
-                                   : !vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
+        if (nd->op == VK_EXPR_COPY         ? nd->nargs != 1
+            : nd->op == VK_EXPR_GATHER     ? nd->nargs != 2 || !vk_expr_gather_ok(e, -1 - nd->a[1])
+                                           : !vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
                                          (nd->ty != VS_FLOAT && (nd->op == VK_OP_DIV || nd->op == VK_OP_MOD)))
             return 0;
         for (int j = 0; j < nd->nargs; j++)
@@ -177,6 +199,47 @@ VS_FN VkCell vk_expr_leaf(const VkExpr *e, int k, int64_t i)
     return vk_cell(&e->leaf[k], (e->lmask >> k) & 1, at);
 }
 
+/* The length of source segment K of E's gathers. */
+VS_FN int64_t vk_expr_gather_len(const VkExpr *e, int64_t k)
+{
+    return e->gm > 1 ? (e->glen[k] > 0 ? e->glen[k] : 0) : e->gnsrc;
+}
+
+/* Element I of a gather of E from source leaf L at index J (0 and
+ * reported when J is outside its segment). */
+VS_FN VkCell vk_expr_gather(const VkExpr *e, int l, int32_t j, int64_t i)
+{
+    int64_t k = e->gm > 1 ? vk_seg_find(e->gdoff, e->gm, i) : 0;
+    if (j < 0 || j >= vk_expr_gather_len(e, k)) {
+        vk_fault_min((unsigned long long *)&e->gfault->j,
+                     ((unsigned long long)i << 33) | ((unsigned long long)(uint32_t)j << 1));
+        VkCell z;
+        z.f = 0.0;
+        return z;
+    }
+    return vk_cell(&e->leaf[l], (e->lmask >> l) & 1, (e->gm > 1 ? e->gsoff[k] : 0) + j);
+}
+
+/* Before a run of E with a gather: its working word all ones. */
+VS_FN void vk_expr_fault_begin(const VkExpr *e) { e->gfault->j = -1; }
+
+/* After it: the working word read into a permute's record (kernels.h). */
+VS_FN void vk_expr_fault_info(const VkExpr *e)
+{
+    VkPermFault *r = e->gfault;
+    unsigned long long w = (unsigned long long)r->j;
+    if (w == ~0ull) {
+        r->err = ~0ull;
+        return;
+    }
+    int64_t i = (int64_t)(w >> 33);
+    int64_t k = e->gm > 1 ? vk_seg_find(e->gdoff, e->gm, i) : 0;
+    r->err = (unsigned long long)i << 1;
+    r->j = (int32_t)(uint32_t)(w >> 1);
+    r->k = k;
+    r->len = vk_expr_gather_len(e, k);
+}
+
 /* Element I of every node of chain E (checked by vk_expr_ok) into R. */
 VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
 {
@@ -184,12 +247,15 @@ VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
         const VkExprNode *nd = &e->node[k];
         VkCell x[3];
         x[0].f = x[1].f = x[2].f = 0.0;
-        for (int j = 0; j < nd->nargs; j++) {
+        int na = nd->op == VK_EXPR_GATHER ? 1 : nd->nargs; /* a gather's source is read at its index */
+        for (int j = 0; j < na; j++) {
             int a = nd->a[j];
             x[j] = a >= 0 ? r[a] : vk_expr_leaf(e, -1 - a, i);
         }
         if (nd->op == VK_EXPR_COPY)
             r[k] = x[0];
+        else if (nd->op == VK_EXPR_GATHER)
+            r[k] = vk_expr_gather(e, -1 - nd->a[1], x[0].i, i);
         else
             (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
     }

@@ -51,6 +51,9 @@ __global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, i
             atomicMin(fault, vk_fault_pack(k, 1));
 }
 
+/* A chain's gathers' record made a permute's (one thread, after the run). */
+__global__ void k_expr_fault(VkExpr e) { vk_expr_fault_info(&e); }
+
 __global__ void k_expr(VkExpr e, int64_t n)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
@@ -109,6 +112,28 @@ template <class T> int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t
     return vk_reduce(rop, part.as<T>(), (int64_t)grid, out_d);
 }
 
+/* Around a run of a chain with a gather (kernels.h VK_EXPR_GATHER): the
+ * working word set to all ones before, the record made after; both in
+ * stream order. */
+int expr_fault_begin(const VkExpr *e)
+{
+    if (e->gfault)
+        VK_CUDA(cudaMemsetAsync(&e->gfault->j, 0xff, sizeof e->gfault->j, 0));
+    return 0;
+}
+
+int expr_fault_end(const VkExpr *e)
+{
+    if (e->gfault) {
+        k_expr_fault<<<1, 1>>>(*e);
+        VK_LAUNCHED();
+    }
+    return 0;
+}
+
+/* vk_expr_reduce's run, between expr_fault_begin and expr_fault_end. */
+int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d);
+
 } // namespace
 
 extern "C" int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
@@ -136,11 +161,13 @@ extern "C" int vk_expr(const VkExpr *e, int64_t n)
                        (int)e->nl, (int)e->no);
     if (vk_ready() != 0)
         return -1;
-    if (n <= 0)
-        return 0;
-    k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n);
-    VK_LAUNCHED();
-    return 0;
+    if (expr_fault_begin(e) != 0)
+        return -1;
+    if (n > 0) {
+        k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n);
+        VK_LAUNCHED();
+    }
+    return expr_fault_end(e);
 }
 
 extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
@@ -152,6 +179,15 @@ extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, v
         return vk_fail("vk_expr_reduce: operator %d is not a reduction operator", (int)rop);
     if (vk_ready() != 0)
         return -1;
+    if (expr_fault_begin(e) != 0)
+        return -1;
+    int rc = expr_reduce_run(e, node, rop, n, out_d);
+    return rc != 0 ? rc : expr_fault_end(e);
+}
+
+namespace {
+int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
+{
     int f = vs_rop_elem(rop) == 2;
     if (n <= 0 || !vs_rop_tree_ok(rop) || (f && vk_opt_float_exact())) {
         /* the node's values through a temporary, then vk_reduce's own order */
@@ -174,6 +210,7 @@ extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, v
     return f ? expr_reduce<double>(e, node, rop, n, vs_rop_fident(rop), out_d)
              : expr_reduce<int32_t>(e, node, rop, n, vs_rop_iident(rop), out_d);
 }
+} // namespace
 
 extern "C" int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {

@@ -5,7 +5,8 @@ reference on generated programs.
 
 Each program is a long random walk over a stack of vectors of one length:
 new vectors (INDEX, lazy fills, DISTs of one value a segment over
-descriptors of many segments: segmented sums or constants), every kind of elementwise instruction that
+descriptors of many segments: segmented sums or constants), BPERMUTEs
+of vectors below at one index (one segment or several), every kind of elementwise instruction that
 the chains take (arithmetic, comparisons, logic, shifts, SELECT,
 conversions, libm), stack shuffles (COPY, POP, CPOP: values held twice,
 dropped, moved), and reductions and EXTRACTs of copies in between (which
@@ -33,9 +34,9 @@ from tally import check, finish
 N = 5000  # above the default placement length (4096)
 STEPS = 260
 MAX_VECTORS = 12
-CHAINS = re.compile(r"^stats: device tier: (\d+) elementwise instructions deferred into chains, (\d+) chains taken "
+CHAINS = re.compile(r"^stats: device tier: (\d+) instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
-                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs$", re.M)
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
 
 
 REAL = os.environ.get("DEVICE_TIER_REAL") == "1"
@@ -112,6 +113,43 @@ class Gen:
             self.emit("CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES", "DIST %s" % name)
         self.stack.append(t)
 
+    def gather(self):
+        """An index vector (pending in a chain, made by INDEX and %, or
+        reversing each segment of a few), then one to three BPERMUTEs of
+        vectors below at it over the same descriptors (a chain's gathers
+        sharing one check); the index stays, an Int vector."""
+        r = self.rng
+        ints = [d for d in self.vectors() if self.stack[-1 - d] == "I"]
+        lens = None
+        if r.random() < 0.3:
+            k = r.randint(2, 12)
+            cuts = sorted(r.randint(0, N) for _ in range(k - 1))
+            lens = [b - a for a, b in zip([0] + cuts, cuts + [N])]
+            self.emit("CONST INT (%s)" % " ".join(str(n - 1) for n in lens), "CONST INT (%s)" % " ".join(["-1"] * k),
+                      "CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES", "INDEX")
+        elif ints and r.random() < 0.6:
+            self.emit("COPY 1 %d" % r.choice(ints), "CONST INT 1023")
+            self.segdes()
+            self.emit("DIST INT", "AND INT")
+        else:
+            self.emit("CONST INT %d" % r.randint(0, 99), "CONST INT %d" % r.randint(1, 7))
+            self.segdes()
+            self.emit("INDEX", "CONST INT %d" % N)
+            self.segdes()
+            self.emit("DIST INT", "%")
+        self.stack.append("I")
+        for _ in range(r.randint(1, 3)):
+            d = r.choice(self.vectors())
+            t = self.stack[-1 - d]
+            self.emit("COPY 1 %d" % d, "COPY 1 1")
+            for _ in range(2):
+                if lens:
+                    self.emit("CONST INT (%s)" % " ".join(map(str, lens)), "MAKE_SEGDES")
+                else:
+                    self.segdes()
+            self.emit("BPERMUTE %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[t], "CPOP 1 1")
+            self.stack.insert(len(self.stack) - 1, t)
+
     def reduce_top(self, keep):
         """A reduction of the top vector (of a copy of it when KEEP)."""
         t = self.stack[-1]
@@ -134,6 +172,9 @@ class Gen:
             return
         if len(vec) < MAX_VECTORS and r.random() < 0.04:
             self.spread()
+            return
+        if len(vec) < MAX_VECTORS - 4 and r.random() < 0.05:
+            self.gather()
             return
         top = st[-1] if st[-1] != "S" else None
         second = st[-2] if len(st) > 1 and st[-2] != "S" else None
@@ -213,7 +254,7 @@ def main():
     a = ap.parse_args()
     interp = os.path.abspath(a.interp)
     rng = random.Random(a.seed)
-    totals = [0] * 8
+    totals = [0] * 10
     device = {"VINTERP_DEVICE_TIER": "on"} if REAL else {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
     configs = [("device tier, every vector there", dict(device, VINTERP_DEVICE_MIN="1")),
                ("device tier, default placement", device)]
@@ -238,10 +279,12 @@ def main():
                         dst.write(src.read())
                 check("c%d under the %s prints ref's output" % (k, name), same,
                       "exit %d: %s; program kept as %s" % (rc, err.strip()[-300:], keep) if not same else "")
-    names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds", "DISTs"]
+    names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds", "DISTs",
+             "gathers", "gathers sharing a record"]
     print("chains over the set: " + ", ".join("%s %d" % (n, t) for n, t in zip(names, totals)))
     for n, t in zip(names, totals):
-        if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds", "DISTs"):
+        if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds", "DISTs",
+                              "gathers", "gathers sharing a record"):
             check("some chain was %s over the set (a path the programs must reach)" % n, t > 0)
     finish()
 

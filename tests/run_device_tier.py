@@ -142,7 +142,7 @@ def idx1000(limit):
 FAULTS = {
     # 5 / (i - 7): element 7 divides by zero
     "div": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-7, N) + "/ INT\nRET\n",
-    "mod": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-9, N) + "% INT\nRET\n",
+    "mod": "FUNC MAIN1_1\nCONST INT 5\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N + iota(-9, N) + "%\nRET\n",
     # RAND over i - 3: a zero range at element 3
     "rand": "FUNC MAIN1_1\n" + iota(-3, N) + "RAND\nRET\n",
     # BPERMUTE of 0..N-1 through 1..N: index N at position N-1
@@ -407,9 +407,9 @@ def test_model_bytes():
 CHAIN = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\nI_TO_F\nCOPY 1 0\nCONST FLOAT 2.0\nCONST INT %d\n"
          "MAKE_SEGDES\nDIST FLOAT\n* FLOAT\n+ FLOAT\nCOPY 1 0\n* FLOAT\nCONST INT %d\nMAKE_SEGDES\n"
          "+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nRET\n" % (N, N))
-CHAINS = re.compile(r"^stats: device tier: (\d+) elementwise instructions deferred into chains, (\d+) chains taken "
+CHAINS = re.compile(r"^stats: device tier: (\d+) instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
-                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs$", re.M)
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
 
 
 # The timers end the chains: I_TO_F deferred before START_TIMER runs before
@@ -428,7 +428,7 @@ def test_chains():
     reg = tallies(err).get("timed region")
     # (the output: the region's seconds, then the sum)
     same = rc_r == 0 and rc == 0 and out.splitlines()[1:] == out_r.splitlines()[1:] and len(out_r.splitlines()) == 2
-    check(same and got == [2, 0, 2, 2, 0, 0, 0, 0] and reg and reg[:2] == [1, 1],
+    check(same and got == [2, 0, 2, 2, 0, 0, 0, 0, 0, 0] and reg and reg[:2] == [1, 1],
           "timers: a chain before the region runs before it, one inside it inside it: %r, region %r" % (got, reg))
 
     rc_r, out_r, _ = ref(CHAIN)
@@ -436,7 +436,7 @@ def test_chains():
     check(rc_r == 0 and (rc, out) == (rc_r, out_r), "chain: the reference's answer (%r, %r)" % (out, out_r))
     m = CHAINS.search(err)
     got = m and [int(g) for g in m.groups()]
-    check(got == [4, 0, 1, 0, 1, 0, 0, 0], "chain: 4 instructions deferred, one chain run with the sum, writing "
+    check(got == [4, 0, 1, 0, 1, 0, 0, 0, 0, 0], "chain: 4 instructions deferred, one chain run with the sum, writing "
           "nothing: %r" % got)
     on = tallies(err).get("timed region")
     rc, out, err = dev(CHAIN, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
@@ -460,11 +460,70 @@ def test_chains():
     rc, out, err = dev(both, ["-d", "stats"])
     m = CHAINS.search(err)
     got = m and [int(g) for g in m.groups()]
-    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got == [4, 0, 1, 1, 1, 0, 0, 0],
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got == [4, 0, 1, 1, 1, 0, 0, 0, 0, 0],
           "chain: z kept below the sum: the one launch writes z and sums w: %r %r" % (got, err[-300:]))
 
 
+# Gathers deferred into chains (cuda_chain.h chain_gather). ONE: one
+# segment of N; SEG: 50 segments of 400 (a host descriptor, uploaded).
+ONE = "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\n" % (N, N)
+SEG = dist(400, 50) + "MAKE_SEGDES\n" + dist(400, 50) + "MAKE_SEGDES\n"
+# (N-1) - i, pending in a chain
+REVERSE = dist(N - 1, N) + iota(0, N) + "- INT\n"
+# three gathers of three vectors (Int, Float, Bool; the last two pending
+# when gathered) at one index, then summed: one chain, one record
+SIBLINGS = ("FUNC MAIN1_1\n" + REVERSE + iota(0, N) + "COPY 1 1\n" + ONE + "BPERMUTE INT\n" +
+            iota(0, N) + "I_TO_F\nCOPY 1 2\n" + ONE + "BPERMUTE FLOAT\n" +
+            iota(0, N) + dist(7, N) + "> INT\nCOPY 1 3\n" + ONE + "BPERMUTE BOOL\n" +
+            "B_TO_I\nCPOP 1 2\n* INT\nI_TO_F\n+ FLOAT\nCONST INT %d\nMAKE_SEGDES\n+_REDUCE FLOAT\n"
+            "CPOP 1 1\nPOP 1 0\nRET\n" % N)
+# within each of 50 segments of 400, element j from 399 - j of the
+# segment, as a Float; printed whole
+SEG_REVERSE = dist(399, 50) + dist(-1, 50) + dist(400, 50) + "MAKE_SEGDES\nINDEX\n"
+SEGMENTED = "FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\n" + SEG_REVERSE + SEG + "BPERMUTE FLOAT\nRET\n"
+FAULTS.update({
+    # two gathers at one bad index (i + 1): the first's line
+    "bpermute_siblings": "FUNC MAIN1_1\n" + dist(1, N) + iota(0, N) + "+ INT\n" + iota(0, N) + "COPY 1 1\n" + ONE +
+                         "BPERMUTE INT\n" + iota(0, N) + "I_TO_F\nCOPY 1 2\n" + ONE + "BPERMUTE FLOAT\nRET\n",
+    # a bad index in segment 3 of 50 (index 400 at its first element)
+    "bpermute_segmented": "FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\n" + SEG_REVERSE + iota(0, N) + dist(1200, N) +
+                          "= INT\nB_TO_I\n+ INT\n" + SEG + "BPERMUTE FLOAT\nRET\n",
+    # the gathered vector dropped at once, the program going on: still checked
+    "bpermute_dropped_pending": "FUNC MAIN1_1\n" + iota(0, N) + dist(2, N) + iota(0, N) + "+ INT\n" + ONE +
+                                "BPERMUTE INT\nPOP 1 0\n" + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\n"
+                                "+_REDUCE INT\nRET\n" % N,
+})
+
+
+def test_gathers():
+    rc_r, out_r, _ = ref(SIBLINGS)
+    rc, out, err = dev(SIBLINGS, ["-d", "stats"])
+    m = CHAINS.search(err)
+    got = m and [int(g) for g in m.groups()]
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r), "gathers: the reference's answer (%r, %r)" % (out, out_r))
+    # deferred: - , I_TO_F, >, three gathers, B_TO_I, *, I_TO_F, +; the
+    # index's chain takes the gathers (the other two chains run, their
+    # values gathered); one run with the sum
+    check(got is not None and got[-2:] == [3, 2] and got[2] == 3 and got[4] == 1,
+          "gathers: three deferred, two sharing the first's record, three chains run, one with the sum: %r" % got)
+    on = tallies(err).get("timed region") or tallies(err).get("whole run")
+    rc2, out2, err2 = dev(SIBLINGS, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
+    off = tallies(err2).get("whole run")
+    # one by one: 4 INDEX, 3 + 4 elementwise, 3 gathers, the sum (15);
+    # chained: 4 INDEX, I_TO_F's and >'s chains (run when gathered), one
+    # launch for the rest (7)
+    check(rc2 == 0 and out2 == out_r and on and off and on[0] == off[0] - 8,
+          "gathers: eight launches fewer than one by one: %r against %r" % (on, off))
+    rc_r, out_r, _ = ref(SEGMENTED)
+    rc, out, err = dev(SEGMENTED, ["-d", "stats"])
+    m = CHAINS.search(err)
+    got = m and [int(g) for g in m.groups()]
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got is not None and got[-2:] == [1, 0],
+          "gathers: 50 segments, the reference's answer, deferred: %r" % got)
+
+
 def main():
+    test_gathers()
     test_chains()
     test_placement()
     test_model_bytes()

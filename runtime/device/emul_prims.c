@@ -150,8 +150,12 @@ static int em_expr(const VkExpr *e, int64_t n)
 {
     if (!vk_expr_ok(e))
         return -1;
+    if (e->gfault)
+        vk_expr_fault_begin(e);
     for (int64_t i = 0; i < n; i++)
         vk_expr_at(e, i);
+    if (e->gfault)
+        vk_expr_fault_info(e);
     return 0;
 }
 
@@ -163,6 +167,8 @@ static int em_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void 
     int32_t ai = vs_rop_iident(rop);
     double af = vs_rop_fident(rop);
     VkCell r[VK_EXPR_NODES];
+    if (e->gfault)
+        vk_expr_fault_begin(e);
     for (int64_t i = 0; i < n; i++) {
         vk_expr_eval(e, i, r);
         vk_expr_store(e, i, r);
@@ -175,6 +181,8 @@ static int em_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void 
         *(double *)out = af;
     else
         *(int32_t *)out = ai;
+    if (e->gfault)
+        vk_expr_fault_info(e);
     return 0;
 }
 

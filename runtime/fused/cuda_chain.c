@@ -22,6 +22,10 @@ struct Chain {
     Value *ls[VK_EXPR_LEAVES];      /* a leaf spread over segments (DIST's): its descriptor, held */
     uint8_t self[VK_EXPR_LEAVES];
     void *owned[VK_EXPR_LEAVES];
+    /* its gathers (e.gfault set): their source and destination
+     * descriptors, held, and their index (held as a leaf or an output;
+     * NULL once it is neither: no later gather joins) */
+    Value *gsd[2], *gidx;
 };
 
 static Chain *live;
@@ -98,6 +102,12 @@ static void free_chain(Chain *ch)
             val_release(sd);
         }
     }
+    for (int k = 0; k < 2; k++)
+        if (ch->gsd[k]) {
+            Value *sd = ch->gsd[k];
+            ch->gsd[k] = NULL;
+            val_release(sd);
+        }
     free(ch);
 }
 
@@ -116,6 +126,8 @@ static void count_run(const Chain *ch)
             stats.bytes += ch->n * (ch->e.out[k].f ? 8 : 4);
             stats.outputs++;
         }
+    if (ch->e.gfault && ch->e.gm > 1) /* each element's segment found and its source offset read */
+        stats.bytes += ch->n * 16;
     stats.runs++;
 }
 
@@ -159,6 +171,17 @@ int chain_force_all(void)
     return n;
 }
 
+void chain_force_checks(void)
+{
+    Chain *ch = live;
+    while (ch) {
+        Chain *next = ch->next;
+        if (ch->e.gfault)
+            run_chain(ch);
+        ch = next;
+    }
+}
+
 void chain_drop(Value *v)
 {
     Chain *ch = chain_of(v);
@@ -167,6 +190,8 @@ void chain_drop(Value *v)
     DevCopy *dc = v->dev;
     int k = out_of(ch, v);
     dc->chain = NULL;
+    if (ch->gidx == v)
+        ch->gidx = NULL;
     for (int j = 0; j < ch->e.nl; j++)
         if (ch->self[j] && !ch->owned[j] && ch->e.leaf[j].d == ch->e.out[k].d) {
             ch->owned[j] = dc->d; /* its old contents are still to be read: the chain frees it */
@@ -179,6 +204,10 @@ void chain_drop(Value *v)
     ch->ov[last] = NULL;
     if (ch->e.no > 0)
         return;
+    if (ch->e.gfault) { /* its gathers' check is still the reference's: it runs for that */
+        run_chain(ch);
+        return;
+    }
     stats.dropped++;
     free_chain(ch);
 }
@@ -310,6 +339,22 @@ static int leaf_scalar(Chain *nc, const Value *a)
     return r;
 }
 
+/* Q's gathers' record, descriptors and index NC's (Q's references moved). */
+static void adopt_gathers(Chain *nc, Chain *q)
+{
+    nc->e.gfault = q->e.gfault;
+    nc->e.glen = q->e.glen;
+    nc->e.gsoff = q->e.gsoff;
+    nc->e.gdoff = q->e.gdoff;
+    nc->e.gm = q->e.gm;
+    nc->e.gnsrc = q->e.gnsrc;
+    nc->gsd[0] = q->gsd[0];
+    nc->gsd[1] = q->gsd[1];
+    nc->gidx = q->gidx;
+    q->gsd[0] = q->gsd[1] = q->gidx = NULL;
+    q->e.gfault = NULL;
+}
+
 /* Chain Q taken into NC: its leaves, nodes (after NC's) and live outputs
  * NC's; Q freed. */
 static void merge(Chain *nc, Chain *q)
@@ -343,6 +388,11 @@ static void merge(Chain *nc, Chain *q)
         nc->e.out[o].node += base;
         nc->ov[o] = q->ov[k];
         ((DevCopy *)q->ov[k]->dev)->chain = nc;
+    }
+    if (q->e.gfault) { /* its gathers NC's (chain_defer keeps one chain with gathers of those it merges) */
+        if (nc->e.gfault)
+            rt_fatal("internal error: two elementwise chains with gathers merged");
+        adopt_gathers(nc, q);
     }
     free(q);
     stats.merged++;
@@ -384,6 +434,11 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     /* the result's storage, as the reference's (a new vector may first
      * run every chain to make room: mem_set_reclaim) */
     Value *r = self >= 0 ? val_ref(v[self]) : cx_device_value(c, rt, n);
+    m = chains_of(v, na, cs);
+    /* one chain's gathers at most (one record): the others' chains run */
+    for (int k = 0, seen = 0; k < m; k++)
+        if (cs[k]->e.gfault && seen++)
+            run_chain(cs[k]);
     m = chains_of(v, na, cs);
     Chain *nc;
     if (m) {
@@ -470,4 +525,135 @@ int chain_on(void)
     if (enabled < 0)
         enabled = settings_choice(SET_DEVICE_CHAINS, 1);
     return enabled;
+}
+
+/* ---- gathers (BPERMUTE) ---------------------------------------------------- */
+
+/* A vector with a whole device copy of its own (a gather's leaf: read
+ * there whether or not the host's copy is current too). */
+static int on_device(const Value *v)
+{
+    const DevCopy *dc = dc_of(v);
+    return dc && !dc->planted && !dc->off && !v->lazy;
+}
+
+int chain_gather_takes(const Value *data, const Value *idx, const Value *ssd, const Value *dsd)
+{
+    if (!chain_on() || data->type == VT_PAIR || data->type == VT_SEGDES || idx->type != VT_INT)
+        return 0;
+    if (ssd->type != VT_SEGDES || dsd->type != VT_SEGDES || !ssd->sane || !dsd->sane)
+        return 0;
+    /* as many segments on each side (no segment without a partner), an
+     * index for every destination element, something to gather from */
+    if (ssd->len != dsd->len || ssd->len < 1 || idx->len < 1 || dsd->n != idx->len || data->len < 1)
+        return 0;
+    return on_device(data) && (idx->lazy || on_device(idx));
+}
+
+/* 1 when descriptors A and B are the same: one value, or one segment
+ * each of as many elements, or lengths the host holds that are equal. */
+static int same_segdes(const Value *a, const Value *b)
+{
+    if (a == b)
+        return 1;
+    if (a->len != b->len || a->n != b->n || !a->sane || !b->sane)
+        return 0;
+    if (a->len == 1)
+        return 1;
+    return !a->hstale && !b->hstale && !a->lazy && !b->lazy && a->data && b->data &&
+           memcmp(a->data, b->data, (size_t)a->len * 4) == 0;
+}
+
+/* 1 when CH's gathers are over SSD and DSD at IDX. */
+static int same_gathers(const Chain *ch, const Value *idx, const Value *ssd, const Value *dsd)
+{
+    return ch->e.gfault && ch->gidx == idx && same_segdes(ch->gsd[0], ssd) && same_segdes(ch->gsd[1], dsd) &&
+           ch->n == idx->len;
+}
+
+/* 1 when CH can take one gather more (a node, an output, two leaves). */
+static int room_for_gather(const Chain *ch)
+{
+    return ch->e.nn + 1 <= VK_EXPR_NODES && ch->e.nl + 2 <= VK_EXPR_LEAVES && ch->e.no + 1 <= VK_EXPR_OUTS - 1;
+}
+
+/* The chain whose gathers a gather of DATA at IDX over SSD and DSD joins,
+ * sharing their record: its index's chain when that is one, else a chain
+ * that holds the index as a leaf; NULL when there is none (or no room,
+ * or DATA is its output). */
+static Chain *gather_join(const Value *data, const Value *idx, const Value *ssd, const Value *dsd)
+{
+    Chain *q = chain_of(idx);
+    if (!q)
+        for (Chain *ch = live; ch && !q; ch = ch->next)
+            if (same_gathers(ch, idx, ssd, dsd))
+                q = ch;
+    if (!q || !same_gathers(q, idx, ssd, dsd) || !room_for_gather(q) || chain_of(data) == q)
+        return NULL;
+    return q;
+}
+
+int chain_gather_joins(const Value *data, const Value *idx, const Value *ssd, const Value *dsd)
+{
+    return gather_join(data, idx, ssd, dsd) != NULL;
+}
+
+Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, VkPermFault *rec)
+{
+    chain_force(data);
+    int64_t n = idx->len;
+    Chain *nc = rec ? NULL : gather_join(data, idx, ssd, dsd); /* a record given is used */
+    if (!nc && !rec)
+        rt_fatal("internal error: a gather without a record joins no chain");
+    if (!nc) {
+        Chain *q = chain_of(idx);
+        /* its index's chain takes it when it has no gathers and has room;
+         * else that chain runs and the index is a leaf of a new chain */
+        if (q && (q->e.gfault || !room_for_gather(q))) {
+            run_chain(q);
+            q = NULL;
+        }
+        if (q) {
+            nc = q;
+        } else {
+            nc = rt_xcalloc(1, sizeof *nc);
+            nc->n = n;
+            link_chain(nc);
+        }
+        nc->e.gfault = rec;
+        nc->e.gm = ssd->len;
+        nc->e.gnsrc = data->len;
+        if (ssd->len > 1) {
+            const DevCopy *s = ssd->dev, *d = dsd->dev;
+            nc->e.glen = s->d;
+            nc->e.gsoff = s->off;
+            nc->e.gdoff = d->off;
+        }
+        nc->gsd[0] = val_ref(ssd);
+        nc->gsd[1] = val_ref(dsd);
+        nc->gidx = idx->lazy ? NULL : idx; /* a lazy fill is not held: no later gather joins on it */
+    } else {
+        stats.gather_joins++;
+    }
+    int iref = chain_of(idx) == nc ? nc->e.out[out_of(nc, idx)].node : idx->lazy ? leaf_scalar(nc, idx)
+                                                                              : leaf_value(nc, idx);
+    int sref = leaf_value(nc, data);
+    int node = new_node(nc);
+    VkExprNode *nd = &nc->e.node[node];
+    memset(nd, 0, sizeof *nd);
+    nd->op = VK_EXPR_GATHER;
+    nd->ty = (uint8_t)(data->type == VT_FLOAT ? VS_FLOAT : data->type == VT_BOOL ? VS_BOOL : VS_INT);
+    nd->nargs = 2;
+    nd->a[0] = (int8_t)iref;
+    nd->a[1] = (int8_t)sref;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = data->type == VT_FLOAT;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    r->hstale = 1;
+    stats.deferred++;
+    stats.gathers++;
+    return r;
 }

@@ -12,7 +12,9 @@
  * whatever else holds those operands (their values stay outputs of the
  * chain); its other operands become the chain's leaves (held until it
  * runs). A DIST is deferred as a chain too, its value operand a leaf
- * spread over the descriptor's segments (chain_dist). A chain runs — one
+ * spread over the descriptor's segments (chain_dist), and a BPERMUTE,
+ * its data a leaf read at the gathered positions (chain_gather). A chain
+ * runs — one
  * launch reading each leaf once and writing each
  * output that still has a value once, the intermediate results in
  * registers — when anything else reads one of its values: another
@@ -21,7 +23,8 @@
  * (value.h's to_host hook), the program's timers (exec_cuda.c), or when a
  * new instruction would take it past the kernel's bounds. A one-segment
  * reduction of a pending value runs with its chain (chain_reduce). A
- * chain whose outputs have all gone is dropped unrun.
+ * chain whose outputs have all gone is dropped unrun (one with gathers
+ * runs, for their check).
  *
  * What the reference sees is unchanged: an instruction that reads a leaf
  * of a chain first runs every chain when the stack alone would hold the
@@ -54,6 +57,29 @@ int chain_on(void);
  * its segment's of descriptor SD (on the device) — HELD's (a vector on the
  * device, one element a segment) or, when HELD is NULL, VAL's one value. */
 Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n);
+/* 1 when a BPERMUTE of DATA at IDX (source descriptor SSD, destination
+ * DSD) can be deferred: DATA a vector with a whole device copy (or
+ * pending: chain_gather runs it first), IDX such a vector, pending, or a
+ * lazy fill, as many segments on each side. Its element is then a node
+ * of a chain (kernels.h VK_EXPR_GATHER), DATA a leaf read at the gathered
+ * positions, and the index check the chain's: a permute's record (the
+ * tier's pending check, cuda_tier.c) that the chain's run writes. Every
+ * gather of one chain has the same index and descriptors (the tuple's
+ * fields of one NESL gather), so one record checks them all. */
+int chain_gather_takes(const Value *data, const Value *idx, const Value *ssd, const Value *dsd);
+/* 1 when that gather joins a chain with the same index and descriptors,
+ * sharing its record (chain_gather then needs none). */
+int chain_gather_joins(const Value *data, const Value *idx, const Value *ssd, const Value *dsd);
+/* Defer it: R (new, IDX's length, DATA's type, on the device) pending;
+ * REC the record of its check (NULL when chain_gather_joins said so), in
+ * the tier's pending checks in program order: the chain must run before
+ * the tier reads it (chain_force_checks). SSD's and DSD's device copies
+ * exist when there are several segments. */
+Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, VkPermFault *rec);
+/* Every chain with a gather run now (before the tier reads the pending
+ * records). A chain with a gather whose outputs all go runs anyway, for
+ * its check. */
+void chain_force_checks(void);
 /* Before an instruction that is not deferred reads V[0 .. NA): a pending
  * operand runs, and every chain runs when one of them is a leaf. */
 void chain_settle_operands(Value *const *v, int na);
@@ -82,6 +108,7 @@ void chain_drop(Value *v);
  * reduction's too; of the deferred, DISTs. */
 typedef struct {
     int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced, spread;
+    int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */

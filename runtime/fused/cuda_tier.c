@@ -137,6 +137,7 @@ static void settle(CudaTier *t, int after_wait)
 {
     if (t->npend == 0 || t->settling)
         return;
+    chain_force_checks(); /* a chain's gathers write their record when it runs (cuda_chain.h) */
     t->settling = 1;
     int n = t->npend, nc = t->last_check, nb = t->nblk;
     VkPermFault rec[DEFER_SLOTS];
@@ -693,6 +694,17 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
     int64_t len = gather ? idx->len : dflt ? dflt->len : op == OP_PERMUTE ? data->len : dsd->n > 0 ? dsd->n : 0;
     ValType ty = (ValType)data->type;
     size_t es = val_esize(ty);
+    if (op == OP_BPERMUTE && chain_gather_takes(data, idx, ssd, dsd)) { /* deferred (cuda_chain.h) */
+        if (ssd->len > 1) {
+            (void)cx_on_device(t->c, ssd);
+            (void)cx_on_device(t->c, dsd);
+        }
+        Value *r = cx_device_value(t->c, ty, len); /* new, as the reference's (may run every chain first) */
+        VkPermFault *rec =
+            chain_gather_joins(data, idx, ssd, dsd) ? NULL : defer_slot(t, it, ins, "source", PEND_PERMUTE);
+        finish(t, it, na, chain_gather(r, data, idx, ssd, dsd, rec));
+        return;
+    }
     /* the default written over when only the stack holds it, as the
      * reference writes over it (ops_permute.c copy_of_default): no second
      * vector of its length at once, against -m */
@@ -1101,6 +1113,12 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
         v[j] = vs_at(it, na - 1 - j);
     if (take && kind_of(ins->op) == K_ELEM && chain_takes(ins, v, na, v[0]->len))
         return;
+    /* a gather writes no operand's storage: its index may stay pending
+     * or held (run_permute) */
+    if (take && ins->op == OP_BPERMUTE && chain_gather_takes(v[0], v[1], v[2], v[3])) {
+        chain_force(v[0]);
+        return;
+    }
     if (take && kind_of(ins->op) == K_REDUCE && v[1]->type == VT_SEGDES && v[1]->len == 1 && chain_pending(v[0])) {
         chain_settle_operands(v + 1, na - 1); /* the data's chain runs with the reduction (run_fold) */
         return;
@@ -1217,11 +1235,13 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         print_by_op(f, "host instructions that read short device vectors, by instruction:", t->short_op,
                     t->short_op_bytes);
     const ChainStats *cs = chain_stats();
-    fprintf(f, "stats: device tier: %lld elementwise instructions deferred into chains, %lld chains taken into "
+    fprintf(f, "stats: device tier: %lld instructions deferred into chains, %lld chains taken into "
                "another, %lld chains run (one launch each) writing %lld vectors, %lld of them with a reduction, %lld "
-               "dropped unrun, %lld cut at the kernel's bounds; of the deferred, %lld DISTs\n",
+               "dropped unrun, %lld cut at the kernel's bounds; of the deferred, %lld DISTs and %lld gathers "
+               "(BPERMUTE), %lld of them checked with another's record\n",
             (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
-            (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full, (long long)cs->spread);
+            (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full, (long long)cs->spread,
+            (long long)cs->gathers, (long long)cs->gather_joins);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

@@ -468,15 +468,21 @@ static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int na
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
-/* A chain's pointers: its leaves, its outputs, and OUT_D. */
-enum { EXPR_PTRS = VK_EXPR_LEAVES + VK_EXPR_OUTS + 1 };
+/* A chain's pointers: its leaves, its outputs, OUT_D, and its gathers'
+ * record and descriptors. */
+enum { EXPR_PTRS = VK_EXPR_LEAVES + VK_EXPR_OUTS + 5 };
 static void expr_ptrs(const VkExpr *e, const void *out_d, const void **p)
 {
     for (int k = 0; k < VK_EXPR_LEAVES; k++)
         p[k] = k < e->nl ? e->leaf[k].d : NULL;
     for (int k = 0; k < VK_EXPR_OUTS; k++)
         p[VK_EXPR_LEAVES + k] = k < e->no ? e->out[k].d : NULL;
-    p[VK_EXPR_LEAVES + VK_EXPR_OUTS] = out_d;
+    const void **q = p + VK_EXPR_LEAVES + VK_EXPR_OUTS;
+    q[0] = out_d;
+    q[1] = e->gfault;
+    q[2] = e->glen;
+    q[3] = e->gsoff;
+    q[4] = e->gdoff;
 }
 static int w_expr(const VkExpr *e, int64_t n)
 {
