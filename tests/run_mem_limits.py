@@ -55,6 +55,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("read_input", ints, True),
         ("rank_segments", None, False),
         ("chain_leaves", None, False),
+        ("chain_gathers", None, False),
     ]
 
 
