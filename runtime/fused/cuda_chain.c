@@ -126,8 +126,8 @@ static void count_run(const Chain *ch)
             stats.bytes += ch->n * (ch->e.out[k].f ? 8 : 4);
             stats.outputs++;
         }
-    if (ch->e.gfault && ch->e.gm > 1) /* each element's segment found and its source offset read */
-        stats.bytes += ch->n * 16;
+    /* (a gather's data is a leaf, counted above once, as the tier counts
+     * a gather run by itself; neither counts the segment search) */
     stats.runs++;
 }
 

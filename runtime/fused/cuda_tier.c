@@ -771,8 +771,8 @@ static void shape_on_device(CudaTier *t, Value *sd)
 }
 
 /* PACK's new descriptor: each segment's count of kept elements, summed
- * on the device (COUNT: all of them). A long one lives there; a short one
- * is read back to the host. */
+ * on the device (COUNT: all of them, used for one segment). A long one
+ * lives there; a short one is read back to the host. */
 static Value *pack_segdes(CudaTier *t, Value *sd, const int32_t *fl, int64_t n, int64_t count)
 {
     int64_t m = sd->len;
@@ -801,9 +801,12 @@ static Value *pack_segdes(CudaTier *t, Value *sd, const int32_t *fl, int64_t n, 
     return nsd;
 }
 
-/* PACK: the kept elements in order (a count read back: the result's
- * length), and the new descriptor, which lives on the host (its lengths
- * read back when there are several segments). */
+/* PACK: the kept elements in order, and the new descriptor (on the
+ * device when it is long). One segment: the elements selected into a
+ * temporary, their count read back (the result's length). Several: the
+ * new lengths first, read back (or the long descriptor's shape), their sum
+ * the result's length, then the elements selected straight into the
+ * result: one wait, not two. */
 static void run_pack(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 2), *flags = vs_at(it, 1), *sd = vs_at(it, 0);
@@ -814,6 +817,20 @@ static void run_pack(CudaTier *t, Interp *it)
     int64_t count = 0;
     Value *r;
     const int32_t *fl = n > 0 ? dev_of(t, flags) : NULL;
+    if (n > 0 && sd->len > 1) {
+        Value *nsd = pack_segdes(t, sd, fl, n, -1);
+        count = nsd->n;
+        r = cx_device_value(t->c, ty, count);
+        if (count > 0 && l->select_flagged(elem_of(ty), dev_of(t, data), fl, n, ((DevCopy *)r->dev)->d, NULL) != 0)
+            cx_lib_fail(t->c, "PACK");
+        cx_lib_called(t->c);
+        t->dbytes += n * ((int64_t)es + 4) + count * (int64_t)es;
+        for (int j = 0; j < 3; j++)
+            val_release(vs_pop(it));
+        vs_push(it, r);
+        vs_push(it, nsd);
+        return;
+    }
     if (n > 0) {
         void *tmp = cx_dalloc(t->c, (size_t)n * es);
         if (l->select_flagged(elem_of(ty), dev_of(t, data), fl, n, tmp, &count) != 0)
