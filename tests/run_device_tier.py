@@ -522,7 +522,22 @@ def test_gathers():
           "gathers: 50 segments, the reference's answer, deferred: %r" % got)
 
 
+# PACK of 50 segments of 400 (every third element kept): the new
+# lengths read back first, their sum the result's length; one wait
+PACK50 = ("FUNC MAIN1_1\n" + iota(0, N) + iota(0, N) + dist(3, N) + "%%\nCONST INT 0\nCONST INT %d\nMAKE_SEGDES\n"
+          "DIST INT\n= INT\n" % N + dist(400, 50) + "MAKE_SEGDES\nPACK INT\nRET\n")
+
+
+def test_pack():
+    rc_r, out_r, _ = ref(PACK50)
+    rc, out, err = dev(PACK50, ["-d", "stats"])
+    m = re.search(r"instructions run there \(and the host's waits in them\):.* PACK (\d+) \((\d+)\)", err)
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and m is not None and m.groups() == ("1", "1"),
+          "PACK of 50 segments: the reference's answer, one wait: %r" % (m and m.group(0)[-40:]))
+
+
 def main():
+    test_pack()
     test_gathers()
     test_chains()
     test_placement()
