@@ -137,8 +137,8 @@ static void settle(CudaTier *t, int after_wait)
 {
     if (t->npend == 0 || t->settling)
         return;
-    chain_force_checks(); /* a chain's gathers write their record when it runs (cuda_chain.h) */
     t->settling = 1;
+    chain_force_checks(); /* a chain's gathers write their record when it runs (cuda_chain.h) */
     int n = t->npend, nc = t->last_check, nb = t->nblk;
     VkPermFault rec[DEFER_SLOTS];
     unsigned long long blk[DEFER_SLOTS][4];
