@@ -107,6 +107,14 @@ void vk_set_strategy(VkStrategy s);
  * the runtime computes offsets). If n_host is not NULL, *n_host = the sum
  * of all m lengths (waits). */
 int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
+/* A descriptor's shape: its offsets into off_d (as vk_seg_offsets) and,
+ * into *rec_d on the device, the sum of its m >= 1 lengths and the
+ * shortest and longest; no wait (two launches). */
+typedef struct {
+    long long n;
+    int32_t lo, hi;
+} VkShape;
+int vk_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d);
 
 /* segid_d[i] = the segment containing element i, for i < n (non-empty
  * segments tiling the data; elements before the first non-empty segment

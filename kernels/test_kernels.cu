@@ -41,6 +41,7 @@
 #define vk_dist tk_dist
 #define vk_index tk_index
 #define vk_seg_positions tk_seg_positions
+#define vk_seg_shape tk_seg_shape
 #endif
 #include "kernels/kernels.h"
 #include "kernels/vk_elem.h" /* the opcodes (VK_OP_*) only: the expected values are computed here */
@@ -113,6 +114,7 @@ int tk_index(const VkArg *start, const VkArg *stride, const int64_t *off, int64_
 {
     return emu.index(start, stride, off, m, n, out);
 }
+int tk_seg_shape(const int32_t *len, int64_t m, int64_t *off, VkShape *rec) { return emu.seg_shape(len, m, off, rec); }
 int tk_seg_positions(const VkArg *idx, const int32_t *len, const int64_t *off, int64_t m, int64_t *pos,
                      unsigned long long *fault)
 {
@@ -1157,6 +1159,36 @@ static void test_expr(int64_t n)
     vk_free(oi);
 }
 
+/* vk_seg_shape: the offsets, the sum, the shortest and the longest of L
+ * (negative lengths too: the offsets and the sum as the runtime's). */
+static void test_seg_shape(const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    int32_t *Ld = up(L);
+    int64_t *offd = (int64_t *)vk_alloc((size_t)m * 8);
+    VkShape *recd = (VkShape *)vk_alloc(sizeof(VkShape)), rec;
+    int rc = vk_seg_shape(Ld, m, offd, recd);
+    vk_memcpy_d2h(&rec, recd, sizeof rec);
+    std::vector<int64_t> off = down(offd, (size_t)m);
+    int64_t acc = 0, bad = -1;
+    int32_t lo = L[0], hi = L[0];
+    for (int64_t k = 0; k < m; k++) {
+        if (off[k] != acc && bad < 0)
+            bad = k;
+        acc += L[k];
+        lo = std::min(lo, L[k]);
+        hi = std::max(hi, L[k]);
+    }
+    CHECK(rc == 0 && bad < 0 && rec.n == acc && rec.lo == lo && rec.hi == hi,
+          "vk_seg_shape, %lld segments: offset %lld, sum %lld (%lld), shortest %d (%d), longest %d (%d)", (long long)m,
+          (long long)bad, rec.n, (long long)acc, rec.lo, lo, rec.hi, hi);
+    vk_free(Ld);
+    vk_free(offd);
+    vk_free(recd);
+}
+
 static void test_dist_index(int64_t n, const std::vector<int32_t> &L)
 {
     int64_t m = (int64_t)L.size();
@@ -1303,6 +1335,7 @@ int main(int argc, char **argv)
             test_float_ops(n, L, 0);
             test_float_ops(n, L, 1);
             test_dist_index(n, L);
+            test_seg_shape(L);
             test_positions(L);
             if (n < 1000000) {
                 test_rank(0, VS_INT, n, L);
@@ -1322,6 +1355,8 @@ int main(int argc, char **argv)
         test_map_float(n);
         test_expr(n);
     }
+    test_seg_shape({ 5, -3, 0, 7 }); /* negative lengths (a descriptor MAKE_SEGDES refuses later) */
+    test_seg_shape({ -1 });
     test_rand();
     printf("test_kernels: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -2,7 +2,9 @@
  * copies, options, segment offsets. */
 #include "kernels/vk_internal.cuh"
 
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <mutex>
 #include <stdarg.h>
@@ -271,12 +273,53 @@ namespace {
 struct AddI64 {
     __device__ __forceinline__ int64_t operator()(int64_t a, int64_t b) const { return a + b; }
 };
+struct ShapeOf {
+    __host__ __device__ VkShape operator()(int32_t l) const
+    {
+        VkShape s;
+        s.n = l;
+        s.lo = s.hi = l;
+        return s;
+    }
+};
+struct ShapeJoin {
+    __host__ __device__ VkShape operator()(const VkShape &a, const VkShape &b) const
+    {
+        VkShape s;
+        s.n = a.n + b.n;
+        s.lo = a.lo < b.lo ? a.lo : b.lo;
+        s.hi = a.hi > b.hi ? a.hi : b.hi;
+        return s;
+    }
+};
 } // namespace
 
 static __global__ void k_seg_total(const int32_t *len, const int64_t *off, int64_t m,
                                    int64_t *total)
 {
     *total = m > 0 ? off[m - 1] + (int64_t)len[m - 1] : 0;
+}
+
+extern "C" int vk_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d)
+{
+    if (vk_ready() != 0)
+        return -1;
+    if (m < 1 || !len_d || !off_d || !rec_d)
+        return vk_fail("vk_seg_shape: %lld segments", (long long)m);
+    if (vk_seg_offsets(len_d, m, off_d, NULL) != 0)
+        return -1;
+    VkShape init;
+    init.n = 0;
+    init.lo = INT32_MAX;
+    init.hi = INT32_MIN;
+    auto in = thrust::make_transform_iterator(len_d, ShapeOf());
+    size_t bytes = 0;
+    VK_CUDA(cub::DeviceReduce::Reduce(nullptr, bytes, in, rec_d, m, ShapeJoin(), init));
+    VkTemp tmp;
+    if (tmp.alloc(bytes) != 0)
+        return -1;
+    VK_CUDA(cub::DeviceReduce::Reduce(tmp.p, bytes, in, rec_d, m, ShapeJoin(), init));
+    return 0;
 }
 
 extern "C" int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host)

@@ -26,6 +26,7 @@
 /* The primitives, with kernels.h's signatures. */
 typedef struct {
     int (*seg_offsets)(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
+    int (*seg_shape)(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d);
     int (*reduce)(VsRop rop, const void *in_d, int64_t n, void *out_d);
     int (*scan)(VsRop rop, const void *in_d, int64_t n, void *out_d);
     int (*seg_reduce)(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d,

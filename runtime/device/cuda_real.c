@@ -919,6 +919,7 @@ static int open_device(RealDev *r, int dev, char *why, size_t len)
 static int bind_lib(RealDev *r, char *why, size_t len)
 {
     LIBSYM(seg_offsets, "vk_seg_offsets");
+    LIBSYM(seg_shape, "vk_seg_shape");
     LIBSYM(reduce, "vk_reduce");
     LIBSYM(scan, "vk_scan");
     LIBSYM(seg_reduce, "vk_seg_reduce");

@@ -25,6 +25,23 @@ static int em_seg_offsets(const int32_t *len, int64_t m, int64_t *off, int64_t *
     return 0;
 }
 
+static int em_seg_shape(const int32_t *len, int64_t m, int64_t *off, VkShape *rec)
+{
+    if (m < 1)
+        return -1;
+    int64_t n = 0;
+    int32_t lo = INT32_MAX, hi = INT32_MIN;
+    em_seg_offsets(len, m, off, &n);
+    for (int64_t k = 0; k < m; k++) {
+        lo = len[k] < lo ? len[k] : lo;
+        hi = len[k] > hi ? len[k] : hi;
+    }
+    rec->n = n;
+    rec->lo = lo;
+    rec->hi = hi;
+    return 0;
+}
+
 /* Combine segment [s, s+l) of IN from the identity, strictly left to
  * right; SCAN writes the running value before each element. */
 #define FOLD(T, ID, COMBINE)                                                  \
@@ -325,6 +342,7 @@ static const char *em_lib_error(void) { return em_msg; }
 void emu_prims_bind(VkLib *lib)
 {
     lib->seg_offsets = em_seg_offsets;
+    lib->seg_shape = em_seg_shape;
     lib->reduce = em_reduce;
     lib->scan = em_scan;
     lib->seg_reduce = em_seg_reduce;

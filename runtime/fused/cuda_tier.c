@@ -26,7 +26,7 @@ struct CudaTier {
     CudaExec *c;
     int64_t min;                        /* the placement threshold, elements */
     unsigned long long *fault_d;        /* the fault record of vk_map */
-    int64_t *shape_d;                   /* a device descriptor's last offset, last length, shortest and longest */
+    VkShape *shape_d;                   /* a device descriptor's shape (vk_seg_shape) */
     int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
     int64_t waits[OP_COUNT];            /* the host's waits in them, by opcode */
     int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
@@ -254,7 +254,7 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->c = c;
     t->min = min;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
-    t->shape_d = cx_dalloc_fixed(c, 3 * sizeof *t->shape_d);
+    t->shape_d = cx_dalloc_fixed(c, sizeof *t->shape_d);
     t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
     t->blk_d = cx_dalloc_fixed(c, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
@@ -744,30 +744,21 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
 }
 
 /* A descriptor of M >= 1 segments whose lengths are on the device
- * (cx_device_segdes): its offsets made there, then its last offset, last
- * length, shortest and longest length gathered into one record and read
- * back in one wait, so that the host knows its shape. */
+ * (cx_device_segdes): its offsets made there and its shape (the lengths'
+ * sum, the shortest and the longest) into one record (vk_seg_shape: two
+ * launches), read back in one wait, so that the host knows its shape. */
 static void shape_on_device(CudaTier *t, Value *sd)
 {
     DevCopy *dc = sd->dev;
     int64_t m = sd->len;
-    const VkLib *l = cx_lib(t->c);
-    int32_t *mm = (int32_t *)(t->shape_d + 2);
-    if (l->seg_offsets(dc->d, m, dc->off, NULL) != 0 || l->reduce(VS_IMIN, dc->d, m, mm) != 0 ||
-        l->reduce(VS_IMAX, dc->d, m, mm + 1) != 0)
+    if (cx_lib(t->c)->seg_shape(dc->d, m, dc->off, t->shape_d) != 0)
         cx_lib_fail(t->c, "a descriptor's shape");
     cx_lib_called(t->c);
     cx_lib_called(t->c);
-    cx_lib_called(t->c);
-    cx_d2d(t->c, t->shape_d, dc->off + m - 1, sizeof(int64_t));
-    cx_d2d(t->c, t->shape_d + 1, (const int32_t *)dc->d + m - 1, sizeof(int32_t));
-    t->dbytes += m * (4 + 8 + 4 + 4);
-    int64_t rec[3];
-    cx_d2h(t->c, rec, t->shape_d, sizeof rec);
-    int32_t last, lo_hi[2];
-    memcpy(&last, &rec[1], sizeof last);
-    memcpy(lo_hi, &rec[2], sizeof lo_hi);
-    seg_set_shape(sd, rec[0] + last, lo_hi[0], lo_hi[1]);
+    t->dbytes += m * (4 + 8 + 4);
+    VkShape rec;
+    cx_d2h(t->c, &rec, t->shape_d, sizeof rec);
+    seg_set_shape(sd, rec.n, rec.lo, rec.hi);
 }
 
 /* PACK's new descriptor: each segment's count of kept elements, summed

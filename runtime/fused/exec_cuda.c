@@ -427,6 +427,10 @@ static int w_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_
 {
     PRIM("seg_offsets", 2, PTRS(len_d, off_d), seg_offsets(len_d, m, off_d, n_host));
 }
+static int w_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d)
+{
+    PRIM("seg_shape", 3, PTRS(len_d, off_d, rec_d), seg_shape(len_d, m, off_d, rec_d));
+}
 static int w_reduce(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
     PRIM("reduce", 2, PTRS(in_d, out_d), reduce(rop, in_d, n, out_d));
@@ -607,6 +611,7 @@ static void wrap_lib(CudaExec *c)
     VkLib *l = &c->lib;
     const VkLib *d = &c->dev->lib;
     l->seg_offsets = d->seg_offsets ? w_seg_offsets : NULL;
+    l->seg_shape = d->seg_shape ? w_seg_shape : NULL;
     l->reduce = d->reduce ? w_reduce : NULL;
     l->scan = d->scan ? w_scan : NULL;
     l->seg_reduce = d->seg_reduce ? w_seg_reduce : NULL;
