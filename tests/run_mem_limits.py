@@ -56,6 +56,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("rank_segments", None, False),
         ("chain_leaves", None, False),
         ("chain_gathers", None, False),
+        ("gather_in_place", None, False),
     ]
 
 
