@@ -43,9 +43,10 @@ REAL = os.environ.get("DEVICE_TIER_REAL") == "1"
 
 
 class Gen:
-    def __init__(self, rng, reads):
+    def __init__(self, rng, reads, bad=False):
         self.rng = rng
         self.reads = reads  # how often a reduction or an EXTRACT reads a copy (long chains when rare)
+        self.bad = bad  # the first gather's index leaves its segment from some element on
         self.stack = []  # bottom to top: "I", "F", "B" (vectors of N), "S" (a scalar)
         self.out = []
 
@@ -121,7 +122,12 @@ class Gen:
         r = self.rng
         ints = [d for d in self.vectors() if self.stack[-1 - d] == "I"]
         lens = None
-        if r.random() < 0.3:
+        if self.bad:  # 0, 3, 6, ...: outside the one segment from element N / 3 on (the run stops there)
+            self.bad = False
+            self.emit("CONST INT 0", "CONST INT 3")
+            self.segdes()
+            self.emit("INDEX")
+        elif r.random() < 0.3:
             k = r.randint(2, 12)
             cuts = sorted(r.randint(0, N) for _ in range(k - 1))
             lens = [b - a for a, b in zip([0] + cuts, cuts + [N])]
@@ -227,8 +233,11 @@ class Gen:
 
     def program(self):
         self.emit("FUNC MAIN1_1")
-        for _ in range(STEPS):
-            self.step()
+        for i in range(STEPS):
+            if self.bad and i == STEPS // 3:
+                self.gather()
+            else:
+                self.step()
         while self.vectors():
             d = self.vectors()[0]
             if d:
@@ -264,6 +273,17 @@ def main():
             with open(path, "w") as f:
                 f.write(Gen(rng, 0.06 if k % 2 else 0.004).program())
             rc_r, out_r, err_r = run(interp, path, ["--backend=ref"], {})
+            if k % 6 == 5:  # a bad gather: the reference's failure, line and all (no -d stats: it prints none)
+                bad = path + ".bad.vcode"
+                with open(bad, "w") as f:
+                    f.write(Gen(rng, 0.004, bad=True).program())
+                rc_b, out_b, err_b = run(interp, bad, ["--backend=ref"], {})
+                check("c%d (bad gather): the reference fails with its index message" % k,
+                      rc_b == 1 and "BPERMUTE: index" in err_b, err_b.strip()[:300])
+                for name, env in configs:
+                    got = run(interp, bad, ["--backend=cuda", "--tier=off"], env)
+                    check("c%d (bad gather) under the %s fails as ref" % (k, name), got == (rc_b, out_b, err_b),
+                          "%r against %r" % (got[2].strip()[:200], err_b.strip()[:200]))
             if not check("c%d: the reference runs it" % k, rc_r == 0, err_r.strip()[:300]):
                 continue
             for name, env in configs:
