@@ -293,7 +293,7 @@ do_devcheck() {
     grep '^FAIL' "$out/devcheck-tier.log" | head -n 12 | cut -c1-240 | while read -r l; do say "  $l"; done
     DEVICE_TIER_REAL=$((1 - DRY)) timeout "$(left)" python3 tests/run_chain_random.py bin/vinterp -n 12 \
         >"$out/devcheck-chains.log" 2>&1
-    say "- run_chain_random.py on the GPU (vk_expr, vk_expr_reduce): $(tail -n 1 "$out/devcheck-chains.log")"
+    say "- run_chain_random.py on the GPU (vk_expr, vk_expr_reduce, their gathers and checks): $(tail -n 1 "$out/devcheck-chains.log")"
     grep '^FAIL' "$out/devcheck-chains.log" | head -n 6 | cut -c1-240 | while read -r l; do say "  $l"; done
     if [ "$DRY" = 0 ] && command -v compute-sanitizer >/dev/null 2>&1; then
         for p in bn_qs cu_sort_rank; do
