@@ -544,8 +544,11 @@ int chain_gather_takes(const Value *data, const Value *idx, const Value *ssd, co
     if (ssd->type != VT_SEGDES || dsd->type != VT_SEGDES || !ssd->sane || !dsd->sane)
         return 0;
     /* as many segments on each side (no segment without a partner), an
-     * index for every destination element, something to gather from */
-    if (ssd->len != dsd->len || ssd->len < 1 || idx->len < 1 || dsd->n != idx->len || data->len < 1)
+     * index for every destination element, the source descriptor the
+     * data's (its lengths are what the indices are checked against),
+     * something to gather from */
+    if (ssd->len != dsd->len || ssd->len < 1 || idx->len < 1 || dsd->n != idx->len || ssd->n != data->len ||
+        data->len < 1)
         return 0;
     return on_device(data) && (idx->lazy || on_device(idx));
 }
