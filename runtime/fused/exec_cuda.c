@@ -141,7 +141,8 @@ struct CudaExec {
     void *wait_d;               /* a word read back to wait for the device (device_wait) */
     /* what the program's timed region did (START_TIMER to STOP_TIMER, the
      * last one): counters at its start and its end */
-    struct Tally { int64_t launches, syncs, h2d, d2h, dbytes; double ksecs; } t_start, t_region;
+    struct Tally { int64_t launches, syncs, h2d, d2h, dbytes, dops; double ksecs; } t_start, t_region;
+    int64_t dops;               /* copies and clears on the device (the model prices each as a launch) */
     int64_t kbytes;             /* the model's bytes of the generated kernels' SOACs (soac_bytes) */
     int regions;
     /* the largest uploads of vectors (-d stats): bytes, block and variable */
@@ -199,6 +200,19 @@ struct CudaExec {
     size_t acap, alive;
     CudaTier *tier;             /* the device tier (cuda_tier.h), or NULL */
 };
+
+/* A copy or a clear on the device: queued as a launch is, counted for the
+ * model (-d stats). */
+static int dev_d2d(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    c->dops++;
+    return c->dev->d2d(c->dev, dst, src, bytes);
+}
+static int dev_memset0(CudaExec *c, void *dst, size_t bytes)
+{
+    c->dops++;
+    return c->dev->memset0(c->dev, dst, bytes);
+}
 
 static CudaExec *current; /* the value hooks' executor (one per process) */
 
@@ -548,6 +562,7 @@ static struct Tally tally(CudaExec *c)
     t.d2h = c->d2h_bytes;
     t.ksecs = kernel_seconds(c, 0) + kernel_seconds(c, 1);
     t.dbytes = (c->tier ? cuda_tier_bytes(c->tier) : 0) + c->kbytes;
+    t.dops = c->dops;
     return t;
 }
 
@@ -589,13 +604,14 @@ static void timer_hook(int start)
     c->t_region.d2h = t.d2h - c->t_start.d2h;
     c->t_region.ksecs = t.ksecs - c->t_start.ksecs;
     c->t_region.dbytes = t.dbytes - c->t_start.dbytes;
+    c->t_region.dops = t.dops - c->t_start.dops;
     c->regions++;
 }
 
 /* What the tally would take on the modelled device (runtime/fused/tuning.h). */
 static double model_seconds(const struct Tally *t)
 {
-    return (double)t->launches * MODEL_LAUNCH_S + (double)t->syncs * MODEL_WAIT_S +
+    return (double)(t->launches + t->dops) * MODEL_LAUNCH_S + (double)t->syncs * MODEL_WAIT_S +
            (double)(t->h2d + t->d2h) / MODEL_BUS_BPS + (double)t->dbytes / MODEL_HBM_BPS;
 }
 
@@ -844,9 +860,8 @@ static void note_upload(CudaExec *c, int64_t bytes)
 }
 
 /* V's device copy, uploaded when it has none. A lazy fill (value.h) is
- * filled on the device: its one element uploaded, then copied over the
- * rest in doubling spans (log2 n copies on the device, no new kernel),
- * while the host keeps it lazy. */
+ * filled on the device, one launch (DIST of its value over one segment:
+ * nothing uploaded), while the host keeps it lazy. */
 static DevCopy *on_device(CudaExec *c, Value *v)
 {
     if (v->dev) {
@@ -858,13 +873,16 @@ static DevCopy *on_device(CudaExec *c, Value *v)
     size_t bytes = (size_t)v->len * esize_of(v);
     dc->d = dalloc(c, bytes);
     if (v->lazy) {
-        size_t es = esize_of(v), n = (size_t)v->len;
-        h2d(c, dc->d, &v->fill, es);
-        for (size_t have = 1; have < n; have *= 2) {
-            size_t more = n - have < have ? n - have : have;
-            if (c->dev->d2d(c->dev, (char *)dc->d + have * es, dc->d, more * es) != 0)
-                dev_fail(c, "filling a lazy fill on the device");
-        }
+        VkArg a;
+        memset(&a, 0, sizeof a);
+        if (v->type == VT_FLOAT)
+            a.f = v->fill.f;
+        else
+            a.i = v->fill.i;
+        if (v->len > 0 && c->lib.dist(esize_of(v), &a, NULL, 1, v->len, dc->d) != 0)
+            lib_fail(c, "filling a lazy fill on the device");
+        c->lib_calls++;
+        c->kbytes += (int64_t)bytes;
         c->lazy_fills++;
         return dc;
     }
@@ -946,12 +964,12 @@ DevCopy *cx_on_device(CudaExec *c, Value *v) { return on_device(c, v); }
 void cx_lib_called(CudaExec *c) { c->lib_calls++; }
 void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
-    if (bytes && c->dev->d2d(c->dev, dst, src, bytes) != 0)
+    if (bytes && dev_d2d(c, dst, src, bytes) != 0)
         dev_fail(c, "a copy on the device");
 }
 void cx_memset0(CudaExec *c, void *dst, size_t bytes)
 {
-    if (bytes && c->dev->memset0(c->dev, dst, bytes) != 0)
+    if (bytes && dev_memset0(c, dst, bytes) != 0)
         dev_fail(c, "clearing device memory");
 }
 void cx_dfree(CudaExec *c, void *p) { dfree(c, p); }
@@ -1474,7 +1492,7 @@ static void permute_passes(CudaExec *c, void *claim, void *perm, int64_t n, int6
     if (n <= 0)
         return;
     int32_t *w = dalloc(c, (size_t)(nd ? nd : 1) * 4);
-    if (nd && c->dev->memset0(c->dev, w, (size_t)nd * 4) != 0)
+    if (nd && dev_memset0(c, w, (size_t)nd * 4) != 0)
         dev_fail(c, "clearing a permute's claims");
     launch(c, claim, n, 4, w, NULL);
     launch(c, perm, n, 4, w, NULL);
@@ -1490,7 +1508,7 @@ static int64_t scan_count(CudaExec *c, const int32_t *in, int64_t n, int32_t *ou
     c->lib_calls++;
     /* the last scanned and the last count side by side, read in one copy */
     int32_t last[2];
-    if (c->dev->d2d(c->dev, c->pair_d, out + n - 1, 4) != 0 || c->dev->d2d(c->dev, c->pair_d + 1, in + n - 1, 4) != 0)
+    if (dev_d2d(c, c->pair_d, out + n - 1, 4) != 0 || dev_d2d(c, c->pair_d + 1, in + n - 1, 4) != 0)
         dev_fail(c, "a copy on the device");
     d2h(c, last, c->pair_d, sizeof last);
     return (int64_t)last[0] + last[1];
@@ -1660,9 +1678,9 @@ static void run_seg_permute(CudaExec *c, Entry *e, const LcuSoac *s)
             const vk_arr *d = &c->hv[s->dflt[r]];
             if (d->len != nd)
                 kernel_fail(VKF_DFLTLEN, nd, d->len, 0);
-            if (bytes && c->dev->d2d(c->dev, c->hv[s->res[r]].d, d->d, bytes) != 0)
+            if (bytes && dev_d2d(c, c->hv[s->res[r]].d, d->d, bytes) != 0)
                 dev_fail(c, "copying a default");
-        } else if (bytes && c->dev->memset0(c->dev, c->hv[s->res[r]].d, bytes) != 0) {
+        } else if (bytes && dev_memset0(c, c->hv[s->res[r]].d, bytes) != 0) {
             dev_fail(c, "clearing a result");
         }
     }
@@ -1716,7 +1734,7 @@ static void run_soac(CudaExec *c, int unique, int j, const LcuSoac *s)
         int64_t n = shape_n(c, &s->shape);
         for (int r = 0; r < s->nres; r++) {
             Value *v = result(c, s->res[r], n);
-            if (s->kind == LS_PERMUTE && c->dev->memset0(c->dev, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
+            if (s->kind == LS_PERMUTE && dev_memset0(c, c->hv[s->res[r]].d, (size_t)n * esize_of(v)))
                 dev_fail(c, "clearing a result");
         }
         upload_table(c);
@@ -2550,10 +2568,11 @@ static void cuda_report(Executor *x, FILE *f)
             fprintf(f, "stats: model: ");
             if (c->regions)
                 fprintf(f, "timed region %.6f s, ", model_seconds(&c->t_region));
-            fprintf(f, "whole run %.6f s (%.0f us a launch, %.0f us a wait, %.0f GB/s host to device and back, %.0f GB/s "
+            fprintf(f, "whole run %.6f s (%.0f us a launch and a copy or clear on the device, of which %lld in the "
+                       "timed region and %lld in the run, %.0f us a wait, %.0f GB/s host to device and back, %.0f GB/s "
                        "of device memory for %lld bytes the device tier's primitives and the generated kernels read and wrote)\n",
-                    model_seconds(&all), MODEL_LAUNCH_S * 1e6, MODEL_WAIT_S * 1e6, MODEL_BUS_BPS / 1e9,
-                    MODEL_HBM_BPS / 1e9, (long long)all.dbytes);
+                    model_seconds(&all), MODEL_LAUNCH_S * 1e6, (long long)c->t_region.dops, (long long)all.dops,
+                    MODEL_WAIT_S * 1e6, MODEL_BUS_BPS / 1e9, MODEL_HBM_BPS / 1e9, (long long)all.dbytes);
         }
         fprintf(f, "stats: cuda: where the time went: kernels %.6f s (%s: generated %.6f s in %lld launches, primitives "
                    "%.6f s in %lld calls); module loads and compiles %.6f s; allocations %.6f s (%lld); copies to the "

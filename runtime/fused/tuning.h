@@ -97,7 +97,8 @@
 
 /* The modelled device of -d stats' "model" line (placement worked on
  * without a GPU): an H100's order of magnitude as the issue states it,
- * not measured here. Device memory is priced at the bytes the device
+ * not measured here. A copy or a clear on the device (queued as a launch
+ * is) costs a launch. Device memory is priced at the bytes the device
  * tier's primitives and the generated kernels touch (exec_cuda.c
  * soac_bytes). */
 #define MODEL_LAUNCH_S 5e-6

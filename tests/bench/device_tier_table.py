@@ -2,7 +2,8 @@
 """tests/bench/device_tier_table.py [INTERP [BENCH_DIR]] — the device tier's
 placement on the nine benchmark programs (../shared/bench), counted on the
 emulated device (no GPU needed): for the program's timed region and the
-whole run, the launches, the host's waits, the bytes moved each way, and the
+whole run, the launches (and the copies and clears on the device, which the
+model prices as launches), the host's waits, the bytes moved each way, and the
 time the model of -d stats gives them (runtime/fused/tuning.h: 5 us a launch,
 10 us a wait, 25 GB/s over the bus, 3 TB/s of device memory). Prints a
 markdown table for tests/bench/RESULTS.md. A measurement, not a test: the
@@ -26,6 +27,7 @@ TALLY = re.compile(r"^stats: (timed region|whole run): (\d+) launches, (\d+) syn
                    r"(\d+) bytes device to host")
 MODEL = re.compile(r"^stats: model: (?:timed region ([0-9.]+) s, )?whole run ([0-9.]+) s")
 FELL = re.compile(r"^stats: device tier: (\d+) instructions ran on the host with long device operands")
+DOPS = re.compile(r"a copy or clear on the device, of which (\d+) in the timed region and (\d+) in the run")
 
 
 def mb(b):
@@ -34,8 +36,8 @@ def mb(b):
 
 def main():
     env = dict(os.environ, VINTERP_CUDA_EMULATE="1", VINTERP_DEVICE_TIER="on")
-    print("| program | output | timed region: launches, waits, up, down | modelled (s) | whole run: launches, "
-          "waits, up, down | modelled (s) | host steps on device data |")
+    print("| program | output | timed region: launches + copies and clears, waits, up, down | modelled (s) | whole "
+          "run: launches + copies and clears, waits, up, down | modelled (s) | host steps on device data |")
     print("| --- | --- | --- | ---: | --- | ---: | ---: |")
     for name in PROGRAMS:
         vc = os.path.join(BENCH, name + ".vcode")
@@ -43,7 +45,7 @@ def main():
                            capture_output=True, text=True, env=env, cwd=BENCH)
         want = open(os.path.join(BENCH, name + ".expected")).read().splitlines()[:-1]
         same = p.returncode == 0 and p.stdout.splitlines()[:-1] == want
-        t, model, fell = {}, (None, None), 0
+        t, model, fell, dops = {}, (None, None), 0, (0, 0)
         for line in p.stderr.splitlines():
             m = TALLY.match(line)
             if m:
@@ -51,13 +53,15 @@ def main():
             m = MODEL.match(line)
             if m:
                 model = (m.group(1), m.group(2))
+                d = DOPS.search(line)
+                dops = (int(d.group(1)), int(d.group(2))) if d else (0, 0)
             m = FELL.match(line)
             if m:
                 fell = int(m.group(1))
         r, w = t.get("timed region", [0] * 4), t.get("whole run", [0] * 4)
-        print("| %s | %s | %d, %d, %s, %s | %s | %d, %d, %s, %s | %s | %d |" %
-              (name, "the classic's" if same else "DIFFERS (exit %d)" % p.returncode, r[0], r[1], mb(r[2]),
-               mb(r[3]), model[0] or "-", w[0], w[1], mb(w[2]), mb(w[3]), model[1] or "-", fell))
+        print("| %s | %s | %d + %d, %d, %s, %s | %s | %d + %d, %d, %s, %s | %s | %d |" %
+              (name, "the classic's" if same else "DIFFERS (exit %d)" % p.returncode, r[0], dops[0], r[1], mb(r[2]),
+               mb(r[3]), model[0] or "-", w[0], dops[1], w[1], mb(w[2]), mb(w[3]), model[1] or "-", fell))
         sys.stdout.flush()
 
 
