@@ -536,7 +536,32 @@ def test_pack():
           "PACK of 50 segments: the reference's answer, one wait: %r" % (m and m.group(0)[-40:]))
 
 
+# N segments of lengths i % 3 (made on the device), their LENGTHS summed;
+# TAKE: every value only the stack's, so MAKE_SEGDES and LENGTHS take their
+# argument's storage; else each argument copied first and used after (the
+# descriptor's last LENGTHS takes it).
+def lengths_prog(take):
+    keep = "" if take else "COPY 1 0\n"
+    red = "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\n" % N
+    tail = "" if take else "CPOP 1 2\n" + red + "CPOP 1 2\nLENGTHS\n" + red  # both used after; the last LENGTHS takes
+    return ("FUNC MAIN1_1\n" + iota(0, N) + dist(3, N) + "%\n" + keep + "MAKE_SEGDES\n" + keep + "LENGTHS\n" +
+            "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\n" % N + tail + "RET\n")
+
+
+def test_lengths_storage():
+    for take in (1, 0):
+        src = lengths_prog(take)
+        rc_r, out_r, _ = ref(src)
+        rc, out, err = dev(src, ["-d", "stats"])
+        m = re.search(r"results written in place \((\d+) of them LENGTHS and MAKE_SEGDES", err)
+        want = "2" if take else "1"
+        check(rc_r == 0 and (rc, out) == (rc_r, out_r) and m is not None and m.group(1) == want,
+              "LENGTHS and MAKE_SEGDES over %s: the reference's answer, %s taken: %r %r" %
+              ("values only the stack holds" if take else "copied values", want, m and m.group(1), (out, out_r)))
+
+
 def main():
+    test_lengths_storage()
     test_pack()
     test_gathers()
     test_chains()

@@ -54,6 +54,7 @@ struct CudaTier {
     ErrReplay *done[DEFER_SLOTS];       /* replays read clean, to be dropped (cuda_tier_take_done) */
     int ndone;
     int64_t deferred, settles, settle_waits;
+    int64_t taken; /* LENGTHS and MAKE_SEGDES given their argument's storage */
     int64_t blk_records, blk_deferred;  /* fused block runs' records; of them, left to a later wait */
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
     int64_t in_blocks[OP_COUNT];        /* of ran: a fused block's host steps (cuda_tier_meta_step) */
@@ -877,10 +878,15 @@ static int64_t *positions(Value *idx, Value *sd)
 /* MAKE_SEGDES of long lengths on the device, or of a long lazy fill (every
  * segment as long: its shape known on the host, its lengths and offsets
  * made on the device): the descriptor lives there. */
-static Value *segdes_of_lengths(CudaTier *t, Value *l)
+static Value *segdes_of_lengths(CudaTier *t, Value *l, int take)
 {
-    Value *sd = cx_device_segdes(t->c, l->len);
-    cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
+    Value *sd = take ? cx_device_take(t->c, l, VT_SEGDES) : NULL;
+    if (sd) {
+        t->in_place++, t->taken++;
+    } else {
+        sd = cx_device_segdes(t->c, l->len);
+        cx_d2d(t->c, ((DevCopy *)sd->dev)->d, dev_of(t, l), (size_t)l->len * 4);
+    }
     if (l->lazy) { /* its shape known here: no wait */
         DevCopy *dc = sd->dev;
         if (cx_lib(t->c)->seg_offsets(dc->d, sd->len, dc->off, NULL) != 0)
@@ -894,17 +900,23 @@ static Value *segdes_of_lengths(CudaTier *t, Value *l)
     return sd;
 }
 
-static void run_make_segdes(CudaTier *t, Interp *it) { finish(t, it, 1, segdes_of_lengths(t, vs_at(it, 0))); }
+static void run_make_segdes(CudaTier *t, Interp *it) { finish(t, it, 1, segdes_of_lengths(t, vs_at(it, 0), 1)); }
 
-/* LENGTHS of a descriptor that lives on the device. */
-static Value *lengths_of(CudaTier *t, Value *sd)
+/* LENGTHS of a descriptor that lives on the device: its lengths taken
+ * when TAKE and only the stack holds it (cx_device_take), else copied. */
+static Value *lengths_of(CudaTier *t, Value *sd, int take)
 {
-    Value *r = cx_device_value(t->c, VT_INT, sd->len);
+    Value *r = take ? cx_device_take(t->c, sd, VT_INT) : NULL;
+    if (r) {
+        t->in_place++, t->taken++;
+        return r;
+    }
+    r = cx_device_value(t->c, VT_INT, sd->len);
     cx_d2d(t->c, ((DevCopy *)r->dev)->d, ((DevCopy *)sd->dev)->d, (size_t)sd->len * 4);
     return r;
 }
 
-static void run_lengths(CudaTier *t, Interp *it) { finish(t, it, 1, lengths_of(t, vs_at(it, 0))); }
+static void run_lengths(CudaTier *t, Interp *it) { finish(t, it, 1, lengths_of(t, vs_at(it, 0), 1)); }
 
 Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg)
 {
@@ -919,7 +931,7 @@ Value *cuda_tier_meta_step(CudaTier *t, int op, Value *arg)
     t->op = op;
     int64_t w0 = cx_syncs(t->c);
     double tt = trace_now();
-    Value *r = op == OP_MAKE_SEGDES ? segdes_of_lengths(t, arg) : lengths_of(t, arg);
+    Value *r = op == OP_MAKE_SEGDES ? segdes_of_lengths(t, arg, 0) : lengths_of(t, arg, 0);
     t->waits[op] += cx_syncs(t->c) - w0;
     if (trace_on)
         trace_span("device tier", op == OP_MAKE_SEGDES ? "MAKE_SEGDES (a fused block's)" : "LENGTHS (a fused block's)",
@@ -1199,9 +1211,10 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
         fell_bytes += t->fell_bytes[op];
     }
     fprintf(f, "stats: device tier: %lld instructions on the device (placement at %lld elements), %lld host vectors "
-               "uploaded as operands (%lld bytes), %lld results written in place\n",
+               "uploaded as operands (%lld bytes), %lld results written in place (%lld of them LENGTHS and MAKE_SEGDES "
+               "over their argument's storage)\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
-            (long long)t->in_place);
+            (long long)t->in_place, (long long)t->taken);
     fprintf(f, "stats: device tier: instructions run there (and the host's waits in them):");
     for (int op = 0; op < OP_COUNT; op++)
         if (t->ran[op])

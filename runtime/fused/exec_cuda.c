@@ -997,6 +997,28 @@ Value *cx_device_segdes(CudaExec *c, int64_t m)
     return v;
 }
 
+/* A new value of T (Int, or a descriptor with its offsets allocated
+ * here) that takes FROM's device elements (an Int's or a descriptor's
+ * lengths) when only the stack holds FROM and no chain reads or writes
+ * them: LENGTHS and MAKE_SEGDES give their argument's storage to their
+ * result, as the reference does (runtime/interp), not a copy. NULL when
+ * FROM's must stay. */
+Value *cx_device_take(CudaExec *c, Value *from, ValType t)
+{
+    DevCopy *fc = from->dev;
+    if (!fc || from->lazy || fc->planted || fc->chain || fc->holds || !fc->d || !val_unique(from))
+        return NULL;
+    int64_t m = from->len;
+    Value *v = t == VT_SEGDES ? seg_new(m) : val_new(t, m);
+    DevCopy *dc = new_copy(v);
+    dc->d = fc->d;
+    fc->d = NULL;
+    if (t == VT_SEGDES)
+        dc->off = m > 1 ? dalloc(c, (size_t)m * sizeof *dc->off) : dalloc_fixed(c, sizeof *dc->off);
+    v->hstale = 1;
+    return v;
+}
+
 Value *cx_device_value(CudaExec *c, ValType t, int64_t len)
 {
     Value *v = val_new(t, len);

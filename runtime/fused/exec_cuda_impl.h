@@ -51,6 +51,10 @@ Value *cx_device_value(CudaExec *c, ValType t, int64_t len);
 /* A new descriptor of M segments whose lengths and offsets will be on
  * the device only (its shape fields the caller's: seg_set_shape). */
 Value *cx_device_segdes(CudaExec *c, int64_t m);
+/* A new Int (T VT_INT) or descriptor (VT_SEGDES) of FROM's length with
+ * FROM's device elements, taken from it (4-byte elements, FROM only the
+ * stack's, no chain on it), or NULL: the caller copies them. */
+Value *cx_device_take(CudaExec *c, Value *from, ValType t);
 /* A primitive was called (the launch count); one failed (fatal). */
 void cx_lib_called(CudaExec *c);
 void cx_lib_fail(CudaExec *c, const char *what);
