@@ -79,6 +79,11 @@ void vk_free(void *p);
 void vk_pool_trim(void);
 /* Bytes held by the pool: in use, and cached. Either pointer may be NULL. */
 void vk_pool_stats(size_t *in_use, size_t *cached);
+/* What the primitives have queued since the library loaded: kernels, and
+ * clears and copies on the device (not vk_memset0's and vk_memcpy_d2d's,
+ * which their caller counts); a CUB algorithm's by kernels/vk_count.h.
+ * One call queues what kernels/vk_count.h says (test_kernels checks). */
+void vk_queued(int64_t *kernels, int64_t *copies);
 
 int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes);
 /* A small upload that does not wait: SRC is copied into pinned staging
@@ -174,10 +179,13 @@ int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int
  *
  * vk_scatter: out[doff[k] + idx[i]] = in[i] for every source element i (of
  * segment k) whose flag is non-zero (flags_d NULL: all). idx and flags are
- * source-shaped (n_src). Only written positions change, so DPERMUTE copies
- * the default into out_d first and PERMUTE/FPERMUTE clear it
- * (vk_memset0). On a collision the later source element wins, as in the
- * runtime; UNIQUE != 0 promises no collisions (a plain single pass).
+ * source-shaped (n_src). Only written positions change (DPERMUTE copies
+ * the default into out_d first), unless MODE has VK_SCATTER_ZERO: then
+ * every position no element wrote is 0, as PERMUTE and FPERMUTE leave it
+ * (no clearing by the caller). On a collision the later source element
+ * wins, as in the runtime; VK_SCATTER_UNIQUE in MODE (without ZERO)
+ * promises no collisions (a plain single pass). Kernels queued:
+ * kernels/vk_count.h.
  *
  * vk_gather: out[i] = in[soff[k] + idx[i]] for every destination element i
  * (of segment k); where flags_d is given and flags[i] == 0, out[i] = 0
@@ -191,10 +199,11 @@ typedef struct {
     long long j, k, len;
 } VkPermFault;
 
+enum { VK_SCATTER_UNIQUE = 1, VK_SCATTER_ZERO = 2 };
 int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
                const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
-               int64_t n_dst, int unique, VkPermFault *fault_d);
+               int64_t n_dst, int mode, VkPermFault *fault_d);
 int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
               const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
               const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d,
@@ -269,13 +278,16 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * it plus the index; an index outside [0, length of source segment k)
  * gives 0 and is reported into GFAULT (required when E has a gather
  * node): the run sets GFAULT->j to all ones first and keeps there the
- * least (position << 33 | index << 1) of the bad elements, and leaves
+ * least (position << 32 | the index's 32 bits) of the bad elements (so a
+ * chain with a gather runs over fewer than VK_EXPR_GATHER_MAX elements),
+ * and leaves
  * GFAULT a permute's record (VkPermFault: ERR all ones when every index
  * was good, else the least bad position << 1, with its J, K and LEN), in
  * stream order, without a wait. A chain with a gather may have no output
  * (a run for its check alone). The leaf a gather reads must not be
  * storage an output of E writes. */
 enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8, VK_EXPR_GATHER = 254, VK_EXPR_COPY = 255 };
+#define VK_EXPR_GATHER_MAX 0xffffffffLL
 typedef struct {
     uint8_t op, ty, nargs, unused;
     int8_t a[3], unused2;
@@ -301,9 +313,10 @@ int vk_expr(const VkExpr *e, int64_t n);
  * vk_reduce) of node NODE's results into out_d[0]: the node's values are
  * not written anywhere (unless an output of E is that node). Int and Bool
  * results, and Float MAX/MIN, equal vk_reduce's; Float ADD/MUL combine in
- * a fixed tree order as vk_reduce does (under vk_set_float_exact, and for
- * Float MAX/MIN, the node's values go through a temporary and
- * vk_reduce). */
+ * a fixed tree order of their own (per-block chunks as the device's SMs
+ * make them: the last bits may differ from vk_reduce's, within the
+ * documented float bounds; under vk_set_float_exact, and for Float
+ * MAX/MIN, the node's values go through a temporary and vk_reduce). */
 int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d);
 /* EXTRACT's and REPLACE's positions: pos_d[k] = off_d[k] + idx[k] for each
  * of the M segments whose lengths and offsets are LEN_D and OFF_D; an index

@@ -42,8 +42,11 @@
 #define vk_index tk_index
 #define vk_seg_positions tk_seg_positions
 #define vk_seg_shape tk_seg_shape
+#define vk_scatter tk_scatter
+#define vk_gather tk_gather
 #endif
 #include "kernels/kernels.h"
+#include "kernels/vk_count.h"
 #include "kernels/vk_elem.h" /* the opcodes (VK_OP_*) only: the expected values are computed here */
 #include "runtime/fused/bound_rules.h"
 
@@ -115,6 +118,18 @@ int tk_index(const VkArg *start, const VkArg *stride, const int64_t *off, int64_
     return emu.index(start, stride, off, m, n, out);
 }
 int tk_seg_shape(const int32_t *len, int64_t m, int64_t *off, VkShape *rec) { return emu.seg_shape(len, m, off, rec); }
+int tk_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl, const int32_t *sl,
+               const int64_t *so, int64_t sm, const int32_t *dl, const int64_t *dof, int64_t dm, void *out, int64_t nd,
+               int mode, VkPermFault *rec)
+{
+    return emu.scatter(es, in, ns, idx, fl, sl, so, sm, dl, dof, dm, out, nd, mode, rec);
+}
+int tk_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl, const int32_t *sl,
+              const int64_t *so, int64_t sm, const int32_t *dl, const int64_t *dof, int64_t dm, void *out, int64_t nd,
+              VkPermFault *rec)
+{
+    return emu.gather(es, in, ns, idx, fl, sl, so, sm, dl, dof, dm, out, nd, rec);
+}
 int tk_seg_positions(const VkArg *idx, const int32_t *len, const int64_t *off, int64_t m, int64_t *pos,
                      unsigned long long *fault)
 {
@@ -1189,6 +1204,186 @@ static void test_seg_shape(const std::vector<int32_t> &L)
     vk_free(recd);
 }
 
+/* Segmented permutes over the segments L (empty ones among them): a
+ * scatter with collisions and flags that zeroes what it does not write
+ * (VK_SCATTER_ZERO, twice into one buffer: the second call's unwritten
+ * positions are 0 again), one with claims over a default, a gather; each
+ * against the runtime's sequential rule; a bad index's record (position,
+ * J, K, LEN) and a good call after it clean. */
+static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    std::vector<int64_t> off = offsets(L);
+    std::vector<int32_t> x(n), fl(n), dflt(n);
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (int32_t)rnd32();
+        fl[i] = rnd32() % 4 != 0;
+        dflt[i] = (int32_t)rnd32();
+    }
+    int32_t *xd = up(x), *fd = up(fl), *ld = up(L);
+    int64_t *od = up(off);
+    int32_t *out = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    VkPermFault none = { ~0ull, 0, 0, 0 }, got;
+    VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+    for (int round = 0; round < 2; round++) {
+        std::vector<int32_t> idx(n), want(n, 0);
+        for (int64_t k = 0; k < m; k++) /* indices within the segment, colliding (a quarter of its length) */
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+                idx[i] = (int32_t)(rnd32() % (uint32_t)(L[k] / 4 + 1));
+        for (int64_t k = 0; k < m; k++)
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+                if (fl[i])
+                    want[off[k] + idx[i]] = x[i];
+        int32_t *id = up(idx);
+        int rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == want, "scatter with collisions, zeroing, round %d, n=%lld m=%lld: %s",
+              round, (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
+        /* claims over a default (DPERMUTE's form) */
+        std::vector<int32_t> wd = dflt;
+        for (int64_t i = 0; i < n; i++)
+            if (fl[i]) {
+                int64_t k = std::upper_bound(off.begin(), off.end(), (int64_t)i) - off.begin() - 1;
+                while (k > 0 && L[k] == 0)
+                    k--;
+                wd[off[k] + idx[i]] = x[i];
+            }
+        vk_memcpy_h2d(out, dflt.data(), (size_t)n * 4);
+        rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, 0, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == wd, "scatter with collisions over a default, n=%lld m=%lld: %s",
+              (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
+        /* the gather of the same indices */
+        std::vector<int32_t> wg(n);
+        for (int64_t k = 0; k < m; k++)
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+                wg[i] = x[off[k] + idx[i]];
+        rc = vk_gather(4, xd, n, id, NULL, ld, od, m, ld, od, m, out, n, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == wg, "segmented gather, n=%lld m=%lld: %s", (long long)n,
+              (long long)m, rc ? vk_last_error() : "a wrong result");
+        if (round == 1 && n > 0) { /* a bad index in the last non-empty segment, first of it */
+            int64_t k = m - 1;
+            while (L[k] == 0)
+                k--;
+            int64_t at = off[k];
+            idx[at] = L[k];
+            int32_t *bd = up(idx);
+            for (int g = 0; g < 2; g++) {
+                vk_memcpy_h2d(rd, &none, sizeof none);
+                rc = g ? vk_gather(4, xd, n, bd, NULL, ld, od, m, ld, od, m, out, n, rd)
+                       : vk_scatter(4, xd, n, bd, fl[at] ? fd : NULL, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, rd);
+                vk_memcpy_d2h(&got, rd, sizeof got);
+                int64_t first = -1; /* the first bad position in order: the planted one unless an earlier is bad */
+                for (int64_t kk = 0; kk < m && first < 0; kk++)
+                    for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
+                        if (idx[i] < 0 || idx[i] >= L[kk])
+                            first = i;
+                CHECK(rc == 0 && first == at && got.err == ((unsigned long long)at << 1) && got.j == L[k] &&
+                          got.k == k && got.len == L[k],
+                      "segmented %s, a bad index at %lld (segment %lld of %d): err %llx j %lld k %lld len %lld",
+                      g ? "gather" : "scatter", (long long)at, (long long)k, L[k], got.err, got.j, got.k, got.len);
+                rc = g ? vk_gather(4, xd, n, id, NULL, ld, od, m, ld, od, m, out, n, rd)
+                       : vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, rd);
+                vk_memcpy_d2h(&got, rd, sizeof got);
+                CHECK(rc == 0 && got.err == ~0ull, "segmented %s after a bad one: clean, err %llx",
+                      g ? "gather" : "scatter", got.err);
+            }
+            vk_free(bd);
+        }
+        vk_free(id);
+    }
+    vk_free(rd);
+    vk_free(out);
+    vk_free(xd);
+    vk_free(fd);
+    vk_free(ld);
+    vk_free(od);
+}
+
+#ifndef VK_TEST_EMULATED
+/* What each primitive queues, by the library's own tally (vk_queued),
+ * against kernels/vk_count.h, the model's counts: N elements in the
+ * segments L. */
+#define COUNTED(what, want, call)                                                                                 \
+    do {                                                                                                           \
+        int64_t k0_, c0_, k1_, c1_;                                                                               \
+        vk_queued(&k0_, &c0_);                                                                                     \
+        int rc_ = (call);                                                                                          \
+        vk_queued(&k1_, &c1_);                                                                                     \
+        VkCount w_ = (want);                                                                                       \
+        CHECK(rc_ == 0 && k1_ - k0_ == w_.k && c1_ - c0_ == w_.c,                                                  \
+              "%s (n=%lld, m=%lld): %lld kernels and %lld clears queued, vk_count.h says %lld and %lld (rc %d %s)", \
+              what, (long long)n, (long long)m, (long long)(k1_ - k0_), (long long)(c1_ - c0_), (long long)w_.k,   \
+              (long long)w_.c, rc_, rc_ ? vk_last_error() : "");                                                   \
+    } while (0)
+
+static void test_counts(int64_t n, const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    std::vector<int64_t> off = offsets(L);
+    int64_t longest = 0;
+    for (int32_t l : L)
+        longest = l > longest ? l : longest;
+    std::vector<int32_t> xi(n), idx(n), fl(n);
+    std::vector<double> xf(n);
+    for (int64_t k = 0; k < m; k++)
+        for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
+            xi[i] = (int32_t)(rnd32() % 1000);
+            xf[i] = (double)xi[i];
+            idx[i] = (int32_t)(rnd32() % (uint32_t)L[k]);
+            fl[i] = rnd32() % 2;
+        }
+    int32_t *xid = up(xi), *idd = up(idx), *fld = up(fl), *ld = up(L);
+    double *xfd = up(xf);
+    int64_t *od = (int64_t *)vk_alloc((size_t)m * 8), *pos = (int64_t *)vk_alloc((size_t)m * 8);
+    int32_t *oi = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4), *mi = (int32_t *)vk_alloc((size_t)m * 4);
+    double *of = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+    VkShape *sh = (VkShape *)vk_alloc(sizeof(VkShape));
+    VkPermFault *rec = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+    unsigned long long *fw = (unsigned long long *)vk_alloc(8);
+    int64_t total = 0, cnt = 0;
+    COUNTED("seg_offsets", vk_count_seg_offsets(m, 1), vk_seg_offsets(ld, m, od, &total));
+    COUNTED("seg_shape", vk_count_seg_shape(m), vk_seg_shape(ld, m, od, sh));
+    COUNTED("reduce", vk_count_reduce(n), vk_reduce(VS_IADD, xid, n, oi));
+    COUNTED("float reduce", vk_count_reduce(n), vk_reduce(VS_FADD, xfd, n, of));
+    COUNTED("scan", vk_count_scan(n), vk_scan(VS_IADD, xid, n, oi));
+    COUNTED("seg_reduce", vk_count_fold(n, m, longest, 1, 0), vk_seg_reduce(VS_IMAX, xid, ld, od, m, n, longest, mi));
+    COUNTED("seg_scan", vk_count_fold(n, m, longest, 1, 1), vk_seg_scan(VS_IADD, xid, ld, od, m, n, longest, oi));
+    COUNTED("select", vk_count_select(n), vk_select_flagged(VS_INT, xid, fld, n, oi, &cnt));
+    if (n < 1000000) {
+        COUNTED("seg_rank", vk_count_seg_rank(n, m, 1, 0), vk_seg_rank(0, VS_INT, xid, ld, od, m, n, oi));
+        COUNTED("float seg_rank", vk_count_seg_rank(n, m, 1, 1), vk_seg_rank(1, VS_FLOAT, xfd, ld, od, m, n, oi));
+        COUNTED("rank", vk_count_seg_rank(n, 1, 0, 0), vk_seg_rank(0, VS_INT, xid, NULL, NULL, 1, n, oi));
+    }
+    /* the stamps grown and the error word made first (clears not in the counts) */
+    CHECK(vk_scatter(4, xid, n, idd, NULL, ld, od, m, ld, od, m, oi, n, 0, rec) == 0, "%s", vk_last_error());
+    for (int mode = 0; mode < 4; mode++) {
+        COUNTED("segmented scatter", vk_count_scatter(n, m, 1, n, mode, 1),
+                vk_scatter(4, xid, n, idd, fld, ld, od, m, ld, od, m, oi, n, mode, rec));
+        COUNTED("scatter", vk_count_scatter(n, 1, 0, n, mode, 0),
+                vk_scatter(8, xfd, n, idd, NULL, NULL, NULL, 0, NULL, NULL, 0, of, n, mode, NULL));
+    }
+    COUNTED("segmented gather", vk_count_gather(n, m, 1, 1),
+            vk_gather(4, xid, n, idd, NULL, ld, od, m, ld, od, m, oi, n, rec));
+    COUNTED("gather", vk_count_gather(n, 1, 0, 0), vk_gather(8, xfd, n, idd, fld, NULL, NULL, 0, NULL, NULL, 0, of, n, NULL));
+    VkArg a = vec_arg(xid), one = vec_arg(NULL);
+    one.i = 1;
+    VkArg two[2] = { a, one };
+    COUNTED("map", vk_count_one(n), vk_map(VK_OP_ADD, 0, 0, 0, two, 2, n, oi, NULL));
+    COUNTED("dist", vk_count_one(n), vk_dist(4, &one, od, m, n, oi));
+    COUNTED("index", vk_count_one(n), vk_index(&one, &one, od, m, n, oi));
+    VkArg z = vec_arg(NULL);
+    vk_memset0(fw, 8);
+    COUNTED("seg_positions", vk_count_one(m), vk_seg_positions(&z, ld, od, m, pos, fw));
+    COUNTED("elems_get", vk_count_one(m), vk_elems_get(4, xid, pos, m, mi));
+    COUNTED("elems_put", vk_count_one(m), vk_elems_put(4, oi, pos, m, mi));
+    vk_free(xid); vk_free(idd); vk_free(fld); vk_free(ld); vk_free(xfd); vk_free(od); vk_free(pos);
+    vk_free(oi); vk_free(mi); vk_free(of); vk_free(sh); vk_free(rec); vk_free(fw);
+}
+#endif
+
 static void test_dist_index(int64_t n, const std::vector<int32_t> &L)
 {
     int64_t m = (int64_t)L.size();
@@ -1335,6 +1530,10 @@ int main(int argc, char **argv)
             test_float_ops(n, L, 0);
             test_float_ops(n, L, 1);
             test_dist_index(n, L);
+            test_seg_permutes(n, L);
+#ifndef VK_TEST_EMULATED
+            test_counts(n, L);
+#endif
             test_seg_shape(L);
             test_positions(L);
             if (n < 1000000) {

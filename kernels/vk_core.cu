@@ -97,6 +97,14 @@ extern "C" int vk_sync(void)
 
 /* ---- Options ---- */
 
+long long vk_q_kernels, vk_q_copies;
+
+extern "C" void vk_queued(int64_t *kernels, int64_t *copies)
+{
+    *kernels = vk_q_kernels;
+    *copies = vk_q_copies;
+}
+
 static int opt_exact;
 static VkStrategy opt_strategy = VK_STRAT_AUTO;
 
@@ -318,7 +326,7 @@ extern "C" int vk_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkS
     VkTemp tmp;
     if (tmp.alloc(bytes) != 0)
         return -1;
-    VK_CUDA(cub::DeviceReduce::Reduce(tmp.p, bytes, in, rec_d, m, ShapeJoin(), init));
+    VK_CUB(cub::DeviceReduce::Reduce(tmp.p, bytes, in, rec_d, m, ShapeJoin(), init), m <= VK_COUNT_SHAPE_TILE ? 1 : 2, 0);
     return 0;
 }
 
@@ -335,8 +343,7 @@ extern "C" int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, i
         VkTemp tmp;
         if (tmp.alloc(bytes) != 0)
             return -1;
-        VK_CUDA(cub::DeviceScan::ExclusiveScan(tmp.p, bytes, len_d, off_d, AddI64(), (int64_t)0,
-                                               m));
+        VK_CUB(cub::DeviceScan::ExclusiveScan(tmp.p, bytes, len_d, off_d, AddI64(), (int64_t)0, m), 2, 0);
     }
     if (n_host) {
         if (m == 0) {

@@ -146,7 +146,8 @@ VS_FN int64_t vk_seg_find(const int64_t *off, int64_t m, int64_t i)
 VS_FN void vk_fault_min(unsigned long long *w, unsigned long long v)
 {
 #ifdef __CUDA_ARCH__
-    atomicMin(w, v);
+    if (v < *(volatile unsigned long long *)w) /* most bad elements lose at once: no atomic */
+        atomicMin(w, v);
 #else
     if (v < *w)
         *w = v;
@@ -211,8 +212,7 @@ VS_FN VkCell vk_expr_gather(const VkExpr *e, int l, int32_t j, int64_t i)
 {
     int64_t k = e->gm > 1 ? vk_seg_find(e->gdoff, e->gm, i) : 0;
     if (j < 0 || j >= vk_expr_gather_len(e, k)) {
-        vk_fault_min((unsigned long long *)&e->gfault->j,
-                     ((unsigned long long)i << 33) | ((unsigned long long)(uint32_t)j << 1));
+        vk_fault_min((unsigned long long *)&e->gfault->j, ((unsigned long long)i << 32) | (uint32_t)j);
         VkCell z;
         z.f = 0.0;
         return z;
@@ -232,10 +232,10 @@ VS_FN void vk_expr_fault_info(const VkExpr *e)
         r->err = ~0ull;
         return;
     }
-    int64_t i = (int64_t)(w >> 33);
+    int64_t i = (int64_t)(w >> 32);
     int64_t k = e->gm > 1 ? vk_seg_find(e->gdoff, e->gm, i) : 0;
     r->err = (unsigned long long)i << 1;
-    r->j = (int32_t)(uint32_t)(w >> 1);
+    r->j = (int32_t)(uint32_t)w;
     r->k = k;
     r->len = vk_expr_gather_len(e, k);
 }

@@ -5,6 +5,7 @@
 #define KERNELS_VK_INTERNAL_CUH
 
 #include "kernels/kernels.h"
+#include "kernels/vk_count.h"
 
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -25,8 +26,29 @@ int vk_cuda_fail(cudaError_t e, const char *what, const char *file, int line);
         if (vk_e_ != cudaSuccess)                                             \
             return vk_cuda_fail(vk_e_, #call, __FILE__, __LINE__);            \
     } while (0)
+/* What the primitives queued (vk_queued, kernels/vk_count.h): kernels,
+ * and copies and clears on the device. */
+extern long long vk_q_kernels, vk_q_copies;
 /* After a kernel launch. */
-#define VK_LAUNCHED() VK_CUDA(cudaGetLastError())
+#define VK_LAUNCHED()                                                         \
+    do {                                                                      \
+        vk_q_kernels++;                                                       \
+        VK_CUDA(cudaGetLastError());                                          \
+    } while (0)
+/* A clear or copy on the device queued by a primitive (CALL). */
+#define VK_CLEAR(call)                                                        \
+    do {                                                                      \
+        vk_q_copies++;                                                        \
+        VK_CUDA(call);                                                        \
+    } while (0)
+/* A CUB algorithm's run (CALL) that queues K kernels and C clears
+ * (kernels/vk_count.h says how many). */
+#define VK_CUB(call, k, c)                                                    \
+    do {                                                                      \
+        VK_CUDA(call);                                                        \
+        vk_q_kernels += (k);                                                  \
+        vk_q_copies += (c);                                                   \
+    } while (0)
 
 /* Make sure a device is selected and its properties known; 0 or -1. */
 int vk_ready(void);

@@ -24,7 +24,7 @@ __global__ void k_map(int op, int ty, int fmask, int out_f, Args3 args, int narg
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         int f = vk_map_at(op, ty, fmask, out_f, args.a, nargs, i, out);
         if (f != VS_OK && fault)
-            atomicMin(fault, vk_fault_pack(i, f));
+            vk_fault_min(fault, vk_fault_pack(i, f));
     }
 }
 
@@ -48,7 +48,7 @@ __global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, i
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < m; k += step)
         if (vk_position_at(&idx, len, off, k, pos))
-            atomicMin(fault, vk_fault_pack(k, 1));
+            vk_fault_min(fault, vk_fault_pack(k, 1));
 }
 
 /* A chain's gathers' record made a permute's (one thread, after the run). */
@@ -118,7 +118,7 @@ template <class T> int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t
 int expr_fault_begin(const VkExpr *e)
 {
     if (e->gfault)
-        VK_CUDA(cudaMemsetAsync(&e->gfault->j, 0xff, sizeof e->gfault->j, 0));
+        VK_CLEAR(cudaMemsetAsync(&e->gfault->j, 0xff, sizeof e->gfault->j, 0));
     return 0;
 }
 
@@ -161,6 +161,8 @@ extern "C" int vk_expr(const VkExpr *e, int64_t n)
                        (int)e->nl, (int)e->no);
     if (vk_ready() != 0)
         return -1;
+    if (e->gfault && n >= VK_EXPR_GATHER_MAX)
+        return vk_fail("vk_expr: a chain with a gather over %lld elements (fewer than 2^32 - 1)", (long long)n);
     if (expr_fault_begin(e) != 0)
         return -1;
     if (n > 0) {
@@ -179,6 +181,8 @@ extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, v
         return vk_fail("vk_expr_reduce: operator %d is not a reduction operator", (int)rop);
     if (vk_ready() != 0)
         return -1;
+    if (e->gfault && n >= VK_EXPR_GATHER_MAX)
+        return vk_fail("vk_expr_reduce: a chain with a gather over %lld elements (fewer than 2^32 - 1)", (long long)n);
     if (expr_fault_begin(e) != 0)
         return -1;
     int rc = expr_reduce_run(e, node, rop, n, out_d);

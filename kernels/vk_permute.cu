@@ -1,17 +1,24 @@
 /* kernels/vk_permute.cu — scatter and gather with checked segment-relative
  * indices (vcode/SPEC.md §4.4, runtime/interp/ops_permute.c), and PACK's select.
  *
- * One thread per element; the element's segment comes from vk_seg_ids (a
- * scan) when there are several segments. Errors are reported through one
- * 64-bit word, atomicMin'ed with (position << 1 | kind), so the reported
- * error is the one at the smallest position: the one the sequential
- * runtime would stop at.
+ * One thread per element; the element's segment, when there are several,
+ * is found by a binary search over the descriptor's offsets. Errors are
+ * reported through one 64-bit word, atomicMin'ed with (position << 1 |
+ * kind), so the reported error is the one at the smallest position: the
+ * one the sequential runtime would stop at. The word lives with the
+ * library, all ones between calls: the kernel that turns it into the
+ * caller's record (k_fault_info, one thread, in stream order) sets it back.
  *
  * Scatter collisions: the runtime writes in increasing source position, so
  * the last writer wins. Unless the caller promises unique destinations, a
- * first pass has every source element atomicMax its position + 1 into a
- * winner word per destination (32-bit when positions fit), and the second
- * pass writes only the winners. */
+ * first pass has every source element atomicMax a stamp per destination
+ * position: this call's generation in the high 32 bits, its position + 1
+ * in the low; the second pass writes only the winners and, asked to
+ * (VK_SCATTER_ZERO), zeroes the positions no element claimed in this
+ * generation. The stamps outlive the call, so they need no clearing: a
+ * later generation is always larger (cleared once when they grow, and
+ * when the generations wrap). Over 2^32 - 2 source elements, a wide
+ * winner word per destination instead, cleared each call. */
 #include "kernels/vk_internal.cuh"
 
 #include <cub/device/device_select.cuh>
@@ -24,7 +31,9 @@ enum { E_INDEX = 0, E_PARTNER = 1 };
 
 __device__ __forceinline__ void report(unsigned long long *err, int64_t pos, int kind)
 {
-    atomicMin(err, ((unsigned long long)pos << 1) | (unsigned long long)kind);
+    unsigned long long v = ((unsigned long long)pos << 1) | (unsigned long long)kind;
+    if (v < *(volatile unsigned long long *)err) /* most bad elements lose at once: no atomic */
+        atomicMin(err, v);
 }
 
 struct Side {
@@ -42,72 +51,83 @@ struct Side {
         return l > 0 ? l : 0;
     }
     __device__ __forceinline__ int64_t start(int64_t k) const { return len ? off[k] : 0; }
+    /* The segment that holds element I: 0 with one segment, else the last
+     * whose offset is at most I (an empty segment's offset is its
+     * successor's, so the last of equal offsets is the one holding I). */
+    __device__ __forceinline__ int64_t seg(int64_t i) const
+    {
+        if (!len || m <= 1)
+            return 0;
+        int64_t lo = 0, hi = m - 1;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (off[mid] <= i)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        return lo;
+    }
 };
 
-/* Destination of source element i, or -1 (skipped or bad, reported). */
-__device__ __forceinline__ int64_t scatter_dest(int64_t i, const int32_t *idx,
-                                                const int32_t *flags, const int32_t *segid,
-                                                const Side &src, const Side &dst,
-                                                unsigned long long *err)
+/* Destination of source element i, or -1 (skipped, or bad: reported when
+ * ERR is given). */
+__device__ __forceinline__ int64_t scatter_dest(int64_t i, const int32_t *idx, const int32_t *flags,
+                                                const Side &src, const Side &dst, unsigned long long *err)
 {
-    int64_t k = segid ? segid[i] : 0;
+    int64_t k = src.seg(i);
     if (src.len && k >= dst.m) {
-        report(err, i, E_PARTNER);
+        if (err)
+            report(err, i, E_PARTNER);
         return -1;
     }
     if (flags && !flags[i])
         return -1;
     int64_t j = idx[i], dl = dst.length(k);
     if (j < 0 || j >= dl) {
-        report(err, i, E_INDEX);
+        if (err)
+            report(err, i, E_INDEX);
         return -1;
     }
     return dst.start(k) + j;
 }
 
+/* The claim pass: GEN | (i + 1) into the stamp of i's destination (GEN in
+ * the high 32 bits), or i + 1 into a wide winner word (GEN 0). */
 template <class W>
-__global__ void k_scatter_claim(int64_t n, const int32_t *idx, const int32_t *flags,
-                                const int32_t *segid, Side src, Side dst, W *winner,
-                                unsigned long long *err)
+__global__ void k_scatter_claim(int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst, W *winner,
+                                unsigned long long gen, unsigned long long *err)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t d = scatter_dest(i, idx, flags, segid, src, dst, err);
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t d = scatter_dest(i, idx, flags, src, dst, err);
         if (d >= 0)
-            atomicMax(&winner[d], (W)(i + 1));
+            atomicMax(&winner[d], (W)(gen | (unsigned long long)(i + 1)));
     }
 }
 
+/* The writing pass over max(N, N_DST) threads: the winners (or, without
+ * a claim pass, every element, checked here); ZERO: a position of the
+ * destination that no element of this generation claimed gets 0. */
 template <class U, class W>
-__global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int32_t *flags,
-                          const int32_t *segid, Side src, Side dst, const W *winner, U *out,
+__global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
+                          const W *winner, unsigned long long gen, int zero, int64_t n_dst, U *out,
                           unsigned long long *err)
 {
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+    int64_t all = zero && n_dst > n ? n_dst : n;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < all;
          i += (int64_t)gridDim.x * blockDim.x) {
-        int64_t d;
-        if (winner) { /* the claim pass checked and reported */
-            int64_t k = segid ? segid[i] : 0;
-            if ((src.len && k >= dst.m) || (flags && !flags[i]))
-                continue;
-            int64_t j = idx[i];
-            if (j < 0 || j >= dst.length(k))
-                continue;
-            d = dst.start(k) + j;
-            if (winner[d] != (W)(i + 1))
-                continue;
-        } else {
-            d = scatter_dest(i, idx, flags, segid, src, dst, err);
-            if (d < 0)
-                continue;
+        if (i < n) {
+            int64_t d = scatter_dest(i, idx, flags, src, dst, winner ? nullptr : err);
+            if (d >= 0 && (!winner || winner[d] == (W)(gen | (unsigned long long)(i + 1))))
+                out[d] = in[i];
         }
-        out[d] = in[i];
+        if (zero && i < n_dst && (unsigned long long)winner[i] >> 32 != gen >> 32)
+            out[i] = 0;
     }
 }
 
 template <class U>
-__global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32_t *flags,
-                         const int32_t *segid, Side src, Side dst, U *out,
+__global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst, U *out,
                          unsigned long long *err)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
@@ -116,7 +136,7 @@ __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32
             out[i] = 0;
             continue;
         }
-        int64_t k = segid ? segid[i] : 0;
+        int64_t k = dst.seg(i);
         int64_t j = idx[i], sl = src.length(k);
         if (j < 0 || j >= sl) {
             report(err, i, dst.len && k >= src.m ? E_PARTNER : E_INDEX);
@@ -127,26 +147,77 @@ __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32
 }
 
 /* The error word and what its message needs, into the caller's record
- * (one thread, after the checking kernel, in stream order: no wait). */
-__global__ void k_fault_info(const unsigned long long *err, const int32_t *idx, const int32_t *segid, Side checked,
+ * (one thread, after the checking kernel, in stream order: no wait); the
+ * word set back to all ones for the next call. POSITIONS: the side the
+ * reported position indexes (its segment found there). */
+__global__ void k_fault_info(unsigned long long *err, const int32_t *idx, Side positions, Side checked,
                              VkPermFault *rec)
 {
     unsigned long long e = *err;
+    *err = ULLONG_MAX;
     rec->err = e;
     if (e == ULLONG_MAX)
         return;
     long long pos = (long long)(e >> 1);
-    int32_t k = segid ? segid[pos] : 0;
+    int64_t k = positions.seg(pos);
     rec->k = k;
     rec->j = idx[pos];
     rec->len = checked.len ? (k < checked.m ? (checked.len[k] > 0 ? checked.len[k] : 0) : 0) : checked.n;
+}
+
+/* The library's error word (all ones between calls), made on first use. */
+unsigned long long *err_word_d;
+
+unsigned long long *err_word(void)
+{
+    if (!err_word_d) {
+        unsigned long long *w = (unsigned long long *)vk_alloc(sizeof *w);
+        if (!w)
+            return nullptr;
+        vk_q_copies++;
+        if (cudaMemsetAsync(w, 0xff, sizeof *w, 0) != cudaSuccess) {
+            vk_free(w);
+            vk_fail("vk_scatter/vk_gather: clearing the error word");
+            return nullptr;
+        }
+        err_word_d = w;
+    }
+    return err_word_d;
+}
+
+/* The scatter's stamps: at least N_DST of them, and this call's
+ * generation (high 32 bits) in *GEN. */
+unsigned long long *stamp_d;
+int64_t stamp_cap;
+uint32_t stamp_gen;
+
+int stamps(int64_t n_dst, unsigned long long *gen)
+{
+    if (n_dst > stamp_cap) {
+        vk_free(stamp_d);
+        stamp_d = nullptr;
+        stamp_cap = 0;
+        int64_t cap = n_dst < 4096 ? 4096 : n_dst + n_dst / 2;
+        stamp_d = (unsigned long long *)vk_alloc((size_t)cap * sizeof *stamp_d);
+        if (!stamp_d)
+            return -1;
+        VK_CLEAR(cudaMemsetAsync(stamp_d, 0, (size_t)cap * sizeof *stamp_d, 0));
+        stamp_cap = cap;
+        stamp_gen = 0;
+    }
+    if (++stamp_gen == 0) { /* the generations wrapped: every stamp is old again */
+        VK_CLEAR(cudaMemsetAsync(stamp_d, 0, (size_t)stamp_cap * sizeof *stamp_d, 0));
+        stamp_gen = 1;
+    }
+    *gen = (unsigned long long)stamp_gen << 32;
+    return 0;
 }
 
 /* Nothing to check: the caller's record says so (no wait). */
 int no_fault(VkPermFault *fault)
 {
     if (fault)
-        VK_CUDA(cudaMemsetAsync(&fault->err, 0xff, sizeof fault->err, 0));
+        VK_CLEAR(cudaMemsetAsync(&fault->err, 0xff, sizeof fault->err, 0));
     return 0;
 }
 
@@ -154,7 +225,7 @@ int no_fault(VkPermFault *fault)
  * wait), or, without one, into a record of its own read back at once: 0,
  * or -1 with the runtime's message (PARTNER_SIDE names the descriptor a
  * segment without a partner belongs to). */
-int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *segid, const Side &checked,
+int finish_check(unsigned long long *err_d, const int32_t *idx, const Side &positions, const Side &checked,
                  const char *partner_side, VkPermFault *fault)
 {
     VkTemp own;
@@ -163,7 +234,7 @@ int finish_check(unsigned long long *err_d, const int32_t *idx, const int32_t *s
             return -1;
     }
     VkPermFault *rec = fault ? fault : own.as<VkPermFault>();
-    k_fault_info<<<1, 1>>>(err_d, idx, segid, checked, rec);
+    k_fault_info<<<1, 1>>>(err_d, idx, positions, checked, rec);
     VK_LAUNCHED();
     if (fault)
         return 0;
@@ -195,62 +266,74 @@ int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, co
     return 0;
 }
 
+template <class U>
+int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d, const Side &src,
+                const Side &dst, U *out, int64_t n_dst, int mode, unsigned long long *e)
+{
+    int zero = (mode & VK_SCATTER_ZERO) != 0, claim = zero || !(mode & VK_SCATTER_UNIQUE);
+    int wide = n_src >= (int64_t)UINT32_MAX - 1;
+    int64_t all = zero && n_dst > n_src ? n_dst : n_src;
+    unsigned grid = vk_grid(all, 256);
+    if (!claim) {
+        k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, nullptr, 0, 0, n_dst,
+                                                        out, e);
+        VK_LAUNCHED();
+        return 0;
+    }
+    if (wide) { /* a winner word per destination, cleared; ZERO: the result cleared first */
+        VkTemp win;
+        if (win.alloc((size_t)(n_dst > 0 ? n_dst : 1) * 8) != 0)
+            return -1;
+        VK_CLEAR(cudaMemsetAsync(win.p, 0, (size_t)(n_dst > 0 ? n_dst : 1) * 8, 0));
+        if (zero && n_dst > 0)
+            VK_CLEAR(cudaMemsetAsync(out, 0, (size_t)n_dst * sizeof(U), 0));
+        k_scatter_claim<unsigned long long><<<vk_grid(n_src, 256), 256>>>(n_src, idx_d, flags_d, src, dst,
+                                                                          win.as<unsigned long long>(), 0, e);
+        VK_LAUNCHED();
+        k_scatter<U, unsigned long long><<<vk_grid(n_src, 256), 256>>>(in, n_src, idx_d, flags_d, src, dst,
+                                                                       win.as<unsigned long long>(), 0, 0, n_dst,
+                                                                       out, e);
+        VK_LAUNCHED();
+        return 0;
+    }
+    unsigned long long gen;
+    if (stamps(n_dst, &gen) != 0)
+        return -1;
+    k_scatter_claim<unsigned long long><<<vk_grid(n_src, 256), 256>>>(n_src, idx_d, flags_d, src, dst, stamp_d,
+                                                                      gen, e);
+    VK_LAUNCHED();
+    k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, stamp_d, gen, zero, n_dst,
+                                                    out, e);
+    VK_LAUNCHED();
+    return 0;
+}
+
 } // namespace
 
 extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
                           const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d,
                           int64_t sm, const int32_t *dlen_d, const int64_t *doff_d, int64_t dm,
-                          void *out_d, int64_t n_dst, int unique, VkPermFault *fault_d)
+                          void *out_d, int64_t n_dst, int mode, VkPermFault *fault_d)
 {
     Side src, dst;
     if (setup(esize, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst,
               "vk_scatter") != 0)
         return -1;
-    if (n_src == 0 || src.m == 0)
+    if (n_src == 0 || src.m == 0) {
+        if ((mode & VK_SCATTER_ZERO) && n_dst > 0) /* nothing claims a position */
+            VK_CLEAR(cudaMemsetAsync(out_d, 0, (size_t)n_dst * esize, 0));
         return no_fault(fault_d);
-    VkTemp segid, err, win;
-    if (err.alloc(sizeof(unsigned long long)) != 0)
+    }
+    unsigned long long *e = err_word();
+    if (!e)
         return -1;
-    VK_CUDA(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), 0));
-    if (src.len && src.m > 1) {
-        if (segid.alloc((size_t)n_src * 4) != 0 ||
-            vk_seg_ids_internal(src.len, src.off, src.m, n_src, segid.as<int32_t>()) != 0)
-            return -1;
-    }
-    unsigned grid = vk_grid(n_src, 256);
-    const int32_t *sid = segid.as<int32_t>();
-    unsigned long long *e = err.as<unsigned long long>();
-    int wide = n_src >= (int64_t)UINT32_MAX;
-    if (!unique && n_dst > 0) {
-        size_t wsize = wide ? 8 : 4;
-        if (win.alloc((size_t)n_dst * wsize) != 0)
-            return -1;
-        VK_CUDA(cudaMemsetAsync(win.p, 0, (size_t)n_dst * wsize, 0));
-        if (wide)
-            k_scatter_claim<unsigned long long><<<grid, 256>>>(n_src, idx_d, flags_d, sid, src, dst,
-                                                               win.as<unsigned long long>(), e);
-        else
-            k_scatter_claim<unsigned int><<<grid, 256>>>(n_src, idx_d, flags_d, sid, src, dst,
-                                                         win.as<unsigned int>(), e);
-        VK_LAUNCHED();
-    }
-#define SCATTER(U, W)                                                                       \
-    k_scatter<U, W><<<grid, 256>>>((const U *)in_d, n_src, idx_d, flags_d, sid, src, dst,   \
-                                   win.as<W>(), (U *)out_d, e)
-    if (esize == 4) {
-        if (wide)
-            SCATTER(uint32_t, unsigned long long);
-        else
-            SCATTER(uint32_t, unsigned int);
-    } else {
-        if (wide)
-            SCATTER(unsigned long long, unsigned long long);
-        else
-            SCATTER(unsigned long long, unsigned int);
-    }
-#undef SCATTER
-    VK_LAUNCHED();
-    return finish_check(e, idx_d, sid, dst, "destination", fault_d);
+    int rc = esize == 4 ? scatter_run((const uint32_t *)in_d, n_src, idx_d, flags_d, src, dst, (uint32_t *)out_d,
+                                      n_dst, mode, e)
+                        : scatter_run((const unsigned long long *)in_d, n_src, idx_d, flags_d, src, dst,
+                                      (unsigned long long *)out_d, n_dst, mode, e);
+    if (rc != 0)
+        return rc;
+    return finish_check(e, idx_d, src, dst, "destination", fault_d);
 }
 
 extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
@@ -264,27 +347,18 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
         return -1;
     if (n_dst == 0 || dst.m == 0)
         return no_fault(fault_d);
-    VkTemp segid, err;
-    if (err.alloc(sizeof(unsigned long long)) != 0)
+    unsigned long long *e = err_word();
+    if (!e)
         return -1;
-    VK_CUDA(cudaMemsetAsync(err.p, 0xff, sizeof(unsigned long long), 0));
-    if (dst.len && dst.m > 1) {
-        if (segid.alloc((size_t)n_dst * 4) != 0 ||
-            vk_seg_ids_internal(dst.len, dst.off, dst.m, n_dst, segid.as<int32_t>()) != 0)
-            return -1;
-    }
     unsigned grid = vk_grid(n_dst, 256);
-    const int32_t *sid = segid.as<int32_t>();
-    unsigned long long *e = err.as<unsigned long long>();
     if (esize == 4)
-        k_gather<uint32_t><<<grid, 256>>>((const uint32_t *)in_d, n_dst, idx_d, flags_d, sid, src,
-                                          dst, (uint32_t *)out_d, e);
+        k_gather<uint32_t><<<grid, 256>>>((const uint32_t *)in_d, n_dst, idx_d, flags_d, src, dst,
+                                          (uint32_t *)out_d, e);
     else
-        k_gather<unsigned long long><<<grid, 256>>>((const unsigned long long *)in_d, n_dst, idx_d,
-                                                    flags_d, sid, src, dst,
-                                                    (unsigned long long *)out_d, e);
+        k_gather<unsigned long long><<<grid, 256>>>((const unsigned long long *)in_d, n_dst, idx_d, flags_d, src,
+                                                    dst, (unsigned long long *)out_d, e);
     VK_LAUNCHED();
-    return finish_check(e, idx_d, sid, src, "source", fault_d);
+    return finish_check(e, idx_d, dst, src, "source", fault_d);
 }
 
 /* ---- PACK ---- */
@@ -300,7 +374,8 @@ static int select_flagged(const U *in, const int32_t *flags, int64_t n, U *out, 
     VkTemp tmp;
     if (tmp.alloc(bytes) != 0)
         return -1;
-    VK_CUDA(cub::DeviceSelect::Flagged(tmp.p, bytes, in, flags, out, cnt.as<int64_t>(), n));
+    VkCount q = vk_count_select(n);
+    VK_CUB(cub::DeviceSelect::Flagged(tmp.p, bytes, in, flags, out, cnt.as<int64_t>(), n), q.k, q.c);
     if (count)
         VK_CUDA(cudaMemcpy(count, cnt.p, sizeof(int64_t), cudaMemcpyDeviceToHost));
     return 0;
@@ -339,6 +414,8 @@ __global__ void k_elems(T *dst, const T *src, const int64_t *pos, int64_t m, int
 
 static int elems(size_t esize, void *dst, const void *src, const int64_t *pos, int64_t m, int put, const char *who)
 {
+    if (vk_ready() != 0)
+        return -1;
     if (esize != 4 && esize != 8)
         return vk_fail("%s: element size %zu", who, esize);
     if (m <= 0)

@@ -91,7 +91,8 @@ int sort_pairs(const uint64_t *kin, uint64_t *kout, const int32_t *vin, int32_t 
     VkTemp tmp;
     if (tmp.alloc(bytes) != 0)
         return -1;
-    VK_CUDA(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, kin, kout, vin, vout, n, 0, end_bit));
+    VkCount q = vk_count_sort(n, end_bit);
+    VK_CUB(cub::DeviceRadixSort::SortPairs(tmp.p, bytes, kin, kout, vin, vout, n, 0, end_bit), q.k, q.c);
     return 0;
 }
 

@@ -294,6 +294,7 @@ __global__ void __launch_bounds__(TB, 2) k_chunk_scan(R r, const typename R::T *
             typename CT::Store(tmp.store).Store(out + t0, raw, valid);
             __syncthreads();
         }
+        __syncthreads(); /* s_lo and s_hi read by all before thread 0 sets the next chunk's */
     }
 }
 
@@ -429,7 +430,7 @@ int vk_seg_ids_internal(const int32_t *len_d, const int64_t *off_d, int64_t m, i
         return 0;
     if (m > INT32_MAX)
         return vk_fail("vk_seg_ids: too many segments (%lld)", (long long)m);
-    VK_CUDA(cudaMemsetAsync(segid_d, 0, (size_t)n * sizeof(int32_t), 0));
+    VK_CLEAR(cudaMemsetAsync(segid_d, 0, (size_t)n * sizeof(int32_t), 0));
     VkSegs sg = { len_d, off_d, m, n, -1 };
     k_mark_heads<<<vk_grid(m, TB), TB>>>(sg, segid_d);
     VK_LAUNCHED();

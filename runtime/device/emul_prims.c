@@ -271,12 +271,14 @@ static int em_perm_fault(VkPermFault *rec, int64_t pos, int kind, int64_t j, int
 
 /* Source segment k into destination segment k, in source order (the
  * later element wins a collision), each index checked as it is used; the
- * first bad one in that order is reported, as the reference reports it. */
+ * first bad one in that order is reported, as the reference reports it.
+ * VK_SCATTER_ZERO: the result cleared first (kernels.h). */
 static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
                       const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
-                      const int64_t *doff, int64_t dm, void *out, int64_t nd, int unique, VkPermFault *rec)
+                      const int64_t *doff, int64_t dm, void *out, int64_t nd, int mode, VkPermFault *rec)
 {
-    (void)unique;
+    if ((mode & VK_SCATTER_ZERO) && nd > 0) /* the positions no element writes stay 0 */
+        memset(out, 0, (size_t)nd * es);
     if (rec)
         rec->err = ~0ull;
     if (!slen)

@@ -548,7 +548,7 @@ int chain_gather_takes(const Value *data, const Value *idx, const Value *ssd, co
      * data's (its lengths are what the indices are checked against),
      * something to gather from */
     if (ssd->len != dsd->len || ssd->len < 1 || idx->len < 1 || dsd->n != idx->len || ssd->n != data->len ||
-        data->len < 1)
+        data->len < 1 || idx->len >= VK_EXPR_GATHER_MAX)
         return 0;
     return on_device(data) && (idx->lazy || on_device(idx));
 }

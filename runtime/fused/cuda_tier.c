@@ -715,10 +715,11 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
     int copied = dflt && r != dflt;
     if (copied)
         cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
-    else if (!dflt && !gather)
-        cx_memset0(t->c, ((DevCopy *)r->dev)->d, (size_t)len * es);
     void *o = ((DevCopy *)r->dev)->d;
-    t->dbytes += (copied ? 2 : !dflt && !gather ? 1 : 0) * len * (int64_t)es;
+    /* PERMUTE and FPERMUTE: the positions no element writes are 0, made
+     * so by the scatter itself (VK_SCATTER_ZERO), not by a clear first */
+    int zero = !dflt && !gather;
+    t->dbytes += (copied ? 2 : zero ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;
     if (gather ? len > 0 : ns > 0) { /* a scatter into nothing still checks its indices */
         const int32_t *sl = NULL, *dl = NULL;
@@ -733,13 +734,16 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         /* the index check does not wait: its record is read later (settle) */
         VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination", PEND_PERMUTE);
         int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
-                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, 0, rec);
+                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len,
+                                     zero ? VK_SCATTER_ZERO : 0, rec);
         cx_lib_called(t->c);
         t->dbytes += (gather ? 2 * len : 2 * ns) * (int64_t)es + (gather ? len : ns) * (flags ? 8 : 4);
         if (rc != 0) {
             val_release(r);
             perm_fail(t, vc_ops[op].name);
         }
+    } else if (zero && len > 0) { /* nothing scattered into it */
+        cx_memset0(t->c, o, (size_t)len * es);
     }
     finish(t, it, na, r);
 }

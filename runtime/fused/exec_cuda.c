@@ -29,6 +29,7 @@
 #include "runtime/fused/exec_cuda_impl.h"
 #include "runtime/fused/cuda_chain.h"
 #include "kernels/seg_plan.h"
+#include "kernels/vk_count.h"
 #include "runtime/core/clock.h"
 #include "runtime/device/cuda_dev.h"
 #include "runtime/core/errors.h"
@@ -143,6 +144,7 @@ struct CudaExec {
      * last one): counters at its start and its end */
     struct Tally { int64_t launches, syncs, h2d, d2h, dbytes, dops; double ksecs; } t_start, t_region;
     int64_t dops;               /* copies and clears on the device (the model prices each as a launch) */
+    int64_t lib_kernels, lib_copies; /* what the primitives queued (kernels/vk_count.h) */
     int64_t kbytes;             /* the model's bytes of the generated kernels' SOACs (soac_bytes) */
     int regions;
     /* the largest uploads of vectors (-d stats): bytes, block and variable */
@@ -437,52 +439,71 @@ static double kernel_seconds(CudaExec *c, int kind)
     } while (0)
 #define PTRS(...) { __VA_ARGS__ }
 
+/* What a primitive call queues on the device, for the tallies and the
+ * model (kernels/vk_count.h: the same on the real and emulated device). */
+static void queued(CudaExec *c, VkCount q)
+{
+    c->lib_kernels += q.k;
+    c->lib_copies += q.c;
+}
+
 static int w_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host)
 {
+    queued(current, vk_count_seg_offsets(m, n_host != NULL));
     PRIM("seg_offsets", 2, PTRS(len_d, off_d), seg_offsets(len_d, m, off_d, n_host));
 }
 static int w_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d)
 {
+    queued(current, vk_count_seg_shape(m));
     PRIM("seg_shape", 3, PTRS(len_d, off_d, rec_d), seg_shape(len_d, m, off_d, rec_d));
 }
 static int w_reduce(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
+    queued(current, vk_count_reduce(n));
     PRIM("reduce", 2, PTRS(in_d, out_d), reduce(rop, in_d, n, out_d));
 }
 static int w_scan(VsRop rop, const void *in_d, int64_t n, void *out_d)
 {
+    queued(current, vk_count_scan(n));
     PRIM("scan", 2, PTRS(in_d, out_d), scan(rop, in_d, n, out_d));
 }
 static int w_seg_reduce(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
                         int64_t longest, void *out_d)
 {
+    queued(current, vk_count_fold(n, m, longest, 1, 0));
     PRIM("seg_reduce", 4, PTRS(in_d, len_d, off_d, out_d), seg_reduce(rop, in_d, len_d, off_d, m, n, longest, out_d));
 }
 static int w_seg_scan(VsRop rop, const void *in_d, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t n,
                       int64_t longest, void *out_d)
 {
+    queued(current, vk_count_fold(n, m, longest, 1, 1));
     PRIM("seg_scan", 4, PTRS(in_d, len_d, off_d, out_d), seg_scan(rop, in_d, len_d, off_d, m, n, longest, out_d));
 }
 static int w_seg_rank(int down, VsElem type, const void *keys_d, const int32_t *len_d, const int64_t *off_d, int64_t m,
                       int64_t n, int32_t *rank_d)
 {
+    queued(current, vk_count_seg_rank(n, m, len_d != NULL, type == VS_FLOAT));
     PRIM("seg_rank", 4, PTRS(keys_d, len_d, off_d, rank_d), seg_rank(down, type, keys_d, len_d, off_d, m, n, rank_d));
 }
 static int w_rand(const uint32_t ring[31], uint64_t k, int64_t n, int32_t *out_d)
 {
+    queued(current, vk_count_one(n));
     PRIM("rand", 1, PTRS(out_d), rand(ring, k, n, out_d));
 }
 static int w_elems_get(size_t esize, const void *src_d, const int64_t *pos_d, int64_t m, void *dst_d)
 {
+    queued(current, vk_count_one(m));
     PRIM("elems_get", 3, PTRS(src_d, pos_d, dst_d), elems_get(esize, src_d, pos_d, m, dst_d));
 }
 static int w_elems_put(size_t esize, void *dst_d, const int64_t *pos_d, int64_t m, const void *src_d)
 {
+    queued(current, vk_count_one(m));
     PRIM("elems_put", 3, PTRS(dst_d, pos_d, src_d), elems_put(esize, dst_d, pos_d, m, src_d));
 }
 static int w_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, int64_t n, void *out_d,
                  unsigned long long *fault_d)
 {
+    queued(current, vk_count_one(n));
     PRIM("map", 5, PTRS(out_d, fault_d, args[0].d, nargs > 1 ? args[1].d : NULL, nargs > 2 ? args[2].d : NULL),
          map(op, ty, fmask, out_f, args, nargs, n, out_d, fault_d));
 }
@@ -504,49 +525,57 @@ static void expr_ptrs(const VkExpr *e, const void *out_d, const void **p)
 }
 static int w_expr(const VkExpr *e, int64_t n)
 {
+    queued(current, vk_count_expr(n, e->gfault != NULL));
     const void *p[EXPR_PTRS];
     expr_ptrs(e, NULL, p);
     PRIM_AT("expr", EXPR_PTRS, p, expr(e, n));
 }
 static int w_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
 {
+    queued(current, vk_count_expr_reduce(n, e->gfault != NULL, vs_rop_tree_ok(rop)));
     const void *p[EXPR_PTRS];
     expr_ptrs(e, out_d, p);
     PRIM_AT("expr_reduce", EXPR_PTRS, p, expr_reduce(e, node, rop, n, out_d));
 }
 static int w_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d)
 {
+    queued(current, vk_count_one(n));
     PRIM("dist", 3, PTRS(val->d, off_d, out_d), dist(esize, val, off_d, m, n, out_d));
 }
 static int w_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n, int32_t *out_d)
 {
+    queued(current, vk_count_one(n));
     PRIM("index", 4, PTRS(start->d, stride->d, off_d, out_d), index(start, stride, off_d, m, n, out_d));
 }
 static int w_seg_positions(const VkArg *idx, const int32_t *len_d, const int64_t *off_d, int64_t m, int64_t *pos_d,
                            unsigned long long *fault_d)
 {
+    queued(current, vk_count_one(m));
     PRIM("seg_positions", 5, PTRS(idx->d, len_d, off_d, pos_d, fault_d),
          seg_positions(idx, len_d, off_d, m, pos_d, fault_d));
 }
 static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                      const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
-                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int unique,
+                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int mode,
                      VkPermFault *fault_d)
 {
+    queued(current, vk_count_scatter(n_src, sm, slen_d != NULL, n_dst, mode, fault_d != NULL));
     PRIM("scatter", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
-         scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, unique,
+         scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, mode,
                  fault_d));
 }
 static int w_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                     const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, VkPermFault *fault_d)
 {
+    queued(current, vk_count_gather(n_dst, dm, dlen_d != NULL, fault_d != NULL));
     PRIM("gather", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
          gather(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, fault_d));
 }
 static int w_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int64_t n, void *out_d,
                             int64_t *count_host)
 {
+    queued(current, vk_count_select(n));
     PRIM("select_flagged", 3, PTRS(in_d, flags_d, out_d), select_flagged(type, in_d, flags_d, n, out_d, count_host));
 }
 static const char *w_last_error(void) { return current->dev->lib.last_error(); }
@@ -556,13 +585,13 @@ static const char *w_last_error(void) { return current->dev->lib.last_error(); }
 static struct Tally tally(CudaExec *c)
 {
     struct Tally t;
-    t.launches = c->launches + c->lib_calls;
+    t.launches = c->launches + c->lib_kernels;
     t.syncs = c->d2h_count;
     t.h2d = c->h2d_bytes;
     t.d2h = c->d2h_bytes;
     t.ksecs = kernel_seconds(c, 0) + kernel_seconds(c, 1);
     t.dbytes = (c->tier ? cuda_tier_bytes(c->tier) : 0) + c->kbytes;
-    t.dops = c->dops;
+    t.dops = c->dops + c->lib_copies;
     return t;
 }
 
