@@ -304,6 +304,7 @@ typedef struct {
     VkExprOut out[VK_EXPR_OUTS];
     int32_t nn, nl, lmask, no;
     VkPermFault *gfault;            /* NULL: no gather node */
+    unsigned long long *gword;      /* NULL (the library's own working word on a GPU) */
     const int32_t *glen;
     const int64_t *gsoff, *gdoff;
     int64_t gm, gnsrc;

@@ -4,6 +4,7 @@
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <mutex>
@@ -98,6 +99,26 @@ extern "C" int vk_sync(void)
 /* ---- Options ---- */
 
 long long vk_q_kernels, vk_q_copies;
+
+static unsigned long long *err_word_d;
+static unsigned int *done_word_d;
+
+int vk_words(unsigned long long **err, unsigned int **done)
+{
+    if (!err_word_d) {
+        if (vk_ready() != 0)
+            return -1;
+        void *p = nullptr;
+        VK_CUDA(cudaMalloc(&p, 16));
+        VK_CUDA(cudaMemset(p, 0, 16)); /* the count 0 */
+        VK_CUDA(cudaMemset(p, 0xff, 8)); /* the error word all ones */
+        err_word_d = (unsigned long long *)p;
+        done_word_d = (unsigned int *)((char *)p + 8);
+    }
+    *err = err_word_d;
+    *done = done_word_d;
+    return 0;
+}
 
 extern "C" void vk_queued(int64_t *kernels, int64_t *copies)
 {
@@ -308,25 +329,38 @@ static __global__ void k_seg_total(const int32_t *len, const int64_t *off, int64
     *total = m > 0 ? off[m - 1] + (int64_t)len[m - 1] : 0;
 }
 
+/* One scan of the lengths' shapes writes the offsets (off[i + 1] the
+ * prefix's sum through segment i, off[0] 0) and the record (the whole
+ * prefix's shape) as the scan hands out each position's prefix. */
+struct ShapeOut {
+    int64_t *off;
+    VkShape *rec;
+    int64_t m;
+    __host__ __device__ void operator()(ptrdiff_t i, VkShape s) const
+    {
+        if (i == 0)
+            off[0] = 0;
+        if (i + 1 < m)
+            off[i + 1] = s.n;
+        else
+            *rec = s;
+    }
+};
+
 extern "C" int vk_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d)
 {
     if (vk_ready() != 0)
         return -1;
     if (m < 1 || !len_d || !off_d || !rec_d)
         return vk_fail("vk_seg_shape: %lld segments", (long long)m);
-    if (vk_seg_offsets(len_d, m, off_d, NULL) != 0)
-        return -1;
-    VkShape init;
-    init.n = 0;
-    init.lo = INT32_MAX;
-    init.hi = INT32_MIN;
     auto in = thrust::make_transform_iterator(len_d, ShapeOf());
+    auto out = thrust::make_tabulate_output_iterator(ShapeOut{ off_d, rec_d, m });
     size_t bytes = 0;
-    VK_CUDA(cub::DeviceReduce::Reduce(nullptr, bytes, in, rec_d, m, ShapeJoin(), init));
+    VK_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, in, out, ShapeJoin(), m));
     VkTemp tmp;
     if (tmp.alloc(bytes) != 0)
         return -1;
-    VK_CUB(cub::DeviceReduce::Reduce(tmp.p, bytes, in, rec_d, m, ShapeJoin(), init), m <= VK_COUNT_SHAPE_TILE ? 1 : 2, 0);
+    VK_CUB(cub::DeviceScan::InclusiveScan(tmp.p, bytes, in, out, ShapeJoin(), m), 2, 0);
     return 0;
 }
 

@@ -7,18 +7,17 @@
  *
  * Read off kernels/vk_*.cu and the CUB algorithms they call (CCCL of
  * CUDA 13: DeviceScan an init kernel and a scan kernel; DeviceSelect the
- * same; DeviceReduce one kernel up to a single tile, else two;
- * DeviceRadixSort one kernel up to a single tile, else the onesweep
- * passes: two clears, a histogram and an exclusive sum, then a clear and
- * a kernel a pass of 8 bits). Change it with them: test_kernels checks
- * the counts against the library's own tally on a GPU (vk_queued).
+ * same; DeviceRadixSort one kernel up to a single tile, else the
+ * onesweep passes: two clears, a histogram and an exclusive sum, then a
+ * clear and a kernel a pass of 8 bits). Change it with them: test_kernels
+ * checks the counts against the library's own tally on a GPU (vk_queued;
+ * CUB's kernels are counted there by these rules too, so that check is
+ * of our own launches and clears).
  *
- * Approximations, stated: CUB's single tiles are taken for the H100's
- * tuning and our element types (a reduction of 4-byte elements 4096,
- * of a descriptor's shape 1365; a sort of 8-byte keys 2432), and the
- * device's SMs as an H100's 132 (the partials of a chain's reduction).
- * The strategy of the segmented folds is the library's default (auto)
- * and float sums are not folded in sequence (vk_set_float_exact off). */
+ * Approximations, stated: a sort's single tile is taken for the H100's
+ * tuning and 8-byte keys (2432). The strategy of the segmented folds is
+ * the library's default (auto) and float sums are not folded in sequence
+ * (vk_set_float_exact off). */
 #ifndef KERNELS_VK_COUNT_H
 #define KERNELS_VK_COUNT_H
 
@@ -30,9 +29,6 @@ typedef struct {
     int64_t c; /* copies and clears on the device */
 } VkCount;
 
-#define VK_COUNT_SMS 132
-#define VK_COUNT_REDUCE_TILE 4096
-#define VK_COUNT_SHAPE_TILE 1365
 #define VK_COUNT_SORT_TILE 2432
 
 static inline VkCount vk_count_of(int64_t k, int64_t c)
@@ -56,7 +52,9 @@ static inline VkCount vk_count_fold(int64_t n, int64_t m, int64_t longest, int s
     VkSegPlan p = vk_seg_plan(n, m, segmented ? longest : n, 0);
     if (p != VK_PLAN_CHUNK)
         return vk_count_of(1, 0);
-    VkCount r = vk_count_of(2 + (scan ? 1 : 0), 0); /* chunk partials, per segment, [scan] */
+    /* chunk partials, per segment (one segment: by the first kernel's
+     * last block), [scan] */
+    VkCount r = vk_count_of((segmented ? 2 : 1) + (scan ? 1 : 0), 0);
     if (segmented) /* the chunks a segment: counted, then scanned */
         r = vk_count_add(r, vk_count_add(vk_count_of(1, 0), vk_count_fold(m, 1, m, 0, 1)));
     return r;
@@ -80,35 +78,29 @@ static inline VkCount vk_count_seg_offsets(int64_t m, int total)
     return m > 0 ? vk_count_of(2 + (total ? 1 : 0), 0) : vk_count_of(0, 0);
 }
 
-/* vk_seg_shape: the offsets, then DeviceReduce of the shapes. */
-static inline VkCount vk_count_seg_shape(int64_t m)
-{
-    return vk_count_add(vk_count_seg_offsets(m, 0), vk_count_of(m <= VK_COUNT_SHAPE_TILE ? 1 : 2, 0));
-}
+/* vk_seg_shape: one DeviceScan of the lengths' shapes (M >= 1). */
+static inline VkCount vk_count_seg_shape(int64_t m) { return vk_count_of(m > 0 ? 2 : 0, 0); }
 
 /* vk_map, vk_dist, vk_index, vk_seg_positions, vk_elems_get/put, vk_rand:
  * one kernel over N (or M) items, none when there are none. */
 static inline VkCount vk_count_one(int64_t n) { return vk_count_of(n > 0 ? 1 : 0, 0); }
 
-/* vk_expr: a chain over N elements; GATHER: it has a gather's record
- * (a clear before, a one-thread kernel after). */
+/* vk_expr: a chain over N elements; GATHER: it has a gather's record,
+ * made by the run's last block (with no element, a clear of it). */
 static inline VkCount vk_count_expr(int64_t n, int gather)
 {
-    return vk_count_of((n > 0 ? 1 : 0) + (gather ? 1 : 0), gather ? 1 : 0);
+    return vk_count_of(n > 0 ? 1 : 0, gather && n <= 0 ? 1 : 0);
 }
 
 /* vk_expr_reduce: TREE when the operator folds as a tree (not a float
- * max or min): per-block partials, then vk_reduce of them; else the node
- * written out and vk_reduce of it. */
+ * max or min): one kernel, per-block partials folded by its last block;
+ * else the node written out and vk_reduce of it. */
 static inline VkCount vk_count_expr_reduce(int64_t n, int gather, int tree)
 {
-    VkCount r = vk_count_of(gather ? 1 : 0, gather ? 1 : 0);
+    VkCount r = vk_count_of(0, gather && n <= 0 ? 1 : 0);
     if (n <= 0 || !tree)
         return vk_count_add(r, vk_count_add(vk_count_one(n), vk_count_reduce(n > 0 ? n : 0)));
-    int64_t grid = (n + 255) / 256;
-    if (grid > 4 * VK_COUNT_SMS)
-        grid = 4 * VK_COUNT_SMS;
-    return vk_count_add(r, vk_count_add(vk_count_of(1, 0), vk_count_reduce(grid)));
+    return vk_count_add(r, vk_count_of(1, 0)); /* the last block folds the partials */
 }
 
 /* vk_scatter: N source elements over M segments (SEGMENTED: descriptors
@@ -116,17 +108,18 @@ static inline VkCount vk_count_expr_reduce(int64_t n, int gather, int tree)
  * ZERO, one pass; else a claim pass and the writing pass (the stamps
  * growing, rarely, add a clear not counted here); RECORD: a caller's
  * fault record (with nothing to scatter, a clear of it). The segments are
- * searched, not listed; the error word needs no clearing. */
+ * searched, not listed; the record is made by the last kernel's last
+ * block from the library's error word, which needs no clearing. */
 static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int64_t n_dst, int mode, int record)
 {
     int zero = (mode & 2) != 0, claim = zero || !(mode & 1);
     if (n == 0 || (segmented && m == 0))
         return vk_count_of(0, (record ? 1 : 0) + (zero && n_dst > 0 ? 1 : 0));
     if (!claim)
-        return vk_count_of(2, 0); /* scatter, record */
+        return vk_count_of(1, 0);
     if (n >= (int64_t)UINT32_MAX - 1) /* wide winners: cleared, and the result when ZERO */
-        return vk_count_of(3, 1 + (zero && n_dst > 0 ? 1 : 0));
-    return vk_count_of(3, 0); /* claim, scatter, record */
+        return vk_count_of(2, 1 + (zero && n_dst > 0 ? 1 : 0));
+    return vk_count_of(2, 0); /* claim, write */
 }
 
 /* vk_gather: N_DST destination elements over M segments. */
@@ -134,7 +127,7 @@ static inline VkCount vk_count_gather(int64_t n_dst, int64_t m, int segmented, i
 {
     if (n_dst == 0 || (segmented && m == 0))
         return vk_count_of(0, record ? 1 : 0);
-    return vk_count_of(2, 0); /* gather, record */
+    return vk_count_of(1, 0);
 }
 
 /* vk_select_flagged: DeviceSelect. */

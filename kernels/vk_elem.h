@@ -206,13 +206,20 @@ VS_FN int64_t vk_expr_gather_len(const VkExpr *e, int64_t k)
     return e->gm > 1 ? (e->glen[k] > 0 ? e->glen[k] : 0) : e->gnsrc;
 }
 
+/* The working word of E's gathers: the library's (GWORD, all ones
+ * between runs) on a GPU, else GFAULT->j, set to all ones before the run. */
+VS_FN unsigned long long *vk_expr_word(const VkExpr *e)
+{
+    return e->gword ? e->gword : (unsigned long long *)&e->gfault->j;
+}
+
 /* Element I of a gather of E from source leaf L at index J (0 and
  * reported when J is outside its segment). */
 VS_FN VkCell vk_expr_gather(const VkExpr *e, int l, int32_t j, int64_t i)
 {
     int64_t k = e->gm > 1 ? vk_seg_find(e->gdoff, e->gm, i) : 0;
     if (j < 0 || j >= vk_expr_gather_len(e, k)) {
-        vk_fault_min((unsigned long long *)&e->gfault->j, ((unsigned long long)i << 32) | (uint32_t)j);
+        vk_fault_min(vk_expr_word(e), ((unsigned long long)i << 32) | (uint32_t)j);
         VkCell z;
         z.f = 0.0;
         return z;
@@ -223,11 +230,10 @@ VS_FN VkCell vk_expr_gather(const VkExpr *e, int l, int32_t j, int64_t i)
 /* Before a run of E with a gather: its working word all ones. */
 VS_FN void vk_expr_fault_begin(const VkExpr *e) { e->gfault->j = -1; }
 
-/* After it: the working word read into a permute's record (kernels.h). */
-VS_FN void vk_expr_fault_info(const VkExpr *e)
+/* After it: the working word W made a permute's record (kernels.h). */
+VS_FN void vk_expr_fault_record(const VkExpr *e, unsigned long long w)
 {
     VkPermFault *r = e->gfault;
-    unsigned long long w = (unsigned long long)r->j;
     if (w == ~0ull) {
         r->err = ~0ull;
         return;
@@ -239,6 +245,9 @@ VS_FN void vk_expr_fault_info(const VkExpr *e)
     r->k = k;
     r->len = vk_expr_gather_len(e, k);
 }
+
+/* The same from GFAULT->j, the working word (the emulated device). */
+VS_FN void vk_expr_fault_info(const VkExpr *e) { vk_expr_fault_record(e, (unsigned long long)e->gfault->j); }
 
 /* Element I of every node of chain E (checked by vk_expr_ok) into R. */
 VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)

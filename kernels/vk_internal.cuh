@@ -50,6 +50,51 @@ extern long long vk_q_kernels, vk_q_copies;
         vk_q_copies += (c);                                                   \
     } while (0)
 
+/* The library's two words (vk_core.cu, made once): an error word, all
+ * ones between calls (the kernel that reads it sets it back), and a count
+ * of finished blocks, 0 between kernels (vk_last_block sets it back).
+ * 0 or -1. */
+int vk_words(unsigned long long **err, unsigned int **done);
+
+/* At the end of a kernel, reached by every thread of every block: true in
+ * thread 0 of the block that finishes last, when every block's writes and
+ * atomics are visible to it (CUDA's threadfence pattern); the count set
+ * back for the next kernel. A kernel's one-thread epilogue (a record made
+ * from the error word) without a launch of its own. */
+__device__ __forceinline__ bool vk_last_block(unsigned int *done)
+{
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return false;
+    unsigned int t = atomicAdd(done, 1u);
+    if (t != gridDim.x - 1)
+        return false;
+    __threadfence();
+    atomicExch(done, 0u);
+    return true;
+}
+
+/* The same, true in every thread of the last block (every thread of
+ * every block reaches it): a kernel's last block combining what the
+ * others wrote, without a launch of its own. */
+__device__ __forceinline__ bool vk_is_last_block(unsigned int *done)
+{
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int t = atomicAdd(done, 1u);
+        last = t == gridDim.x - 1;
+        if (last) {
+            __threadfence();
+            atomicExch(done, 0u);
+        }
+    }
+    __syncthreads();
+    return last;
+}
+
 /* Make sure a device is selected and its properties known; 0 or -1. */
 int vk_ready(void);
 /* Streaming multiprocessors of the current device (after vk_ready). */

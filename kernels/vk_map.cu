@@ -51,14 +51,24 @@ __global__ void k_positions(VkArg idx, const int32_t *len, const int64_t *off, i
             vk_fault_min(fault, vk_fault_pack(k, 1));
 }
 
-/* A chain's gathers' record made a permute's (one thread, after the run). */
-__global__ void k_expr_fault(VkExpr e) { vk_expr_fault_info(&e); }
+/* A chain's gathers' record (E.gfault), made by the last block from the
+ * library's working word E.gword, which it sets back to all ones. */
+__device__ __forceinline__ void expr_record(const VkExpr &e, unsigned int *done)
+{
+    if (vk_last_block(done)) {
+        unsigned long long w = *(volatile unsigned long long *)e.gword;
+        *e.gword = ~0ull;
+        vk_expr_fault_record(&e, w);
+    }
+}
 
-__global__ void k_expr(VkExpr e, int64_t n)
+__global__ void k_expr(VkExpr e, int64_t n, unsigned int *done)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
         vk_expr_at(&e, i);
+    if (e.gfault)
+        expr_record(e, done);
 }
 
 /* A chain's outputs and a block's partial reduction of node NODE over
@@ -81,8 +91,12 @@ template <class T> __device__ T cell_as(const VkCell &c);
 template <> __device__ int32_t cell_as<int32_t>(const VkCell &c) { return c.i; }
 template <> __device__ double cell_as<double>(const VkCell &c) { return c.f; }
 
+/* ... and the last block folds the blocks' partials into OUT[0] (a
+ * fixed order: each thread's stride in turn, then the block's tree) and
+ * makes the gathers' record: one launch in all. */
 template <class T>
-__global__ void k_expr_reduce(VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident, T *partial)
+__global__ void k_expr_reduce(VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident, T *partial,
+                              T *out, unsigned int *done)
 {
     typedef cub::BlockReduce<T, MAP_BLOCK> BR;
     __shared__ typename BR::TempStorage tmp;
@@ -98,41 +112,58 @@ __global__ void k_expr_reduce(VkExpr e, int node, int rop, int64_t n, int64_t ch
     T tot = BR(tmp).Reduce(acc, op);
     if (threadIdx.x == 0)
         partial[blockIdx.x] = tot;
+    if (vk_is_last_block(done)) {
+        T all = ident;
+        for (int64_t b = threadIdx.x; b < gridDim.x; b += MAP_BLOCK)
+            all = op(all, partial[b]);
+        all = BR(tmp).Reduce(all, op);
+        if (threadIdx.x == 0) {
+            *out = all;
+            if (e.gfault) {
+                unsigned long long w = *(volatile unsigned long long *)e.gword;
+                *e.gword = ~0ull;
+                vk_expr_fault_record(&e, w);
+            }
+        }
+    }
 }
 
-template <class T> int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, T ident, void *out_d)
+template <class T>
+int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, T ident, void *out_d, unsigned int *done)
 {
     unsigned grid = vk_grid(n, MAP_BLOCK, 4);
     int64_t chunk = (n + grid - 1) / grid;
     VkTemp part;
     if (part.alloc((size_t)grid * sizeof(T)) != 0)
         return -1;
-    k_expr_reduce<T><<<grid, MAP_BLOCK>>>(*e, node, (int)rop, n, chunk, ident, part.as<T>());
+    unsigned long long *ew;
+    if (!done && vk_words(&ew, &done) != 0)
+        return -1;
+    k_expr_reduce<T><<<grid, MAP_BLOCK>>>(*e, node, (int)rop, n, chunk, ident, part.as<T>(), (T *)out_d, done);
     VK_LAUNCHED();
-    return vk_reduce(rop, part.as<T>(), (int64_t)grid, out_d);
-}
-
-/* Around a run of a chain with a gather (kernels.h VK_EXPR_GATHER): the
- * working word set to all ones before, the record made after; both in
- * stream order. */
-int expr_fault_begin(const VkExpr *e)
-{
-    if (e->gfault)
-        VK_CLEAR(cudaMemsetAsync(&e->gfault->j, 0xff, sizeof e->gfault->j, 0));
     return 0;
 }
 
-int expr_fault_end(const VkExpr *e)
+/* A chain with a gather (kernels.h VK_EXPR_GATHER): its working word the
+ * library's (all ones between runs), into *W with the count of finished
+ * blocks (*DONE); the record is made by the run's last block. With no
+ * element to run over, the record says every index was good (a clear). */
+int expr_prepare(const VkExpr *e, int64_t n, VkExpr *w, unsigned int **done)
 {
-    if (e->gfault) {
-        k_expr_fault<<<1, 1>>>(*e);
-        VK_LAUNCHED();
-    }
+    *w = *e;
+    *done = nullptr;
+    if (!e->gfault)
+        return 0;
+    if (n >= VK_EXPR_GATHER_MAX)
+        return vk_fail("vk_expr: a chain with a gather over %lld elements (fewer than 2^32 - 1)", (long long)n);
+    if (vk_words(&w->gword, done) != 0)
+        return -1;
+    if (n <= 0)
+        VK_CLEAR(cudaMemsetAsync(&e->gfault->err, 0xff, sizeof e->gfault->err, 0));
     return 0;
 }
 
-/* vk_expr_reduce's run, between expr_fault_begin and expr_fault_end. */
-int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d);
+int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d, unsigned int *done);
 
 } // namespace
 
@@ -161,15 +192,15 @@ extern "C" int vk_expr(const VkExpr *e, int64_t n)
                        (int)e->nl, (int)e->no);
     if (vk_ready() != 0)
         return -1;
-    if (e->gfault && n >= VK_EXPR_GATHER_MAX)
-        return vk_fail("vk_expr: a chain with a gather over %lld elements (fewer than 2^32 - 1)", (long long)n);
-    if (expr_fault_begin(e) != 0)
+    VkExpr w;
+    unsigned int *done;
+    if (expr_prepare(e, n, &w, &done) != 0)
         return -1;
     if (n > 0) {
-        k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(*e, n);
+        k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, done);
         VK_LAUNCHED();
     }
-    return expr_fault_end(e);
+    return 0;
 }
 
 extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
@@ -181,16 +212,15 @@ extern "C" int vk_expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, v
         return vk_fail("vk_expr_reduce: operator %d is not a reduction operator", (int)rop);
     if (vk_ready() != 0)
         return -1;
-    if (e->gfault && n >= VK_EXPR_GATHER_MAX)
-        return vk_fail("vk_expr_reduce: a chain with a gather over %lld elements (fewer than 2^32 - 1)", (long long)n);
-    if (expr_fault_begin(e) != 0)
+    VkExpr w;
+    unsigned int *done;
+    if (expr_prepare(e, n, &w, &done) != 0)
         return -1;
-    int rc = expr_reduce_run(e, node, rop, n, out_d);
-    return rc != 0 ? rc : expr_fault_end(e);
+    return expr_reduce_run(&w, node, rop, n, out_d, done);
 }
 
 namespace {
-int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d)
+int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d, unsigned int *done)
 {
     int f = vs_rop_elem(rop) == 2;
     if (n <= 0 || !vs_rop_tree_ok(rop) || (f && vk_opt_float_exact())) {
@@ -206,13 +236,13 @@ int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d
         w.out[w.no].f = f;
         w.no++;
         if (n > 0) {
-            k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n);
+            k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, done);
             VK_LAUNCHED();
         }
         return vk_reduce(rop, vals.p, n > 0 ? n : 0, out_d);
     }
-    return f ? expr_reduce<double>(e, node, rop, n, vs_rop_fident(rop), out_d)
-             : expr_reduce<int32_t>(e, node, rop, n, vs_rop_iident(rop), out_d);
+    return f ? expr_reduce<double>(e, node, rop, n, vs_rop_fident(rop), out_d, done)
+             : expr_reduce<int32_t>(e, node, rop, n, vs_rop_iident(rop), out_d, done);
 }
 } // namespace
 

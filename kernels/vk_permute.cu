@@ -5,9 +5,10 @@
  * is found by a binary search over the descriptor's offsets. Errors are
  * reported through one 64-bit word, atomicMin'ed with (position << 1 |
  * kind), so the reported error is the one at the smallest position: the
- * one the sequential runtime would stop at. The word lives with the
- * library, all ones between calls: the kernel that turns it into the
- * caller's record (k_fault_info, one thread, in stream order) sets it back.
+ * one the sequential runtime would stop at. The word is the library's
+ * (vk_words), all ones between calls: the last block of the call's last
+ * kernel turns it into the record and sets it back (vk_last_block), so a
+ * check costs no clear and no launch of its own.
  *
  * Scatter collisions: the runtime writes in increasing source position, so
  * the last writer wins. Unless the caller promises unique destinations, a
@@ -92,6 +93,34 @@ __device__ __forceinline__ int64_t scatter_dest(int64_t i, const int32_t *idx, c
     return dst.start(k) + j;
 }
 
+/* What a record says: the error word E and what its message needs
+ * (POSITIONS: the side the reported position indexes, its segment found
+ * there; CHECKED: the side whose length the index broke). */
+__device__ __forceinline__ void fault_info(unsigned long long e, const int32_t *idx, const Side &positions,
+                                           const Side &checked, VkPermFault *rec)
+{
+    rec->err = e;
+    if (e == ULLONG_MAX)
+        return;
+    long long pos = (long long)(e >> 1);
+    int64_t k = positions.seg(pos);
+    rec->k = k;
+    rec->j = idx[pos];
+    rec->len = checked.len ? (k < checked.m ? (checked.len[k] > 0 ? checked.len[k] : 0) : 0) : checked.n;
+}
+
+/* The record REC made by the last block of a kernel from the error word
+ * ERR, set back to all ones. Reached by every thread. */
+__device__ __forceinline__ void record(unsigned long long *err, unsigned int *done, const int32_t *idx,
+                                       const Side &positions, const Side &checked, VkPermFault *rec)
+{
+    if (vk_last_block(done)) {
+        unsigned long long e = *(volatile unsigned long long *)err;
+        *err = ULLONG_MAX;
+        fault_info(e, idx, positions, checked, rec);
+    }
+}
+
 /* The claim pass: GEN | (i + 1) into the stamp of i's destination (GEN in
  * the high 32 bits), or i + 1 into a wide winner word (GEN 0). */
 template <class W>
@@ -111,7 +140,7 @@ __global__ void k_scatter_claim(int64_t n, const int32_t *idx, const int32_t *fl
 template <class U, class W>
 __global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
                           const W *winner, unsigned long long gen, int zero, int64_t n_dst, U *out,
-                          unsigned long long *err)
+                          unsigned long long *err, unsigned int *done, VkPermFault *rec)
 {
     int64_t all = zero && n_dst > n ? n_dst : n;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < all;
@@ -124,11 +153,12 @@ __global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int3
         if (zero && i < n_dst && (unsigned long long)winner[i] >> 32 != gen >> 32)
             out[i] = 0;
     }
+    record(err, done, idx, src, dst, rec);
 }
 
 template <class U>
 __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst, U *out,
-                         unsigned long long *err)
+                         unsigned long long *err, unsigned int *done, VkPermFault *rec)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -144,45 +174,7 @@ __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32
         }
         out[i] = in[src.start(k) + j];
     }
-}
-
-/* The error word and what its message needs, into the caller's record
- * (one thread, after the checking kernel, in stream order: no wait); the
- * word set back to all ones for the next call. POSITIONS: the side the
- * reported position indexes (its segment found there). */
-__global__ void k_fault_info(unsigned long long *err, const int32_t *idx, Side positions, Side checked,
-                             VkPermFault *rec)
-{
-    unsigned long long e = *err;
-    *err = ULLONG_MAX;
-    rec->err = e;
-    if (e == ULLONG_MAX)
-        return;
-    long long pos = (long long)(e >> 1);
-    int64_t k = positions.seg(pos);
-    rec->k = k;
-    rec->j = idx[pos];
-    rec->len = checked.len ? (k < checked.m ? (checked.len[k] > 0 ? checked.len[k] : 0) : 0) : checked.n;
-}
-
-/* The library's error word (all ones between calls), made on first use. */
-unsigned long long *err_word_d;
-
-unsigned long long *err_word(void)
-{
-    if (!err_word_d) {
-        unsigned long long *w = (unsigned long long *)vk_alloc(sizeof *w);
-        if (!w)
-            return nullptr;
-        vk_q_copies++;
-        if (cudaMemsetAsync(w, 0xff, sizeof *w, 0) != cudaSuccess) {
-            vk_free(w);
-            vk_fail("vk_scatter/vk_gather: clearing the error word");
-            return nullptr;
-        }
-        err_word_d = w;
-    }
-    return err_word_d;
+    record(err, done, idx, dst, src, rec);
 }
 
 /* The scatter's stamps: at least N_DST of them, and this call's
@@ -221,21 +213,22 @@ int no_fault(VkPermFault *fault)
     return 0;
 }
 
-/* The check's outcome: k_fault_info into the caller's record FAULT (no
- * wait), or, without one, into a record of its own read back at once: 0,
- * or -1 with the runtime's message (PARTNER_SIDE names the descriptor a
- * segment without a partner belongs to). */
-int finish_check(unsigned long long *err_d, const int32_t *idx, const Side &positions, const Side &checked,
-                 const char *partner_side, VkPermFault *fault)
+/* Where the check's outcome goes: the caller's record FAULT (no wait),
+ * or without one a record of its own, in OWN, read back after the run. */
+VkPermFault *record_of(VkPermFault *fault, VkTemp &own)
 {
-    VkTemp own;
-    if (!fault) {
-        if (own.alloc(sizeof(VkPermFault)) != 0)
-            return -1;
-    }
-    VkPermFault *rec = fault ? fault : own.as<VkPermFault>();
-    k_fault_info<<<1, 1>>>(err_d, idx, positions, checked, rec);
-    VK_LAUNCHED();
+    if (fault)
+        return fault;
+    if (own.alloc(sizeof(VkPermFault)) != 0)
+        return nullptr;
+    return own.as<VkPermFault>();
+}
+
+/* The outcome read back when the caller gave no record: 0, or -1 with the
+ * runtime's message (PARTNER_SIDE names the descriptor a segment without
+ * a partner belongs to). */
+int read_check(const VkPermFault *fault, const VkPermFault *rec, const char *partner_side)
+{
     if (fault)
         return 0;
     VkPermFault h;
@@ -268,7 +261,8 @@ int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, co
 
 template <class U>
 int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d, const Side &src,
-                const Side &dst, U *out, int64_t n_dst, int mode, unsigned long long *e)
+                const Side &dst, U *out, int64_t n_dst, int mode, unsigned long long *e, unsigned int *done,
+                VkPermFault *rec)
 {
     int zero = (mode & VK_SCATTER_ZERO) != 0, claim = zero || !(mode & VK_SCATTER_UNIQUE);
     int wide = n_src >= (int64_t)UINT32_MAX - 1;
@@ -276,7 +270,7 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
     unsigned grid = vk_grid(all, 256);
     if (!claim) {
         k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, nullptr, 0, 0, n_dst,
-                                                        out, e);
+                                                        out, e, done, rec);
         VK_LAUNCHED();
         return 0;
     }
@@ -292,7 +286,7 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
         VK_LAUNCHED();
         k_scatter<U, unsigned long long><<<vk_grid(n_src, 256), 256>>>(in, n_src, idx_d, flags_d, src, dst,
                                                                        win.as<unsigned long long>(), 0, 0, n_dst,
-                                                                       out, e);
+                                                                       out, e, done, rec);
         VK_LAUNCHED();
         return 0;
     }
@@ -303,7 +297,7 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
                                                                       gen, e);
     VK_LAUNCHED();
     k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, stamp_d, gen, zero, n_dst,
-                                                    out, e);
+                                                    out, e, done, rec);
     VK_LAUNCHED();
     return 0;
 }
@@ -324,16 +318,17 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
             VK_CLEAR(cudaMemsetAsync(out_d, 0, (size_t)n_dst * esize, 0));
         return no_fault(fault_d);
     }
-    unsigned long long *e = err_word();
-    if (!e)
+    unsigned long long *e;
+    unsigned int *done;
+    VkTemp own;
+    VkPermFault *rec = record_of(fault_d, own);
+    if (!rec || vk_words(&e, &done) != 0)
         return -1;
     int rc = esize == 4 ? scatter_run((const uint32_t *)in_d, n_src, idx_d, flags_d, src, dst, (uint32_t *)out_d,
-                                      n_dst, mode, e)
+                                      n_dst, mode, e, done, rec)
                         : scatter_run((const unsigned long long *)in_d, n_src, idx_d, flags_d, src, dst,
-                                      (unsigned long long *)out_d, n_dst, mode, e);
-    if (rc != 0)
-        return rc;
-    return finish_check(e, idx_d, src, dst, "destination", fault_d);
+                                      (unsigned long long *)out_d, n_dst, mode, e, done, rec);
+    return rc != 0 ? rc : read_check(fault_d, rec, "destination");
 }
 
 extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
@@ -347,18 +342,21 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
         return -1;
     if (n_dst == 0 || dst.m == 0)
         return no_fault(fault_d);
-    unsigned long long *e = err_word();
-    if (!e)
+    unsigned long long *e;
+    unsigned int *done;
+    VkTemp own;
+    VkPermFault *rec = record_of(fault_d, own);
+    if (!rec || vk_words(&e, &done) != 0)
         return -1;
     unsigned grid = vk_grid(n_dst, 256);
     if (esize == 4)
         k_gather<uint32_t><<<grid, 256>>>((const uint32_t *)in_d, n_dst, idx_d, flags_d, src, dst,
-                                          (uint32_t *)out_d, e);
+                                          (uint32_t *)out_d, e, done, rec);
     else
         k_gather<unsigned long long><<<grid, 256>>>((const unsigned long long *)in_d, n_dst, idx_d, flags_d, src,
-                                                    dst, (unsigned long long *)out_d, e);
+                                                    dst, (unsigned long long *)out_d, e, done, rec);
     VK_LAUNCHED();
-    return finish_check(e, idx_d, dst, src, "source", fault_d);
+    return read_check(fault_d, rec, "source");
 }
 
 /* ---- PACK ---- */

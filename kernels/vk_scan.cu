@@ -157,10 +157,55 @@ template <class R> struct ChunkTypes {
     typedef cub::BlockScan<S, TB> Scan;
 };
 
-/* (1) partial[v] = the state of chunk v. */
+/* (2) A warp per segment over its chunk partials: scan -> exclusive
+ * prefixes in place; reduce -> out[k] = fin(total). Segment K by the
+ * warp whose lane is LANE. */
+template <class R>
+__device__ __forceinline__ void chunk_partials_of(R r, VkSegs sg, Chunks ch, typename R::S *partial,
+                                                  typename R::T *out, int scan, int64_t k, int lane,
+                                                  typename cub::WarpScan<typename R::S>::TempStorage &tmp)
+{
+    typedef typename R::S S;
+    typedef cub::WarpScan<S> WS;
+    int64_t nc = ch.count(sg, k), b = ch.first(k);
+    S carry = r.ident();
+    for (int64_t i0 = 0; i0 < nc; i0 += 32) {
+        int64_t i = i0 + lane;
+        S x = i < nc ? partial[b + i] : r.ident();
+        S inc, agg;
+        WS(tmp).InclusiveScan(x, inc, r, agg);
+        S ex = cub::ShuffleUp<32>(inc, 1, 0, 0xffffffffu);
+        if (lane == 0)
+            ex = r.ident();
+        if (scan && i < nc)
+            partial[b + i] = r(carry, ex);
+        carry = r(carry, agg);
+        __syncwarp();
+    }
+    if (!scan && lane == 0)
+        out[k] = r.fin(carry);
+}
+
+template <class R>
+__global__ void __launch_bounds__(TB) k_chunk_partials(R r, VkSegs sg, Chunks ch,
+                                                       typename R::S *partial,
+                                                       typename R::T *out, int scan)
+{
+    typedef typename R::S S;
+    typedef cub::WarpScan<S> WS;
+    __shared__ typename WS::TempStorage tmp[WARPS];
+    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int64_t k = blockIdx.x * (int64_t)WARPS + w; k < sg.m; k += (int64_t)gridDim.x * WARPS)
+        chunk_partials_of(r, sg, ch, partial, out, scan, k, lane, tmp[w]);
+}
+
+/* (1) partial[v] = the state of chunk v. ONE: one segment, whose
+ * partials the last block combines (2) in the same order (DONE: the
+ * library's count of finished blocks), so no launch of its own. */
 template <class R>
 __global__ void __launch_bounds__(TB) k_chunk_reduce(R r, const typename R::T *in, VkSegs sg,
-                                                     Chunks ch, typename R::S *partial)
+                                                     Chunks ch, typename R::S *partial, int one,
+                                                     typename R::T *out, int scan, unsigned int *done)
 {
     typedef ChunkTypes<R> CT;
     typedef typename R::T T;
@@ -201,37 +246,10 @@ __global__ void __launch_bounds__(TB) k_chunk_reduce(R r, const typename R::T *i
             partial[v] = carry;
         __syncthreads();
     }
-}
-
-/* (2) A warp per segment over its chunk partials: scan -> exclusive
- * prefixes in place; reduce -> out[k] = fin(total). */
-template <class R>
-__global__ void __launch_bounds__(TB) k_chunk_partials(R r, VkSegs sg, Chunks ch,
-                                                       typename R::S *partial,
-                                                       typename R::T *out, int scan)
-{
-    typedef typename R::S S;
-    typedef cub::WarpScan<S> WS;
-    __shared__ typename WS::TempStorage tmp[WARPS];
-    int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int64_t k = blockIdx.x * (int64_t)WARPS + w; k < sg.m; k += (int64_t)gridDim.x * WARPS) {
-        int64_t nc = ch.count(sg, k), b = ch.first(k);
-        S carry = r.ident();
-        for (int64_t i0 = 0; i0 < nc; i0 += 32) {
-            int64_t i = i0 + lane;
-            S x = i < nc ? partial[b + i] : r.ident();
-            S inc, agg;
-            WS(tmp[w]).InclusiveScan(x, inc, r, agg);
-            S ex = cub::ShuffleUp<32>(inc, 1, 0, 0xffffffffu);
-            if (lane == 0)
-                ex = r.ident();
-            if (scan && i < nc)
-                partial[b + i] = r(carry, ex);
-            carry = r(carry, agg);
-            __syncwarp();
-        }
-        if (!scan && lane == 0)
-            out[k] = r.fin(carry);
+    if (one) {
+        __shared__ typename cub::WarpScan<S>::TempStorage wtmp;
+        if (vk_is_last_block(done) && threadIdx.x < 32)
+            chunk_partials_of(r, sg, ch, partial, out, scan, 0, (int)threadIdx.x, wtmp);
     }
 }
 
@@ -379,10 +397,18 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
     if (part.alloc((size_t)(bound > 0 ? bound : 1) * sizeof(S)) != 0)
         return -1;
     unsigned grid = vk_grid(bound, 1, 8);
-    k_chunk_reduce<R><<<grid, TB>>>(r, in, sg, ch, part.as<S>());
+    /* one segment: its partials combined by (1)'s last block */
+    int one = !sg.len && sg.m == 1;
+    unsigned long long *ew = nullptr;
+    unsigned int *done = nullptr;
+    if (one && vk_words(&ew, &done) != 0)
+        return -1;
+    k_chunk_reduce<R><<<grid, TB>>>(r, in, sg, ch, part.as<S>(), one, out, scan, done);
     VK_LAUNCHED();
-    k_chunk_partials<R><<<vk_grid(sg.m, WARPS), TB>>>(r, sg, ch, part.as<S>(), out, scan);
-    VK_LAUNCHED();
+    if (!one) {
+        k_chunk_partials<R><<<vk_grid(sg.m, WARPS), TB>>>(r, sg, ch, part.as<S>(), out, scan);
+        VK_LAUNCHED();
+    }
     if (scan) {
         k_chunk_scan<R><<<grid, TB>>>(r, in, sg, ch, part.as<S>(), out, incl);
         VK_LAUNCHED();
