@@ -185,7 +185,11 @@ int vk_select_flagged(VsElem type, const void *in_d, const int32_t *flags_d, int
  * (no clearing by the caller). On a collision the later source element
  * wins, as in the runtime; VK_SCATTER_UNIQUE in MODE (without ZERO)
  * promises no collisions (a plain single pass). Kernels queued:
- * kernels/vk_count.h.
+ * kernels/vk_count.h. Collisions are settled by stamps the library keeps
+ * between calls (8 bytes a destination element of its longest scatter up
+ * to 2^24 elements, freed by vk_pool_trim; a longer one's for the call
+ * alone). Not for two host threads at once (nor is the library's error
+ * word).
  *
  * vk_gather: out[i] = in[soff[k] + idx[i]] for every destination element i
  * (of segment k); where flags_d is given and flags[i] == 0, out[i] = 0
@@ -277,7 +281,8 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * is the source's at the offset of the destination segment k that holds
  * it plus the index; an index outside [0, length of source segment k)
  * gives 0 and is reported into GFAULT (required when E has a gather
- * node): the run sets GFAULT->j to all ones first and keeps there the
+ * node): the run keeps in a working word (GWORD when given: the
+ * library's own on a GPU; else GFAULT->j, set to all ones first) the
  * least (position << 32 | the index's 32 bits) of the bad elements (so a
  * chain with a gather runs over fewer than VK_EXPR_GATHER_MAX elements),
  * and leaves

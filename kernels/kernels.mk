@@ -14,7 +14,7 @@ KBUILD      ?= $(BUILD)/kernels
 NVCC_FLAGS  := -std=c++17 -O3 --fmad=false -Xcompiler -fPIC -I. -arch=$(CUDA_ARCH)
 KERNELS_CU  := $(wildcard kernels/vk_*.cu)
 KERNELS_OBJ := $(KERNELS_CU:kernels/%.cu=$(KBUILD)/%.o)
-KERNELS_DEP := kernels/kernels.h kernels/vk_internal.cuh kernels/rand_jump.h kernels/vk_elem.h vcode/semantics.h vcode/program.h vcode/ops.h
+KERNELS_DEP := kernels/kernels.h kernels/vk_internal.cuh kernels/rand_jump.h kernels/vk_elem.h kernels/vk_count.h kernels/seg_plan.h vcode/semantics.h vcode/program.h vcode/ops.h
 KERNELS_LIB := $(if $(NVCC),$(BIN)/libvkernels.so)
 
 .PHONY: kernels-check

@@ -212,6 +212,7 @@ extern "C" void vk_free(void *p)
 
 extern "C" void vk_pool_trim(void)
 {
+    vk_permute_release();
     std::lock_guard<std::mutex> lock(pool_mu);
     trim_locked();
 }

@@ -30,6 +30,11 @@ typedef struct {
 } VkCount;
 
 #define VK_COUNT_SORT_TILE 2432
+/* A scatter's stamps are kept between calls up to this many destination
+ * elements (vk_permute.cu); a longer destination's are cleared each call. */
+#define VK_STAMPS_KEPT (1LL << 24)
+/* CUB's onesweep sorts in portions of about 2^28 keys. */
+#define VK_COUNT_SORT_PORTION (1LL << 28)
 
 static inline VkCount vk_count_of(int64_t k, int64_t c)
 {
@@ -119,7 +124,7 @@ static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int6
         return vk_count_of(1, 0);
     if (n >= (int64_t)UINT32_MAX - 1) /* wide winners: cleared, and the result when ZERO */
         return vk_count_of(2, 1 + (zero && n_dst > 0 ? 1 : 0));
-    return vk_count_of(2, 0); /* claim, write */
+    return vk_count_of(2, n_dst > VK_STAMPS_KEPT ? 1 : 0); /* claim, write; long: the stamps cleared */
 }
 
 /* vk_gather: N_DST destination elements over M segments. */
@@ -140,7 +145,7 @@ static inline VkCount vk_count_sort(int64_t n, int bits)
         return vk_count_of(0, 0);
     if (n <= VK_COUNT_SORT_TILE)
         return vk_count_of(1, 0);
-    int64_t passes = (bits + 7) / 8;
+    int64_t passes = (bits + 7) / 8 * ((n + VK_COUNT_SORT_PORTION - 1) / VK_COUNT_SORT_PORTION);
     return vk_count_of(2 + passes, 2 + passes);
 }
 

@@ -95,6 +95,9 @@ __device__ __forceinline__ bool vk_is_last_block(unsigned int *done)
     return last;
 }
 
+/* The scatter's kept stamps freed (vk_permute.cu; vk_pool_trim calls it). */
+void vk_permute_release(void);
+
 /* Make sure a device is selected and its properties known; 0 or -1. */
 int vk_ready(void);
 /* Streaming multiprocessors of the current device (after vk_ready). */

@@ -177,19 +177,30 @@ __global__ void k_gather(const U *in, int64_t n, const int32_t *idx, const int32
     record(err, done, idx, dst, src, rec);
 }
 
-/* The scatter's stamps: at least N_DST of them, and this call's
- * generation (high 32 bits) in *GEN. */
+/* The scatter's stamps: at least N_DST of them into *ST, and this call's
+ * generation (high 32 bits) in *GEN. Kept between calls up to
+ * VK_STAMPS_KEPT destination elements (8 bytes each: the library's
+ * scratch, freed by vk_pool_trim); a longer destination's are TMP's,
+ * cleared, for this call alone. */
 unsigned long long *stamp_d;
 int64_t stamp_cap;
 uint32_t stamp_gen;
 
-int stamps(int64_t n_dst, unsigned long long *gen)
+int stamps(int64_t n_dst, unsigned long long *gen, unsigned long long **st, VkTemp &tmp)
 {
+    if (n_dst > VK_STAMPS_KEPT) {
+        if (tmp.alloc((size_t)n_dst * 8) != 0)
+            return -1;
+        VK_CLEAR(cudaMemsetAsync(tmp.p, 0, (size_t)n_dst * 8, 0));
+        *st = tmp.as<unsigned long long>();
+        *gen = 1ull << 32;
+        return 0;
+    }
     if (n_dst > stamp_cap) {
         vk_free(stamp_d);
         stamp_d = nullptr;
         stamp_cap = 0;
-        int64_t cap = n_dst < 4096 ? 4096 : n_dst + n_dst / 2;
+        int64_t cap = n_dst < 4096 ? 4096 : n_dst;
         stamp_d = (unsigned long long *)vk_alloc((size_t)cap * sizeof *stamp_d);
         if (!stamp_d)
             return -1;
@@ -202,8 +213,22 @@ int stamps(int64_t n_dst, unsigned long long *gen)
         stamp_gen = 1;
     }
     *gen = (unsigned long long)stamp_gen << 32;
+    *st = stamp_d;
     return 0;
 }
+
+} // namespace
+
+/* The kept stamps freed (vk_pool_trim). */
+void vk_permute_release(void)
+{
+    vk_free(stamp_d);
+    stamp_d = nullptr;
+    stamp_cap = 0;
+    stamp_gen = 0;
+}
+
+namespace {
 
 /* Nothing to check: the caller's record says so (no wait). */
 int no_fault(VkPermFault *fault)
@@ -290,14 +315,14 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
         VK_LAUNCHED();
         return 0;
     }
-    unsigned long long gen;
-    if (stamps(n_dst, &gen) != 0)
+    unsigned long long gen, *st;
+    VkTemp once;
+    if (stamps(n_dst, &gen, &st, once) != 0)
         return -1;
-    k_scatter_claim<unsigned long long><<<vk_grid(n_src, 256), 256>>>(n_src, idx_d, flags_d, src, dst, stamp_d,
-                                                                      gen, e);
+    k_scatter_claim<unsigned long long><<<vk_grid(n_src, 256), 256>>>(n_src, idx_d, flags_d, src, dst, st, gen, e);
     VK_LAUNCHED();
-    k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, stamp_d, gen, zero, n_dst,
-                                                    out, e, done, rec);
+    k_scatter<U, unsigned long long><<<grid, 256>>>(in, n_src, idx_d, flags_d, src, dst, st, gen, zero, n_dst, out,
+                                                    e, done, rec);
     VK_LAUNCHED();
     return 0;
 }
@@ -328,7 +353,11 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
                                       n_dst, mode, e, done, rec)
                         : scatter_run((const unsigned long long *)in_d, n_src, idx_d, flags_d, src, dst,
                                       (unsigned long long *)out_d, n_dst, mode, e, done, rec);
-    return rc != 0 ? rc : read_check(fault_d, rec, "destination");
+    if (rc != 0) { /* the claim pass may have reported: the word set back for whoever goes on */
+        (void)cudaMemsetAsync(e, 0xff, sizeof *e, 0);
+        return rc;
+    }
+    return read_check(fault_d, rec, "destination");
 }
 
 extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
