@@ -57,27 +57,10 @@ extern long long vk_q_kernels, vk_q_copies;
 int vk_words(unsigned long long **err, unsigned int **done);
 
 /* At the end of a kernel, reached by every thread of every block: true in
- * thread 0 of the block that finishes last, when every block's writes and
- * atomics are visible to it (CUDA's threadfence pattern); the count set
- * back for the next kernel. A kernel's one-thread epilogue (a record made
- * from the error word) without a launch of its own. */
-__device__ __forceinline__ bool vk_last_block(unsigned int *done)
-{
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x != 0)
-        return false;
-    unsigned int t = atomicAdd(done, 1u);
-    if (t != gridDim.x - 1)
-        return false;
-    __threadfence();
-    atomicExch(done, 0u);
-    return true;
-}
-
-/* The same, true in every thread of the last block (every thread of
- * every block reaches it): a kernel's last block combining what the
- * others wrote, without a launch of its own. */
+ * every thread of the block that finishes last, when every block's
+ * writes and atomics are visible to it (CUDA's threadfence pattern); the
+ * count set back for the next kernel. A kernel's epilogue (a record made
+ * from the error word, partials folded) without a launch of its own. */
 __device__ __forceinline__ bool vk_is_last_block(unsigned int *done)
 {
     __shared__ bool last;
@@ -94,6 +77,9 @@ __device__ __forceinline__ bool vk_is_last_block(unsigned int *done)
     __syncthreads();
     return last;
 }
+
+/* The same, true only in thread 0 of that block (a one-thread epilogue). */
+__device__ __forceinline__ bool vk_last_block(unsigned int *done) { return vk_is_last_block(done) && threadIdx.x == 0; }
 
 /* The scatter's kept stamps freed (vk_permute.cu; vk_pool_trim calls it). */
 void vk_permute_release(void);

@@ -21,6 +21,7 @@
  * when the generations wrap). Over 2^32 - 2 source elements, a wide
  * winner word per destination instead, cleared each call. */
 #include "kernels/vk_internal.cuh"
+#include "kernels/vk_elem.h" /* vk_seg_find */
 
 #include <cub/device/device_select.cuh>
 
@@ -52,23 +53,9 @@ struct Side {
         return l > 0 ? l : 0;
     }
     __device__ __forceinline__ int64_t start(int64_t k) const { return len ? off[k] : 0; }
-    /* The segment that holds element I: 0 with one segment, else the last
-     * whose offset is at most I (an empty segment's offset is its
-     * successor's, so the last of equal offsets is the one holding I). */
-    __device__ __forceinline__ int64_t seg(int64_t i) const
-    {
-        if (!len || m <= 1)
-            return 0;
-        int64_t lo = 0, hi = m - 1;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo + 1) / 2;
-            if (off[mid] <= i)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        return lo;
-    }
+    /* The segment that holds element I: 0 with one segment, else found
+     * over the offsets (vk_elem.h vk_seg_find, the chains' search). */
+    __device__ __forceinline__ int64_t seg(int64_t i) const { return !len || m <= 1 ? 0 : vk_seg_find(off, m, i); }
 };
 
 /* Destination of source element i, or -1 (skipped, or bad: reported when
@@ -239,9 +226,13 @@ int no_fault(VkPermFault *fault)
 }
 
 /* Where the check's outcome goes: the caller's record FAULT (no wait),
- * or without one a record of its own, in OWN, read back after the run. */
-VkPermFault *record_of(VkPermFault *fault, VkTemp &own)
+ * or without one a record of its own, in OWN, read back after the run;
+ * and the library's error word and block count (*E, *DONE). NULL when
+ * either cannot be had (the message set). */
+VkPermFault *check_words(VkPermFault *fault, VkTemp &own, unsigned long long **e, unsigned int **done)
 {
+    if (vk_words(e, done) != 0)
+        return nullptr;
     if (fault)
         return fault;
     if (own.alloc(sizeof(VkPermFault)) != 0)
@@ -346,8 +337,8 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
     unsigned long long *e;
     unsigned int *done;
     VkTemp own;
-    VkPermFault *rec = record_of(fault_d, own);
-    if (!rec || vk_words(&e, &done) != 0)
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec)
         return -1;
     int rc = esize == 4 ? scatter_run((const uint32_t *)in_d, n_src, idx_d, flags_d, src, dst, (uint32_t *)out_d,
                                       n_dst, mode, e, done, rec)
@@ -374,8 +365,8 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
     unsigned long long *e;
     unsigned int *done;
     VkTemp own;
-    VkPermFault *rec = record_of(fault_d, own);
-    if (!rec || vk_words(&e, &done) != 0)
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec)
         return -1;
     unsigned grid = vk_grid(n_dst, 256);
     if (esize == 4)
