@@ -35,7 +35,10 @@ include kernels/kernels.mk
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 # kernels/test_kernels.cu built as host C++ (-DVK_TEST_EMULATED): the GPU
 # unit tests of the primitives, run on the emulated device's (no GPU needed)
-UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%) $(BUILD)/tests/unit/test_kernels_emul
+# ... and again against the library's own kernels (kernels/vk_*.cu) run on
+# the host, every GPU thread a fiber (tests/kernels_host, -DVK_TEST_HOST)
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/unit/%) $(BUILD)/tests/unit/test_kernels_emul \
+               $(BUILD)/tests/unit/test_kernels_host
 CXX     ?= g++
 
 .PHONY: all check-deps layers print-include-order print-layers deps demo test unit golden corpus asan asan-test tsan race-test valgrind clean bench bench-quick fuzz fuzz-smoke cuda-check
@@ -91,7 +94,30 @@ $(BUILD)/tests/unit/test_kernels_emul: kernels/test_kernels.cu $(LAYER_LIBS)
 	$(CXX) -x c++ -std=c++17 -DVK_TEST_EMULATED $(WARN) $(OPT) -I. $(CFLAGS) -MMD -MP -MF $@.d -o $@ $< -x none \
 	    $(LAYER_LIBS) $(LDLIBS)
 
--include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d)
+# kernels/*.cu as host C++ (tests/kernels_host/host_cu.py rewrites the
+# launches; tests/kernels_host/include stands in for CUDA's headers).
+KHOST       := $(BUILD)/kernels_host
+KHOST_OBJ   := $(KERNELS_CU:kernels/%.cu=$(KHOST)/%.o) $(KHOST)/test_kernels.o $(KHOST)/host_grid.o
+KHOST_FLAGS := -std=c++17 -DVK_TEST_HOST $(WARN) -Wno-unknown-pragmas $(OPT) -Itests/kernels_host/include -I. $(CFLAGS)
+
+$(KHOST)/%.cc: kernels/%.cu tests/kernels_host/host_cu.py
+	@mkdir -p $(dir $@)
+	python3 tests/kernels_host/host_cu.py $< $@
+
+$(KHOST)/host_grid.o: tests/kernels_host/host_grid.cc Makefile
+	@mkdir -p $(dir $@)
+	$(CXX) $(KHOST_FLAGS) -MMD -MP -c -o $@ $<
+
+$(KHOST)/%.o: $(KHOST)/%.cc Makefile
+	$(CXX) $(KHOST_FLAGS) -MMD -MP -c -o $@ $<
+
+.SECONDARY: $(KERNELS_CU:kernels/%.cu=$(KHOST)/%.cc) $(KHOST)/test_kernels.cc
+
+$(BUILD)/tests/unit/test_kernels_host: $(KHOST_OBJ)
+	@mkdir -p $(dir $@)
+	$(CXX) $(KHOST_FLAGS) -o $@ $(KHOST_OBJ)
+
+-include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) $(KHOST_OBJ:.o=.d)
 
 # No folder includes a header of a layer above it; no archive uses a symbol
 # of a layer above it (quiet when it passes).

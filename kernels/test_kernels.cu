@@ -15,6 +15,11 @@
 // RAND stream; what only libvkernels.so has (PACK's select, the permutes,
 // RAND's range step, the pool, the strategies) is left out there.
 //
+// Built as host C++ with -DVK_TEST_HOST (build/tests/unit/
+// test_kernels_host, run by `make test`), the GPU tests run against this
+// library's own kernels on the host (tests/kernels_host: every GPU thread
+// a fiber), at sizes up to 20011 (the shapes, not the sizes, matter).
+//
 // --plant-oob: a kernel that writes past the end of its allocation, for
 // tests/bench/gpu_checklist.sh to see compute-sanitizer report it.
 #ifdef VK_TEST_EMULATED
@@ -1516,7 +1521,11 @@ int main(int argc, char **argv)
 #ifndef VK_TEST_EMULATED
     test_pool();
 #endif
-#ifndef VK_TEST_EMULATED
+#if defined(VK_TEST_HOST) && defined(__SANITIZE_ADDRESS__)
+    static const int64_t sizes[] = { 0, 1, 1000 }; /* every thread a fiber, every access checked */
+#elif defined(VK_TEST_HOST)
+    static const int64_t sizes[] = { 0, 1, 1000, 20011 }; /* every thread a fiber: the shapes, not the sizes */
+#elif !defined(VK_TEST_EMULATED)
     static const int64_t sizes[] = { 0, 1, 1000, 100003, 3000000 };
 #else
     static const int64_t sizes[] = { 0, 1, 1000, 100003 }; /* host loops: the shapes, not the sizes, matter */
@@ -1524,6 +1533,10 @@ int main(int argc, char **argv)
     static const int64_t avgs[] = { 1, 4, 40, 5000 };
     for (int64_t n : sizes)
         for (int64_t avg : avgs) {
+#ifdef VK_TEST_HOST
+            if (n > 1000 && avg < 40) /* thousands of segments: 1000 elements have the shape */
+                continue;
+#endif
             std::vector<int32_t> L = segments(n, avg);
             test_int_ops(VS_INT, n, L);
             test_int_ops(VS_BOOL, n, L);

@@ -189,6 +189,9 @@ extern "C" void *vk_alloc(size_t bytes)
         }
     }
     pool_live[p] = c;
+#ifdef VKH_POOL_HANDOUT /* the host's stand-in for a device (tests/kernels_host): past BYTES is off limits */
+    VKH_POOL_HANDOUT(p, bytes, c);
+#endif
     pool_in_use += c;
     return p;
 }
@@ -205,6 +208,9 @@ extern "C" void vk_free(void *p)
     }
     size_t c = it->second;
     pool_live.erase(it);
+#ifdef VKH_POOL_HANDOUT
+    VKH_POOL_RETURN(p, c);
+#endif
     pool_in_use -= c;
     pool_free[c].push_back(p);
     pool_cached += c;
