@@ -98,7 +98,9 @@ $(BUILD)/tests/unit/test_kernels_emul: kernels/test_kernels.cu $(LAYER_LIBS)
 # launches; tests/kernels_host/include stands in for CUDA's headers).
 KHOST       := $(BUILD)/kernels_host
 KHOST_OBJ   := $(KERNELS_CU:kernels/%.cu=$(KHOST)/%.o) $(KHOST)/test_kernels.o $(KHOST)/host_grid.o
-KHOST_FLAGS := -std=c++17 -DVK_TEST_HOST $(WARN) -Wno-unknown-pragmas $(OPT) -Itests/kernels_host/include -I. $(CFLAGS)
+KHOST_FLAGS := -std=c++17 -DVK_TEST_HOST $(WARN) -Wno-unknown-pragmas $(OPT) -fPIC -Itests/kernels_host/include -I. $(CFLAGS)
+# the primitives alone, for the emulated device (VINTERP_CUDA_EMULATE_PRIMS)
+KHOST_LIB   := $(KHOST)/libvkernels_host.so
 
 $(KHOST)/%.cc: kernels/%.cu tests/kernels_host/host_cu.py
 	@mkdir -p $(dir $@)
@@ -117,6 +119,9 @@ $(BUILD)/tests/unit/test_kernels_host: $(KHOST_OBJ)
 	@mkdir -p $(dir $@)
 	$(CXX) $(KHOST_FLAGS) -o $@ $(KHOST_OBJ)
 
+$(KHOST_LIB): $(filter-out $(KHOST)/test_kernels.o,$(KHOST_OBJ))
+	$(CXX) $(KHOST_FLAGS) -shared -o $@ $^
+
 -include $(LIB_OBJ:.o=.d) $(MAIN_OBJ:.o=.d) $(UNIT_BIN:=.d) $(KHOST_OBJ:.o=.d)
 
 # No folder includes a header of a layer above it; no archive uses a symbol
@@ -131,7 +136,7 @@ print-layers:
 	@echo $(LAYERS)
 
 # Every test; the last line is the total "N passed, N failed".
-test: deps $(BIN)/vinterp $(UNIT_BIN)
+test: deps $(BIN)/vinterp $(UNIT_BIN) $(KHOST_LIB)
 	@sh tests/run_all.sh $(BIN)/vinterp $(BUILD)
 
 unit: $(UNIT_BIN)

@@ -139,6 +139,19 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
     section "golden programs, device tier, vectors of 3 elements up there (shorter ones on the host)" \
         env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=3 \
         python3 "$here/run_golden.py" "$here/golden" "$interp"
+    # ... and over the library's own kernels (kernels/vk_*.cu) run on the
+    # host (tests/kernels_host), in place of the emulated device's
+    # primitives: what the first GPU will run, every thread a fiber
+    prims=$(cd "$build" && pwd)/kernels_host/libvkernels_host.so
+    if [ -f "$prims" ]; then
+        for dir in golden errors; do
+            section "$dir programs, device tier, every vector there, the library's own kernels run on the host" \
+                env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on \
+                VINTERP_DEVICE_MIN=1 VINTERP_CUDA_EMULATE_PRIMS="$prims" python3 "$here/run_golden.py" "$here/$dir" "$interp"
+        done
+        section "device tier with the library's own kernels on the host: placement, transfers, faults, -m" \
+            env VINTERP_CUDA_EMULATE_PRIMS="$prims" python3 "$here/run_device_tier.py" "$interp"
+    fi
     # Fused blocks on top of the device tier: every block fused (its units
     # from the runs above), every vector between them on the device; a
     # block's MAKE_SEGDES and LENGTHS on device operands made there.

@@ -24,6 +24,11 @@ passed = failed = 0
 DEVICE = {"VINTERP_DEVICE_TIER": "on"}
 if os.environ.get("DEVICE_TIER_REAL") != "1":  # DEVICE_TIER_REAL=1: the GPU of the machine (gpu_checklist.sh devcheck)
     DEVICE["VINTERP_CUDA_EMULATE"] = "1"
+    # the library's own kernels run on the host (tests/kernels_host) in
+    # place of the emulated device's primitives
+    PRIMS = os.environ.get("VINTERP_CUDA_EMULATE_PRIMS", "")
+    if PRIMS:
+        DEVICE["VINTERP_CUDA_EMULATE_PRIMS"] = PRIMS
 
 TALLY = re.compile(r"^stats: (timed region|whole run): (\d+) launches, (\d+) syncs, (\d+) bytes host to device, "
                    r"(\d+) bytes device to host, ([0-9.]+) s in kernels$")
@@ -562,7 +567,23 @@ def test_lengths_storage():
               ("values only the stack holds" if take else "copied values", want, m and m.group(1), (out, out_r)))
 
 
+def test_prims():
+    """VINTERP_CUDA_EMULATE_PRIMS: the primitives the run names are the
+    library's own (when this run was given them); a library that does not
+    load is one clear line and status 1."""
+    src = "FUNC MAIN1_1\n" + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nRET\n" % N
+    if "VINTERP_CUDA_EMULATE_PRIMS" in DEVICE:
+        rc, out, err = dev(src, ["-d", "stats"])
+        check(rc == 0 and "the primitives: the library's kernels on the host" in err,
+              "the device names the library's own kernels on the host: %r" % err[-400:])
+    if DEVICE.get("VINTERP_CUDA_EMULATE") == "1":
+        rc, out, err = dev(src, env={"VINTERP_CUDA_EMULATE_PRIMS": "/nonexistent/libvkernels_host.so"})
+        check(rc == 1 and out == "" and "VINTERP_CUDA_EMULATE_PRIMS: cannot load /nonexistent/libvkernels_host.so" in err
+              and len(err.strip().splitlines()) == 1, "a primitives' library that does not load: %r %r" % (rc, err))
+
+
 def main():
+    test_prims()
     test_lengths_storage()
     test_pack()
     test_gathers()

@@ -98,6 +98,9 @@ typedef enum {
       "(tests) a seed: the emulated device runs blocks and threads in an order drawn from it (0: in order)")     \
     X(CUDA_EMULATE_FAULT, "VINTERP_CUDA_EMULATE_FAULT", SK_COUNT, 0, INT64_MAX, NULL, "0",                        \
       "(tests) N: the emulated device's Nth launch faults")                                                      \
+    X(CUDA_EMULATE_PRIMS, "VINTERP_CUDA_EMULATE_PRIMS", SK_TEXT, 0, 0, NULL, "none",                             \
+      "(tests) a library of kernels.h's primitives built for the host (build/kernels_host/libvkernels_host.so): " \
+      "the emulated device calls it in place of its own")                                                        \
     X(CUDA_HOST_MAX_ELEM, "VINTERP_CUDA_HOST_MAX_ELEM", SK_COUNT, 0, INT64_MAX, NULL, "16384 (tiered 0)",          \
       "cuda --tier=eager: elementwise kernels up to this length run on the host")                                \
     X(CUDA_HOST_MAX_SCAN, "VINTERP_CUDA_HOST_MAX_SCAN", SK_COUNT, 0, INT64_MAX, NULL, "65536 (tiered 0)",          \

@@ -2,7 +2,9 @@
  * buffers for device memory, the generated CUDA compiled as host C++
  * through the kernel cache, launches run by runtime/device/emul_grid.c (every
  * thread of every block, as fibers at __syncthreads when the kernel has
- * barriers), and the primitives of runtime/device/emul_prims.c. */
+ * barriers), and the primitives of runtime/device/emul_prims.c (or, for
+ * tests, those of a library loaded by VINTERP_CUDA_EMULATE_PRIMS: the
+ * library's own kernels built for the host, tests/kernels_host). */
 #include "runtime/device/cuda_dev.h"
 #include "runtime/core/settings.h"
 #include "runtime/device/emul_grid.h"
@@ -33,6 +35,7 @@ typedef struct {
     long nlaunch;
     int faulted;        /* sticky: every later call fails, as a GPU's after a fault */
     uint64_t shuffle;   /* the order generator's state */
+    void *prims;        /* VINTERP_CUDA_EMULATE_PRIMS: the library of primitives loaded (NULL: emul_prims.c's) */
     JitOptions jo;
     JitStats js;
     EmMod **modules;
@@ -252,6 +255,8 @@ static void em_close(CudaDev *d)
         free(e->fns[i]);
     free(e->fns);
     emu_grid_free();
+    if (e->prims)
+        dlclose(e->prims);
     free(e);
 }
 
@@ -306,11 +311,28 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     /* VINTERP_CUDA_EMULATE_FAULT=N: the Nth launch faults (for tests of
      * the messages) */
     e->fault_at = (long)settings_count(SET_CUDA_EMULATE_FAULT, 0);
-    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads, warps of %u, %u blocks%s%s)",
+    /* VINTERP_CUDA_EMULATE_PRIMS=LIB: the primitives are LIB's, the
+     * library's own kernels built for the host (tests/kernels_host) */
+    const char *prims = settings_text(SET_CUDA_EMULATE_PRIMS);
+    if (prims && *prims) {
+        if (!(e->prims = dlopen(prims, RTLD_NOW | RTLD_LOCAL))) {
+            snprintf(why, len, "VINTERP_CUDA_EMULATE_PRIMS: cannot load %s (%s)", prims, dlerror());
+            free(e);
+            return NULL;
+        }
+        if (vk_bind(e->prims, &d->lib, why, len) < 0) {
+            dlclose(e->prims);
+            free(e);
+            return NULL;
+        }
+    } else {
+        emu_prims_bind(&d->lib);
+    }
+    snprintf(d->name, sizeof d->name, "emulated device (host C++, blocks of %u threads, warps of %u, %u blocks%s%s%s)",
              d->block, d->warp, d->max_grid, e->shuffled ? ", shuffled" : "",
-             emu_grid_races() ? ", race detection" : "");
+             emu_grid_races() ? ", race detection" : "",
+             e->prims ? "; the primitives: the library's kernels on the host" : "");
     snprintf(d->arch, sizeof d->arch, "host");
-    emu_prims_bind(&d->lib);
     d->alloc = em_alloc;
     d->free = em_free;
     d->h2d = em_copy;

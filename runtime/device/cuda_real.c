@@ -906,40 +906,7 @@ static int open_device(RealDev *r, int dev, char *why, size_t len)
     return 0;
 }
 
-#define LIBSYM(field, name)                                                                              \
-    do {                                                                                                 \
-        void *s_ = dlsym(r->vk.h, name);                                                                 \
-        if (!s_) {                                                                                       \
-            snprintf(why, len, "libvkernels.so lacks %s", name);                                         \
-            return -1;                                                                                   \
-        }                                                                                                \
-        memcpy(&r->base.lib.field, &s_, sizeof s_);                                                      \
-    } while (0)
-
-static int bind_lib(RealDev *r, char *why, size_t len)
-{
-    LIBSYM(seg_offsets, "vk_seg_offsets");
-    LIBSYM(seg_shape, "vk_seg_shape");
-    LIBSYM(reduce, "vk_reduce");
-    LIBSYM(scan, "vk_scan");
-    LIBSYM(seg_reduce, "vk_seg_reduce");
-    LIBSYM(seg_scan, "vk_seg_scan");
-    LIBSYM(seg_rank, "vk_seg_rank");
-    LIBSYM(rand, "vk_rand");
-    LIBSYM(elems_get, "vk_elems_get");
-    LIBSYM(elems_put, "vk_elems_put");
-    LIBSYM(map, "vk_map");
-    LIBSYM(expr, "vk_expr");
-    LIBSYM(expr_reduce, "vk_expr_reduce");
-    LIBSYM(dist, "vk_dist");
-    LIBSYM(index, "vk_index");
-    LIBSYM(seg_positions, "vk_seg_positions");
-    LIBSYM(scatter, "vk_scatter");
-    LIBSYM(gather, "vk_gather");
-    LIBSYM(select_flagged, "vk_select_flagged");
-    LIBSYM(last_error, "vk_last_error");
-    return 0;
-}
+static int bind_lib(RealDev *r, char *why, size_t len) { return vk_bind(r->vk.h, &r->base.lib, why, len); }
 
 static void close_libs(RealDev *r)
 {
