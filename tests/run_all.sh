@@ -152,6 +152,21 @@ if command -v "${VINTERP_CXX:-c++}" >/dev/null 2>&1; then
         section "device tier with the library's own kernels on the host: placement, transfers, faults, -m" \
             env VINTERP_CUDA_EMULATE_PRIMS="$prims" python3 "$here/run_device_tier.py" "$interp"
     fi
+    # ... and the real device's code (runtime/device/cuda_real.c: the
+    # driver, the library's memory and copies, events) over the host
+    # standing in for a GPU: a stand-in driver and the same library
+    driver=$(cd "$build" && pwd)/kernels_host/libcuda_host.so
+    if [ -f "$prims" ] && [ -f "$driver" ]; then
+        for dir in golden errors; do
+            section "$dir programs, device tier, every vector there, the real device's code on the host standing in for a GPU" \
+                env VINTERP_BACKEND=cuda VINTERP_TIER=off VINTERP_DEVICE_TIER=on VINTERP_DEVICE_MIN=1 \
+                VINTERP_TEST_CUDA_DRIVER="$driver" VINTERP_KERNELS_LIB="$prims" \
+                python3 "$here/run_golden.py" "$here/$dir" "$interp"
+        done
+        section "device tier, the real device's code on the host standing in for a GPU: placement, transfers, faults, -m" \
+            env DEVICE_TIER_REAL=1 VINTERP_TEST_CUDA_DRIVER="$driver" VINTERP_KERNELS_LIB="$prims" \
+            python3 "$here/run_device_tier.py" "$interp"
+    fi
     # Fused blocks on top of the device tier: every block fused (its units
     # from the runs above), every vector between them on the device; a
     # block's MAKE_SEGDES and LENGTHS on device operands made there.

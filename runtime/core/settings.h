@@ -131,6 +131,9 @@ typedef enum {
       "tiers compile a block fast, then full in the background and swap)")                                     \
     X(NVRTC_THREADS, "VINTERP_NVRTC_THREADS", SK_COUNT, 1, 1024, NULL, "the online CPUs (at most 32)",            \
       "NVRTC compiles at once")                                                                                  \
+    X(TEST_CUDA_DRIVER, "VINTERP_TEST_CUDA_DRIVER", SK_TEXT, 0, 0, NULL, "none",                                   \
+      "(tests) the CUDA driver library to load in place of libcuda.so.1, without looking for a GPU "           \
+      "(build/kernels_host/libcuda_host.so: the host standing in for one)")                                     \
     X(KERNELS_LIB, "VINTERP_KERNELS_LIB", SK_TEXT, 0, 0, NULL, "libvkernels.so beside vinterp",                    \
       "the precompiled device kernels")                                                                          \
     X(CG_PLANT_RACE, "VINTERP_CG_PLANT_RACE", SK_FLAG, 0, 1, NULL, "0",                                           \

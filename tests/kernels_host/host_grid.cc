@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <ucontext.h>
 
+#include <unordered_set>
+
 /* A fiber switch: on x86-64 the callee-saved registers and the stack
  * pointer (a few instructions; AddressSanitizer told of each switch);
  * elsewhere, and under ThreadSanitizer, ucontext's swapcontext (a system
@@ -45,12 +47,6 @@ __asm__(".text\n"
 
 uint3 threadIdx, blockIdx, blockDim, gridDim;
 
-#if defined(__SANITIZE_ADDRESS__)
-/* Device memory (here malloc'd) goes with the process, as a CUDA
- * context's does: the library's pool and the tests keep blocks to the
- * end, which LeakSanitizer would report. */
-extern "C" const char *__asan_default_options(void) { return "detect_leaks=0"; }
-#endif
 
 namespace {
 
@@ -73,7 +69,7 @@ struct Grid {
     ucontext_t sched;
     std::vector<ucontext_t> uc;
 #endif
-    std::vector<char> stacks;
+    char *stacks = nullptr; /* cap stacks (not a vector: a fiber's old frames are not copied when it grows) */
     std::vector<int> state;
     std::vector<unsigned> queue;   /* the ready threads, from head on */
     std::vector<unsigned> at_warp; /* lanes of each warp at a warp barrier */
@@ -283,7 +279,12 @@ void vkh_run(void (*body)(void *), void *arg, unsigned grid, unsigned block)
 #else
         g.uc.resize(block);
 #endif
-        g.stacks.resize((size_t)block * STACK);
+        free(g.stacks);
+        g.stacks = (char *)malloc((size_t)block * STACK);
+        if (!g.stacks) {
+            fprintf(stderr, "host grid: out of memory for %u fibers' stacks\n", block);
+            abort();
+        }
         g.state.resize(block);
         g.cap = block;
     }
@@ -375,14 +376,33 @@ const char *cudaGetErrorName(cudaError_t e)
 
 const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : g.why[0] ? g.why : "error"; }
 
+/* Device memory: what is still allocated when the library is unloaded
+ * (or the process ends) is freed then, as a CUDA context's memory goes
+ * with it. */
+struct Live {
+    std::unordered_set<void *> blocks;
+    ~Live()
+    {
+        for (void *p : blocks)
+            free(p);
+        free(g.stacks);
+        g.stacks = nullptr;
+    }
+} live;
+
 cudaError_t cudaMalloc(void **p, size_t bytes)
 {
     *p = malloc(bytes ? bytes : 1); /* exactly as long: a sanitizer sees a kernel read past it */
-    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (!*p)
+        return cudaErrorMemoryAllocation;
+    live.blocks.insert(*p);
+    return cudaSuccess;
 }
 cudaError_t cudaMallocHost(void **p, size_t bytes) { return cudaMalloc(p, bytes); }
 cudaError_t cudaFree(void *p)
 {
+    if (p && live.blocks.erase(p) == 0)
+        return cudaErrorLaunchFailure; /* not this device's */
     free(p);
     return cudaSuccess;
 }
