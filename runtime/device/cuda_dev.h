@@ -60,9 +60,9 @@ typedef struct {
 } VkLib;
 
 /* LIB's primitives from the library H (dlopen'ed: libvkernels.so, or its
- * host build for the emulated device); 0, or -1 with the missing symbol
- * in WHY (runtime/device/vk_bind.c). */
-int vk_bind(void *h, VkLib *lib, char *why, size_t len);
+ * host build for the emulated device; WHAT names it in messages); 0, or
+ * -1 with the missing symbol in WHY (runtime/device/vk_bind.c). */
+int vk_bind(void *h, const char *what, VkLib *lib, char *why, size_t len);
 
 typedef struct CudaDev CudaDev;
 struct CudaDev {

@@ -320,7 +320,7 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
             free(e);
             return NULL;
         }
-        if (vk_bind(e->prims, &d->lib, why, len) < 0) {
+        if (vk_bind(e->prims, prims, &d->lib, why, len) < 0) {
             dlclose(e->prims);
             free(e);
             return NULL;

@@ -908,7 +908,7 @@ static int open_device(RealDev *r, int dev, char *why, size_t len)
     return 0;
 }
 
-static int bind_lib(RealDev *r, char *why, size_t len) { return vk_bind(r->vk.h, &r->base.lib, why, len); }
+static int bind_lib(RealDev *r, char *why, size_t len) { return vk_bind(r->vk.h, "libvkernels.so", &r->base.lib, why, len); }
 
 /* NVRTC stays loaded: unloaded, the C++ runtime inside it leaves its
  * exception pool unreachable (LeakSanitizer reports it at the exit), and

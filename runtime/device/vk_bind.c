@@ -9,13 +9,13 @@
     do {                                                                                                 \
         void *s_ = dlsym(h, name);                                                                       \
         if (!s_) {                                                                                       \
-            snprintf(why, len, "%s lacks %s", "the primitives' library", name);                         \
+            snprintf(why, len, "%s lacks %s", what, name);                                           \
             return -1;                                                                                   \
         }                                                                                                \
         memcpy(&lib->field, &s_, sizeof s_);                                                             \
     } while (0)
 
-int vk_bind(void *h, VkLib *lib, char *why, size_t len)
+int vk_bind(void *h, const char *what, VkLib *lib, char *why, size_t len)
 {
     SYM(seg_offsets, "vk_seg_offsets");
     SYM(seg_shape, "vk_seg_shape");
