@@ -268,7 +268,10 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * one) and reads element s for every element of segment s). A node whose
  * OP is VK_EXPR_COPY is its one operand. OUT[0 .. no): out[k].d[i] = node
  * out[k].node's result at element i (Floats when F); an output whose D
- * is NULL is not written. An element's intermediate results stay in
+ * is NULL is not written. An output with positions POS (a REPLACE's
+ * scatter: n distinct positions on the device) writes element i at
+ * D[POS[i]] instead; its storage must not be a leaf of E (another
+ * element's leaf could be written before it is read). An element's intermediate results stay in
  * registers, every leaf is read before any output is written (an output
  * may write over a leaf), each leaf is read once and each output written
  * once.
@@ -299,6 +302,7 @@ typedef struct {
 } VkExprNode;
 typedef struct {
     void *d;
+    const int64_t *pos; /* NULL, or element i goes to D[POS[i]] (above) */
     int32_t node, f;
 } VkExprOut;
 typedef struct {

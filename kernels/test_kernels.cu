@@ -1054,6 +1054,43 @@ static void test_expr(int64_t n)
         vk_free(vd);
         vk_free(offd);
     }
+    /* an output at positions (a REPLACE's scatter, kernels.h): x * 2 of
+     * element i written at od[n - 1 - i] and, unpositioned, to oi as Ints
+     * (I_TO_F's reverse not needed: the Int node); the rest of od kept */
+    if (n >= 1) {
+        std::vector<double> x0 = down(xd, (size_t)n), before(n);
+        for (int64_t i = 0; i < n; i++)
+            before[i] = -1.0 - (double)i;
+        double *bd = up(before);
+        std::vector<int64_t> pos(n);
+        for (int64_t i = 0; i < n; i++)
+            pos[i] = n - 1 - i;
+        int64_t *posd = up(pos);
+        VkExpr p;
+        memset(&p, 0, sizeof p);
+        p.leaf[0] = vec_arg(xd);
+        p.leaf[1] = vec_arg(NULL);
+        p.leaf[1].f = 2.0;
+        p.nl = 2;
+        p.lmask = 1 | 2;
+        p.node[0] = node(VK_OP_MUL, VS_FLOAT, 2, -1, -2);
+        p.node[1] = node(VK_OP_LT, VS_FLOAT, 2, 0, -1);
+        p.nn = 2;
+        p.out[0].d = bd, p.out[0].pos = posd, p.out[0].node = 0, p.out[0].f = 1;
+        p.out[1].d = oi, p.out[1].node = 1, p.out[1].f = 0;
+        p.no = 2;
+        int rcp = vk_expr(&p, n);
+        std::vector<double> ob = down(bd, (size_t)n);
+        std::vector<int32_t> olt = down(oi, (size_t)n);
+        int64_t badp = -1;
+        for (int64_t i = 0; i < n && badp < 0; i++)
+            if (ob[n - 1 - i] != x0[i] * 2.0 || olt[i] != (x0[i] * 2.0 < x0[i]))
+                badp = i;
+        CHECK(rcp == 0 && badp < 0, "vk_expr, an output at positions, n %lld: element %lld", (long long)n,
+              (long long)badp);
+        vk_free(bd);
+        vk_free(posd);
+    }
     /* gathers (VK_EXPR_GATHER): one segment and three; a bad index's
      * record; with a reduction; a run with no output, for the check */
     if (n >= 6) {

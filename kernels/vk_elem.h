@@ -277,10 +277,11 @@ VS_FN void vk_expr_store(const VkExpr *e, int64_t i, const VkCell *r)
         const VkExprOut *o = &e->out[k];
         if (!o->d)
             continue;
+        int64_t at = o->pos ? o->pos[i] : i;
         if (o->f)
-            ((double *)o->d)[i] = r[o->node].f;
+            ((double *)o->d)[at] = r[o->node].f;
         else
-            ((int32_t *)o->d)[i] = r[o->node].i;
+            ((int32_t *)o->d)[at] = r[o->node].i;
     }
 }
 

@@ -232,6 +232,7 @@ int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d
         if (w.no >= VK_EXPR_OUTS)
             return vk_fail("vk_expr_reduce: no output left for the reduced node");
         w.out[w.no].d = vals.p;
+        w.out[w.no].pos = NULL;
         w.out[w.no].node = node;
         w.out[w.no].f = f;
         w.no++;

@@ -573,6 +573,51 @@ def test_lengths_storage():
               ("values only the stack holds" if take else "copied values", want, m and m.group(1), (out, out_r)))
 
 
+# Short work over a long device vector, as radix's loops do it (issue 29):
+# 0..19999 as 200 segments of 100; EXTRACT of element 7 of each (200
+# indices on the host: a short result, kept on the device), + 1 (a chain
+# over it), then either REPLACE of the sums at the same indices (the
+# chain writes them into the vector as it runs: no scatter of its own, no
+# read back) or a host +_REDUCE of them (the chain runs on the host: the
+# one wait for the gathered values, no launch). The 200-element fills are
+# lazy (VINTERP_LAZY_MIN=100).
+SD200 = dist(100, 200) + "MAKE_SEGDES\n"
+BUMP = ("FUNC MAIN1_1\n" + iota(0, 20000) + "START_TIMER\nCOPY 1 0\n" + dist(7, 200) + SD200 + "EXTRACT INT\n" +
+        dist(1, 200) + "+ INT\n")
+SHORT_PUT = (BUMP + dist(7, 200) + "CPOP 1 1\n" + SD200 + "REPLACE INT\nSTOP_TIMER\nCPOP 1 1\n"
+             "CONST INT 20000\nMAKE_SEGDES\n+_REDUCE INT\nRET\n")
+SHORT_HOST = BUMP + "CONST INT 200\nMAKE_SEGDES\n+_REDUCE INT\nSTOP_TIMER\nCPOP 1 2\nPOP 1 0\nRET\n"
+SHORT_STATS = re.compile(r"^stats: device tier: short chains: (\d+) run on the host \(no launch: the host wanted "
+                         r"their values\), (\d+) written into a REPLACE's vector as they ran$", re.M)
+
+
+def test_short_work():
+    lazy = {"VINTERP_LAZY_MIN": "100"}
+    for name, src, want in (("put", SHORT_PUT, (0, 1)), ("host", SHORT_HOST, (1, 0))):
+        rc_r, out_r, _ = run(src, ["--backend=ref"], lazy)
+        rc, out, err = dev(src, ["-d", "stats"], env=lazy)
+        m = SHORT_STATS.search(err)
+        got = m and (int(m.group(1)), int(m.group(2)))
+        reg = tallies(err).get("timed region")
+        timer = 0 if name == "put" else 1  # the timer's line (its seconds differ)
+
+        def value(o):
+            lines = o.splitlines()
+            return lines[:timer] + lines[timer + 1:] if len(lines) == 2 else None
+        same = rc_r == 0 and rc == 0 and value(out) == value(out_r) and value(out_r) is not None
+        # put: the gather and the chain with the scatter, the timer's wait;
+        # host: the gather, the wait reading it (and the timer's)
+        check(same and got == want and reg and reg[:2] == ([2, 1] if name == "put" else [1, 2]),
+              "short work (%s): the reference's answer, chains %r, timed region %r (%r, %r)" %
+              (name, got, reg, out[-200:], out_r[-200:]))
+        # one by one (no chains): the host reads the gathered values and
+        # adds; the REPLACE uploads the sums (one wait more, no fewer launches)
+        rc, out, err = dev(src, ["-d", "stats"], env=dict(lazy, VINTERP_DEVICE_CHAINS="off"))
+        off = tallies(err).get("timed region")
+        check(rc == 0 and value(out) == value(out_r) and off and reg and off[1] == 2 and
+              off[0] == reg[0], "short work (%s) without chains: %r against %r" % (name, off, reg))
+
+
 def test_prims():
     """VINTERP_CUDA_EMULATE_PRIMS: the primitives the run names are the
     library's own (when this run was given them); a library that does not
@@ -594,6 +639,7 @@ def main():
     test_pack()
     test_gathers()
     test_chains()
+    test_short_work()
     test_placement()
     # the host standing in for a GPU (VINTERP_TEST_CUDA_DRIVER) runs no
     # generated kernel: the fused blocks' tests need a GPU or the emulator

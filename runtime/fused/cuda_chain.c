@@ -156,6 +156,41 @@ void chain_reduce(Value *v, VsRop rop, void *out_d)
     free_chain(ch);
 }
 
+int chain_put_takes(const Value *v, const void *dst_d)
+{
+    const Chain *ch = chain_of(v);
+    if (!ch || ch->e.no >= VK_EXPR_OUTS)
+        return 0;
+    for (int k = 0; k < ch->e.nl; k++)
+        if (ch->e.leaf[k].d == dst_d || (ch->owned[k] && ch->owned[k] == dst_d))
+            return 0;
+    for (int k = 0; k < ch->e.no; k++)
+        if (ch->e.out[k].d == dst_d)
+            return 0;
+    return 1;
+}
+
+void chain_put(Value *v, void *dst_d, const int64_t *pos_d)
+{
+    Chain *ch = chain_of(v);
+    int k = out_of(ch, v);
+    VkExpr e = ch->e; /* the run's: one output more (not a value's) */
+    int o = e.no++;
+    e.out[o] = e.out[k];
+    e.out[o].d = dst_d;
+    e.out[o].pos = pos_d;
+    if (v->rc == 1) /* the REPLACE is its last reader: its own copy never written */
+        ch->e.out[k].d = e.out[k].d = NULL;
+    CudaExec *c = cx_current();
+    if (cx_lib(c)->expr(&e, ch->n) != 0)
+        cx_lib_fail(c, "an elementwise chain with a REPLACE");
+    cx_lib_called(c);
+    count_run(ch);
+    stats.bytes += ch->n * (e.out[o].f ? 8 : 4);
+    stats.puts++;
+    free_chain(ch);
+}
+
 void chain_force(Value *v)
 {
     Chain *ch = chain_of(v);
@@ -214,7 +249,80 @@ void chain_drop(Value *v)
 
 static int reclaim(void) { return chain_force_all() > 0; }
 
-void chain_init(void) { mem_set_reclaim(reclaim); }
+static int64_t host_max; /* chains of at most this many elements may run on the host */
+
+void chain_init(int64_t hmax)
+{
+    host_max = hmax;
+    mem_set_reclaim(reclaim);
+}
+
+/* 1 when CH may run on the host (cuda_chain.h chain_host_run). */
+static int host_runnable(const Chain *ch)
+{
+    if (ch->n > host_max || ch->e.gfault || ch->e.no < 1)
+        return 0;
+    for (int k = 0; k < ch->e.nl; k++)
+        if (ch->ls[k] || (ch->e.leaf[k].d && !ch->lv[k] && !ch->self[k]))
+            return 0;
+    for (int k = 0; k < ch->e.no; k++)
+        if (!ch->e.out[k].d || !ch->ov[k]->data)
+            return 0;
+    return 1;
+}
+
+/* CH run on the host (host_runnable said so): its leaves' host copies
+ * made current, its outputs written to their host copies, their device
+ * copies dropped, CH freed. */
+static void run_on_host(Chain *ch)
+{
+    CudaExec *c = cx_current();
+    VkExpr e = ch->e;
+    void *old[VK_EXPR_LEAVES] = { NULL };
+    for (int k = 0; k < e.nl; k++) {
+        Value *a = ch->lv[k];
+        if (ch->self[k]) { /* the old contents of storage an output writes over: read into a buffer of their own */
+            size_t bytes = (size_t)ch->n * ((e.lmask >> k) & 1 ? 8 : 4);
+            old[k] = rt_xmalloc(bytes ? bytes : 1);
+            cx_d2h(c, old[k], e.leaf[k].d, bytes);
+            e.leaf[k].d = old[k];
+            continue;
+        }
+        if (!a)
+            continue;
+        if (a->hstale) { /* read back as val_for_host would, the device copy kept (the chain holds it) */
+            cx_d2h(c, a->data, ((DevCopy *)a->dev)->d, (size_t)a->len * (a->type == VT_FLOAT ? 8 : 4));
+            a->hstale = 0;
+        }
+        e.leaf[k].d = a->data;
+    }
+    Value *outs[VK_EXPR_OUTS];
+    int no = e.no;
+    for (int k = 0; k < no; k++) {
+        outs[k] = val_ref(ch->ov[k]); /* kept while the chain goes */
+        e.out[k].d = outs[k]->data;
+    }
+    for (int64_t i = 0; i < ch->n; i++)
+        vk_expr_at(&e, i);
+    for (int k = 0; k < e.nl; k++)
+        free(old[k]);
+    stats.host_runs++;
+    free_chain(ch);
+    for (int k = 0; k < no; k++) {
+        outs[k]->hstale = 0;
+        val_drop_device(outs[k]); /* its device copy was never written */
+        val_release(outs[k]);
+    }
+}
+
+int chain_host_run(Value *v)
+{
+    Chain *ch = chain_of(v);
+    if (!ch || !host_runnable(ch))
+        return 0;
+    run_on_host(ch);
+    return 1;
+}
 
 /* A leaf whose count of references, less the chains' holds, is 1: the
  * reference would see it as only the stack's (val_unique). */
@@ -238,6 +346,37 @@ void chain_settle_operands(Value *const *v, int na)
     for (int j = 0; j < na; j++)
         chain_force(v[j]);
     chain_settle_holds(v, na);
+}
+
+/* 1 when CH holds V as a leaf. */
+static int holds_leaf(const Chain *ch, const Value *v)
+{
+    for (int k = 0; k < ch->e.nl; k++)
+        if (ch->lv[k] == v)
+            return 1;
+    return 0;
+}
+
+void chain_settle_for_host(Value *const *v, int na)
+{
+    for (int j = 0; j < na; j++)
+        if (!chain_host_run(v[j]))
+            chain_force(v[j]);
+    for (int j = 0; j < na; j++) {
+        if (!unique_but_for_chains(v[j]))
+            continue;
+        /* the chains holding it let it go: on the host where they may,
+         * else every chain runs (chain_settle_holds) */
+        for (Chain *ch = live; ch;) {
+            if (holds_leaf(ch, v[j]) && host_runnable(ch)) {
+                run_on_host(ch); /* (its read back may run other chains: from the start again) */
+                ch = live;
+            } else {
+                ch = ch->next;
+            }
+        }
+        chain_settle_holds(v + j, 1);
+    }
 }
 
 int chain_takes(const Instr *ins, Value *const *v, int na, int64_t n)
@@ -293,6 +432,7 @@ static int new_output(Chain *nc)
 {
     if (nc->e.no >= VK_EXPR_OUTS)
         rt_fatal("internal error: an elementwise chain of more than %d outputs", VK_EXPR_OUTS);
+    nc->e.out[nc->e.no].pos = NULL;
     return nc->e.no++;
 }
 

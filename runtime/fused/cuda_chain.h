@@ -96,6 +96,14 @@ void chain_force(Value *v);
  * device) in the same launch as V's chain, which then is not written
  * unless something other than the stack holds V. */
 void chain_reduce(Value *v, VsRop rop, void *out_d);
+/* REPLACE of pending V's elements into device storage DST_D at positions
+ * POS_D (V's length of them, distinct, on the device): V's chain runs now
+ * with one output more, V's values written there as they are made (no
+ * launch of a scatter of their own; V's own copy not written when only
+ * the stack holds V). chain_put_takes: 1 when V is pending and its chain
+ * can (an output free; DST_D neither a leaf's storage nor an output's). */
+int chain_put_takes(const Value *v, const void *dst_d);
+void chain_put(Value *v, void *dst_d, const int64_t *pos_d);
 /* Every chain run now; how many there were. */
 int chain_force_all(void);
 /* V is being freed: when it is pending, its output goes from its chain
@@ -108,10 +116,30 @@ void chain_drop(Value *v);
  * reduction's too; of the deferred, DISTs. */
 typedef struct {
     int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced, spread;
+    int64_t host_runs; /* run on the host (chain_host_run), not among RUNS */
+    int64_t puts;      /* of RUNS: a REPLACE's scatter with them (chain_put) */
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
 } ChainStats;
 const ChainStats *chain_stats(void);
-/* The module's memory reclaim (value.h mem_set_reclaim) on, for the run. */
-void chain_init(void);
+/* A short chain run where its value is wanted. A chain of at most
+ * HOST_MAX elements (chain_init) whose leaves are plain vectors and
+ * scalars (no gathers, no leaves spread over segments, no output written
+ * over a leaf) runs on the host when the host wants one of its values:
+ * its vector leaves read back (a wait each whose host copy is stale, as
+ * the host reading them would have waited), every output computed into
+ * its host copy by the library's own elementwise code (kernels/vk_elem.h,
+ * the semantics the device runs) and its device copy dropped — no launch.
+ * A device instruction that reads it runs it on the device as before.
+ * chain_host_run: 1 when V's chain ran so (V's host copy now holds it);
+ * 0 when V is not pending or its chain does not qualify. */
+int chain_host_run(Value *v);
+/* Before a host instruction reads V[0 .. NA): chain_settle_operands, each
+ * pending operand's chain run on the host when it qualifies, and a chain
+ * holding an operand as a leaf (one the stack alone would hold without
+ * the chains) the same. */
+void chain_settle_for_host(Value *const *v, int na);
+/* The module's memory reclaim (value.h mem_set_reclaim) on, for the run;
+ * chains of at most HOST_MAX elements may run on the host (above). */
+void chain_init(int64_t host_max);
 
 #endif

@@ -261,7 +261,7 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     pending_tier = t;
     rt_set_pending_check(settle_pending);
-    chain_init();
+    chain_init(min);
     return t;
 }
 
@@ -340,6 +340,22 @@ static int meta_on_device(const CudaTier *t, int op, const Value *arg)
     return 0;
 }
 
+/* 1 when elementwise INS over short vectors is deferred into a chain
+ * (cuda_chain.h): its vector operands only the device has (a reduction's
+ * sums, a short EXTRACT's result), the others lazy fills. The chain runs
+ * on the device if a device instruction reads it (no read back), on the
+ * host if the host does (chain_host_run: the wait the host's reading the
+ * operands would have cost, no launch). */
+static int short_chain(Interp *it, const Instr *ins, int na)
+{
+    Value *v[3];
+    if (na > 3)
+        return 0;
+    for (int j = 0; j < na; j++)
+        v[j] = vs_at(it, na - 1 - j);
+    return chain_takes(ins, v, na, v[0]->len);
+}
+
 /* 1 when the tier runs INS: an operand is a long vector on the device, or
  * it makes a long vector from short operands (cuda_tier.h). Short device
  * vectors (a reduction's sums) do not bring an instruction to the device:
@@ -393,7 +409,7 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
         else if (k == K_EXTRACT || k == K_REPLACE) /* the data on the device */
             take = on_dev(vs_at(it, na - 1));
         else if (k == K_ELEM) /* over lazy fills alone, the host makes a lazy fill */
-            take = any_dev;
+            take = any_dev || (any_short_dev && short_chain(it, ins, na));
         else if (k == K_SCAN)
             take = any_dev || any_long_fill;
         else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
@@ -992,7 +1008,10 @@ static int on_host(const Value *v) { return v->lazy || !(v->dev && v->hstale); }
  * indices and descriptor are there and the descriptor has no device copy
  * (one upload of the positions, no launch, no wait), else on the device
  * (positions_dev). */
-static int host_positions(const Value *idx, const Value *sd) { return on_host(idx) && on_host(sd) && !sd->dev; }
+static int host_positions(const Value *idx, const Value *sd)
+{
+    return on_host(idx) && on_host(sd) && (!sd->dev || sd->len <= HOST_POSITIONS_MAX);
+}
 
 /* The positions POS[0..M) on the device (an upload, counted). */
 static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
@@ -1030,6 +1049,20 @@ static int64_t *positions_dev(CudaTier *t, Value *idx, Value *sd, unsigned long 
     return pd;
 }
 
+/* A new device vector of DATA's elements at the M positions PD (on the
+ * device, freed here). */
+static Value *gather_at(CudaTier *t, Value *data, int64_t *pd, int64_t m)
+{
+    ValType ty = (ValType)data->type;
+    Value *r = cx_device_value(t->c, ty, m);
+    if (cx_lib(t->c)->elems_get(val_esize(ty), ((DevCopy *)data->dev)->d, pd, m, ((DevCopy *)r->dev)->d) != 0)
+        cx_lib_fail(t->c, "EXTRACT");
+    cx_lib_called(t->c);
+    t->dbytes += m * (int64_t)(8 + 2 * val_esize(ty));
+    cx_dfree(t->c, pd);
+    return r;
+}
+
 /* EXTRACT from a device vector: a few elements are read back (a short
  * result lives on the host, the indices checked there); more are gathered
  * on the device, from positions made there. */
@@ -1039,12 +1072,20 @@ static void run_extract(CudaTier *t, Interp *it)
     int64_t m = sd->len;
     ValType ty = (ValType)data->type;
     Value *r;
-    if (m <= DEVICE_FEW_SEGMENTS || (m < t->min && host_positions(idx, sd))) {
+    if (m <= DEVICE_FEW_SEGMENTS) {
         int64_t *pos = positions(idx, sd);
         r = val_new(ty, m);
         if (m)
             val_dev_elems(data, pos, m, r->data, 0);
         free(pos);
+    } else if (m < t->min && host_positions(idx, sd)) {
+        /* checked on the host; the short result stays on the device
+         * until something reads it (the host: a wait then; a device
+         * instruction or a chain over it: none) */
+        int64_t *pos = positions(idx, sd);
+        int64_t *pd = positions_up(t, pos, m);
+        free(pos);
+        r = gather_at(t, data, pd, m);
     } else if (m < t->min) {
         /* a short result's home is the host: gathered on the device, read
          * back with the check's record in one wait */
@@ -1070,13 +1111,7 @@ static void run_extract(CudaTier *t, Interp *it)
         memcpy(r->data, buf, (size_t)m * es);
         free(buf);
     } else {
-        int64_t *pd = positions_dev(t, idx, sd, NULL);
-        r = cx_device_value(t->c, ty, m);
-        if (cx_lib(t->c)->elems_get(val_esize(ty), ((DevCopy *)data->dev)->d, pd, m, ((DevCopy *)r->dev)->d) != 0)
-            cx_lib_fail(t->c, "EXTRACT");
-        cx_lib_called(t->c);
-        t->dbytes += m * (int64_t)(8 + 2 * val_esize(ty));
-        cx_dfree(t->c, pd);
+        r = gather_at(t, data, positions_dev(t, idx, sd, NULL), m);
     }
     finish(t, it, 3, r);
 }
@@ -1110,6 +1145,11 @@ static void run_replace(CudaTier *t, Interp *it)
     if (!pd) {
         if (m > 0)
             val_dev_elems(r, pos, m, vals->data, 1);
+    } else if (chain_put_takes(vals, ((DevCopy *)r->dev)->d)) {
+        /* the new values' chain writes them in place (cuda_chain.h chain_put) */
+        chain_put(vals, ((DevCopy *)r->dev)->d, pd);
+        t->dbytes += m * 8;
+        cx_dfree(t->c, pd);
     } else {
         size_t es = val_esize((ValType)r->type);
         if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, dev_of(t, vals)) != 0)
@@ -1147,7 +1187,16 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
         chain_settle_operands(v + 1, na - 1); /* the data's chain runs with the reduction (run_fold) */
         return;
     }
-    chain_settle_operands(v, na);
+    if (take && ins->op == OP_REPLACE && chain_pending(v[2])) {
+        /* the new values' chain may run with the scatter (run_replace) */
+        Value *o[3] = { v[0], v[1], v[3] };
+        chain_settle_operands(o, 3);
+        return;
+    }
+    if (take)
+        chain_settle_operands(v, na);
+    else
+        chain_settle_for_host(v, na);
 }
 
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
@@ -1267,6 +1316,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
             (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
             (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full, (long long)cs->spread,
             (long long)cs->gathers, (long long)cs->gather_joins);
+    fprintf(f, "stats: device tier: short chains: %lld run on the host (no launch: the host wanted their values), "
+               "%lld written into a REPLACE's vector as they ran\n",
+            (long long)cs->host_runs, (long long)cs->puts);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

@@ -775,6 +775,8 @@ static void hook_to_host(Value *v)
 {
     CudaExec *c = current;
     DevCopy *dc = v->dev;
+    if (dc && dc->chain && chain_host_run(v))
+        return; /* computed on the host, its device copy dropped (cuda_chain.h) */
     if (dc && dc->chain)
         chain_force(v);
     if (c && dc && v->len && !dc->planted)

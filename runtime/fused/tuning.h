@@ -79,6 +79,13 @@
  * Reading 1-64-segment EXTRACTs into device results instead was within 1%
  * in the model (2026-11-28, device_tier_table.py). */
 #define DEVICE_FEW_SEGMENTS 64
+/* EXTRACT's and REPLACE's positions, their indices and descriptor on
+ * the host, are made there and uploaded (8 bytes a segment, no launch)
+ * up to this many segments even when the descriptor has a device copy;
+ * more go up as indices (4 bytes a segment) for a positions kernel on
+ * the device. From the model below: a launch (5 us) is 125 KB on the bus,
+ * the 4 bytes a segment more of 31 250 segments. */
+#define HOST_POSITIONS_MAX 31250
 /* Checks left pending on the device (the permutes' indices, Int / and %,
  * RAND's range): when this many wait, the host reads them in a wait of
  * their own (-d stats counts those, "64 pending"). A bound on the records'
