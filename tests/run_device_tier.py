@@ -610,6 +610,13 @@ def test_short_work():
         check(same and got == want and reg and reg[:2] == ([2, 1] if name == "put" else [1, 2]),
               "short work (%s): the reference's answer, chains %r, timed region %r (%r, %r)" %
               (name, got, reg, out[-200:], out_r[-200:]))
+        # the REPLACE's positions are the EXTRACT's: kept on the device,
+        # not uploaded again (200 positions of 8 bytes go up once)
+        kept = re.search(r"^stats: device tier: EXTRACT's and REPLACE's positions made on the host: (\d+) times "
+                         r"the same as ones kept on the device \((\d+) bytes not uploaded\)$", err, re.M)
+        check(kept is not None and kept.groups() == (("1", "1600") if name == "put" else ("0", "0")) and reg and
+              reg[2] == 1600, "short work (%s): positions uploaded once: %r, region %r" %
+              (name, kept and kept.groups(), reg))
         # one by one (no chains): the host reads the gathered values and
         # adds; the REPLACE uploads the sums (one wait more, no fewer launches)
         rc, out, err = dev(src, ["-d", "stats"], env=dict(lazy, VINTERP_DEVICE_CHAINS="off"))

@@ -58,6 +58,13 @@ struct CudaTier {
     int64_t blk_records, blk_deferred;  /* fused block runs' records; of them, left to a later wait */
     int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
     int64_t in_blocks[OP_COUNT];        /* of ran: a fused block's host steps (cuda_tier_meta_step) */
+    /* EXTRACT's and REPLACE's positions uploaded lately (positions_up) */
+    struct {
+        int64_t *pd, *h, m; /* on the device (the executor's own memory) and the host's copy */
+        uint64_t used;
+    } kept[POS_KEPT];
+    uint64_t kept_clock;
+    int64_t pos_reused, pos_reused_bytes;
 };
 
 /* What a pending record checks: a permute's indices (VkPermFault), an
@@ -282,6 +289,11 @@ void cuda_tier_free(CudaTier *t)
             t->pend_rp[i]->drop(t->pend_rp[i]);
     cx_dfree(t->c, t->fault_d);
     cx_dfree(t->c, t->shape_d);
+    for (int k = 0; k < POS_KEPT; k++)
+        if (t->kept[k].pd) {
+            cx_dfree(t->c, t->kept[k].pd);
+            free(t->kept[k].h);
+        }
     free(t);
 }
 
@@ -1013,13 +1025,55 @@ static int host_positions(const Value *idx, const Value *sd)
     return on_host(idx) && on_host(sd) && (!sd->dev || sd->len <= HOST_POSITIONS_MAX);
 }
 
-/* The positions POS[0..M) on the device (an upload, counted). */
+/* The positions POS[0..M) on the device (an upload, counted), given
+ * back with positions_release. Up to HOST_POSITIONS_MAX of them are kept
+ * after their instruction (POS_KEPT arrays, the least lately used
+ * replaced): a later EXTRACT or REPLACE whose positions are the same,
+ * compared here by content, uses them without an upload (radix's loops:
+ * a gather at some indices, then a REPLACE at the same ones). They are
+ * the executor's own memory, not charged against -m: the reference holds
+ * no positions between instructions. */
 static int64_t *positions_up(CudaTier *t, const int64_t *pos, int64_t m)
 {
-    int64_t *pd = cx_dalloc(t->c, (size_t)m * sizeof *pd);
-    cx_h2d(t->c, pd, pos, (size_t)m * sizeof *pd);
-    note_up(t, m * (int64_t)sizeof *pd);
-    return pd;
+    size_t bytes = (size_t)m * sizeof *pos;
+    if (m > HOST_POSITIONS_MAX || m <= 0) {
+        int64_t *pd = cx_dalloc(t->c, bytes);
+        cx_h2d(t->c, pd, pos, bytes);
+        note_up(t, (int64_t)bytes);
+        return pd;
+    }
+    int slot = 0;
+    for (int k = 0; k < POS_KEPT; k++) {
+        if (t->kept[k].pd && t->kept[k].m == m && memcmp(t->kept[k].h, pos, bytes) == 0) {
+            t->kept[k].used = ++t->kept_clock;
+            t->pos_reused++;
+            t->pos_reused_bytes += (int64_t)bytes;
+            return t->kept[k].pd;
+        }
+        if (t->kept[k].used < t->kept[slot].used)
+            slot = k;
+    }
+    if (t->kept[slot].pd) {
+        cx_dfree(t->c, t->kept[slot].pd);
+        free(t->kept[slot].h);
+    }
+    t->kept[slot].pd = cx_dalloc_fixed(t->c, bytes);
+    t->kept[slot].h = rt_xmalloc(bytes);
+    memcpy(t->kept[slot].h, pos, bytes);
+    t->kept[slot].m = m;
+    t->kept[slot].used = ++t->kept_clock;
+    cx_h2d(t->c, t->kept[slot].pd, pos, bytes);
+    note_up(t, (int64_t)bytes);
+    return t->kept[slot].pd;
+}
+
+/* Positions PD done with: freed unless positions_up keeps them. */
+static void positions_release(CudaTier *t, int64_t *pd)
+{
+    for (int k = 0; k < POS_KEPT; k++)
+        if (t->kept[k].pd == pd)
+            return;
+    cx_dfree(t->c, pd);
 }
 
 /* EXTRACT's and REPLACE's positions made on the device from the indices
@@ -1059,7 +1113,7 @@ static Value *gather_at(CudaTier *t, Value *data, int64_t *pd, int64_t m)
         cx_lib_fail(t->c, "EXTRACT");
     cx_lib_called(t->c);
     t->dbytes += m * (int64_t)(8 + 2 * val_esize(ty));
-    cx_dfree(t->c, pd);
+    positions_release(t, pd);
     return r;
 }
 
@@ -1149,14 +1203,14 @@ static void run_replace(CudaTier *t, Interp *it)
         /* the new values' chain writes them in place (cuda_chain.h chain_put) */
         chain_put(vals, ((DevCopy *)r->dev)->d, pd);
         t->dbytes += m * 8;
-        cx_dfree(t->c, pd);
+        positions_release(t, pd);
     } else {
         size_t es = val_esize((ValType)r->type);
         if (cx_lib(t->c)->elems_put(es, ((DevCopy *)r->dev)->d, pd, m, dev_of(t, vals)) != 0)
             cx_lib_fail(t->c, "REPLACE");
         cx_lib_called(t->c);
         t->dbytes += m * (int64_t)(8 + 2 * es);
-        cx_dfree(t->c, pd);
+        positions_release(t, pd);
     }
     free(pos);
     finish(t, it, 4, r);
@@ -1268,6 +1322,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                "over their argument's storage)\n",
             (long long)ran, (long long)t->min, (long long)t->up_count, (long long)t->up_bytes,
             (long long)t->in_place, (long long)t->taken);
+    fprintf(f, "stats: device tier: EXTRACT's and REPLACE's positions made on the host: %lld times the same as ones "
+               "kept on the device (%lld bytes not uploaded)\n",
+            (long long)t->pos_reused, (long long)t->pos_reused_bytes);
     fprintf(f, "stats: device tier: instructions run there (and the host's waits in them):");
     for (int op = 0; op < OP_COUNT; op++)
         if (t->ran[op])

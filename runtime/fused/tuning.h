@@ -86,6 +86,10 @@
  * the device. From the model below: a launch (5 us) is 125 KB on the bus,
  * the 4 bytes a segment more of 31 250 segments. */
 #define HOST_POSITIONS_MAX 31250
+/* Such positions kept after their instruction for a later one with the
+ * same (cuda_tier.c positions_up): how many arrays. radix's steps use two
+ * a loop (a REPLACE at its gather's indices); 4 is not tuned. */
+#define POS_KEPT 4
 /* Checks left pending on the device (the permutes' indices, Int / and %,
  * RAND's range): when this many wait, the host reads them in a wait of
  * their own (-d stats counts those, "64 pending"). A bound on the records'
