@@ -623,6 +623,14 @@ def test_short_work():
         off = tallies(err).get("timed region")
         check(rc == 0 and value(out) == value(out_r) and off and reg and off[1] == 2 and
               off[0] == reg[0], "short work (%s) without chains: %r against %r" % (name, off, reg))
+    # a bad index for the REPLACE whose values are pending (100, past
+    # segments of 100): the reference's message, line and status
+    bad = (BUMP + dist(100, 200) + "CPOP 1 1\n" + SD200 + "REPLACE INT\nSTOP_TIMER\nCPOP 1 1\n"
+           "CONST INT 20000\nMAKE_SEGDES\n+_REDUCE INT\nRET\n")
+    rc_r, out_r, err_r = run(bad, ["--backend=ref"], lazy)
+    rc, out, err = dev(bad, env=lazy)
+    check(rc_r != 0 and "vinterp:" in err_r and (rc, out, err) == (rc_r, out_r, err_r),
+          "short work: a bad REPLACE index over pending values, the reference's failure: %r against %r" % (err, err_r))
 
 
 def test_prims():
