@@ -282,7 +282,7 @@ static void run_on_host(Chain *ch)
     for (int k = 0; k < e.nl; k++) {
         Value *a = ch->lv[k];
         if (ch->self[k]) { /* the old contents of storage an output writes over: read into a buffer of their own */
-            size_t bytes = (size_t)ch->n * ((e.lmask >> k) & 1 ? 8 : 4);
+            size_t bytes = (size_t)ch->n * val_esize((e.lmask >> k) & 1 ? VT_FLOAT : VT_INT);
             old[k] = rt_xmalloc(bytes ? bytes : 1);
             cx_d2h(c, old[k], e.leaf[k].d, bytes);
             e.leaf[k].d = old[k];
@@ -291,7 +291,7 @@ static void run_on_host(Chain *ch)
         if (!a)
             continue;
         if (a->hstale) { /* read back as val_for_host would, the device copy kept (the chain holds it) */
-            cx_d2h(c, a->data, ((DevCopy *)a->dev)->d, (size_t)a->len * (a->type == VT_FLOAT ? 8 : 4));
+            cx_d2h(c, a->data, ((DevCopy *)a->dev)->d, (size_t)a->len * val_esize((ValType)a->type));
             a->hstale = 0;
         }
         e.leaf[k].d = a->data;

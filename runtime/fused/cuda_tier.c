@@ -1018,8 +1018,9 @@ static int on_host(const Value *v) { return v->lazy || !(v->dev && v->hstale); }
 
 /* EXTRACT's and REPLACE's positions are made on the host when their
  * indices and descriptor are there and the descriptor has no device copy
- * (one upload of the positions, no launch, no wait), else on the device
- * (positions_dev). */
+ * or at most HOST_POSITIONS_MAX segments (one upload of the positions, or
+ * none when positions_up kept the same; no launch, no wait), else on the
+ * device (positions_dev). */
 static int host_positions(const Value *idx, const Value *sd)
 {
     return on_host(idx) && on_host(sd) && (!sd->dev || sd->len <= HOST_POSITIONS_MAX);
@@ -1117,9 +1118,13 @@ static Value *gather_at(CudaTier *t, Value *data, int64_t *pd, int64_t m)
     return r;
 }
 
-/* EXTRACT from a device vector: a few elements are read back (a short
- * result lives on the host, the indices checked there); more are gathered
- * on the device, from positions made there. */
+/* EXTRACT from a device vector: a few elements (up to
+ * DEVICE_FEW_SEGMENTS) are read back, the indices checked on the host;
+ * more, short, with the indices on the host: gathered into a device
+ * vector from positions made on the host (read back only when the host
+ * reads it); short with the indices on the device: gathered there and
+ * read back with the check's record; long: gathered from positions made
+ * on the device. */
 static void run_extract(CudaTier *t, Interp *it)
 {
     Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
