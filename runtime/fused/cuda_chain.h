@@ -20,7 +20,7 @@
  * registers — when anything else reads one of its values: another
  * instruction of the tier, a host instruction, a fused block (the
  * executor's flush before it binds its inputs), I/O, the host's copy
- * (value.h's to_host hook), the program's timers (exec_cuda.c), or when a
+ * (value.h's to_host hook), the program's timers (exec_cuda_data.c), or when a
  * new instruction would take it past the kernel's bounds. A one-segment
  * reduction of a pending value runs with its chain (chain_reduce). A
  * chain whose outputs have all gone is dropped unrun (one with gathers
