@@ -92,6 +92,10 @@ int vk_memcpy_h2d(void *dst_d, const void *src, size_t bytes);
  * it returns. Over the staging size it waits, as vk_memcpy_h2d. */
 int vk_memcpy_h2d_staged(void *dst_d, const void *src, size_t bytes);
 int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes); /* waits */
+/* N reads back in one wait: DST[i] gets BYTES[i] bytes from SRC_D[i], each
+ * through pinned memory, sent in order with the launches, the stream
+ * drained once (the device tier's read-ahead: runtime/fused/cuda_tier.c). */
+int vk_memcpy_d2h_many(int n, void *const *dst, const void *const *src_d, const size_t *bytes);
 int vk_memcpy_d2d(void *dst_d, const void *src_d, size_t bytes);
 int vk_memset0(void *dst_d, size_t bytes);
 

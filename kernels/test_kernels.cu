@@ -648,6 +648,36 @@ static void test_pool()
     CHECK(cached == 0, "trim left %zu cached", cached);
 }
 
+/* vk_memcpy_d2h_many: each piece where it belongs, one of no bytes among
+ * them, after an upload still in flight (staged), and again larger. */
+static void test_d2h_many()
+{
+    for (int scale = 1; scale <= 1000; scale *= 1000) {
+        std::vector<int32_t> a(3 * scale), b(5 * scale + 1);
+        std::vector<double> c(7 * scale);
+        for (size_t i = 0; i < a.size(); i++)
+            a[i] = (int32_t)rnd32();
+        for (size_t i = 0; i < b.size(); i++)
+            b[i] = (int32_t)rnd32();
+        for (size_t i = 0; i < c.size(); i++)
+            c[i] = (double)rnd32() / 7.0;
+        int32_t *ad = up(a), *bd = (int32_t *)vk_alloc(b.size() * 4);
+        double *cd = up(c);
+        vk_memcpy_h2d_staged(bd, b.data(), b.size() * 4);
+        std::vector<int32_t> a2(a.size()), b2(b.size());
+        std::vector<double> c2(c.size());
+        int32_t none = 7;
+        void *dst[4] = { a2.data(), &none, b2.data(), c2.data() };
+        const void *src[4] = { ad, bd, bd, cd };
+        size_t bytes[4] = { a.size() * 4, 0, b.size() * 4, c.size() * 8 };
+        CHECK(vk_memcpy_d2h_many(4, dst, src, bytes) == 0, "d2h_many: %s", vk_last_error());
+        CHECK(a2 == a && b2 == b && c2 == c && none == 7, "d2h_many at scale %d: a piece went astray", scale);
+        vk_free(ad);
+        vk_free(bd);
+        vk_free(cd);
+    }
+}
+
 /* The device's copy bandwidth, the yardstick of the bandwidth targets:
  * device-to-device copies of 1 GiB, bytes read plus written, the median of
  * 9 after a warm-up, timed with events. */
@@ -1557,6 +1587,7 @@ int main(int argc, char **argv)
     printf("device: %s\n", vk_device_name());
 #ifndef VK_TEST_EMULATED
     test_pool();
+    test_d2h_many();
 #endif
 #if defined(VK_TEST_HOST) && defined(__SANITIZE_ADDRESS__)
     static const int64_t sizes[] = { 0, 1, 1000 }; /* every thread a fiber, every access checked */

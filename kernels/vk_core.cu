@@ -287,6 +287,55 @@ extern "C" int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes)
     return 0;
 }
 
+/* The pinned buffer of vk_memcpy_d2h_many, grown to the largest batch up
+ * to BACK_MAX; a larger batch, or none to be had, reads one by one. */
+namespace {
+constexpr size_t BACK_MAX = 16 << 20;
+std::mutex back_mu;
+char *back_buf;
+size_t back_cap;
+} // namespace
+
+extern "C" int vk_memcpy_d2h_many(int n, void *const *dst, const void *const *src_d, const size_t *bytes)
+{
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += (bytes[i] + 15) & ~(size_t)15;
+    std::lock_guard<std::mutex> lock(back_mu);
+    if (total > back_cap && total <= BACK_MAX) {
+        if (back_buf)
+            (void)cudaFreeHost(back_buf);
+        back_buf = nullptr;
+        back_cap = 0;
+        if (cudaMallocHost((void **)&back_buf, total) == cudaSuccess)
+            back_cap = total;
+        else
+            (void)cudaGetLastError();
+    }
+    if (total > back_cap) {
+        for (int i = 0; i < n; i++)
+            if (int rc = vk_memcpy_d2h(dst[i], src_d[i], bytes[i]))
+                return rc;
+        return 0;
+    }
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (bytes[i])
+            VK_CUDA(cudaMemcpyAsync(back_buf + at, src_d[i], bytes[i], cudaMemcpyDeviceToHost, 0));
+        at += (bytes[i] + 15) & ~(size_t)15;
+    }
+    VK_CUDA(cudaStreamSynchronize(0));
+    at = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst[i], back_buf + at, bytes[i]);
+        at += (bytes[i] + 15) & ~(size_t)15;
+    }
+    /* the stream is drained up to here: the staging ring is free again */
+    std::lock_guard<std::mutex> slock(stage_mu);
+    stage_pos = 0;
+    return 0;
+}
+
 extern "C" int vk_memcpy_d2d(void *dst_d, const void *src_d, size_t bytes)
 {
     if (bytes == 0)

@@ -633,6 +633,32 @@ def test_short_work():
           "short work: a bad REPLACE index over pending values, the reference's failure: %r against %r" % (err, err_r))
 
 
+# Two short results only the device has, of one length (the sums and the
+# maxima of a long vector's 200 segments), then the host reads both (a
+# host +_SCAN of each): the first read brings the other back with it (one
+# wait for the two: the read-ahead); VINTERP_DEVICE_READ_AHEAD=off, a wait
+# each. The timed region's other wait is the timer's.
+ONE200 = "CONST INT 200\nMAKE_SEGDES\n"
+AHEAD = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\nCOPY 1 0\n" + SD200 + "+_REDUCE INT\nCPOP 1 1\n" + SD200 +
+         "MAX_REDUCE INT\n" + ONE200 + "+_SCAN INT\nCPOP 1 1\n" + ONE200 + "+_SCAN INT\nSTOP_TIMER\nPOP 1 0\nRET\n")
+AHEAD_STATS = re.compile(r"^stats: device tier: read ahead: (\d+) waits for a short vector brought back (\d+) more of "
+                         r"its length from the stack \((\d+) bytes\)$", re.M)
+
+
+def test_read_ahead():
+    rc_r, out_r, _ = ref(AHEAD)
+    got = {}
+    for mode in ("on", "off"):
+        rc, out, err = dev(AHEAD, ["-d", "stats"], env={"VINTERP_DEVICE_READ_AHEAD": mode})
+        m = AHEAD_STATS.search(err)
+        got[mode] = (rc == 0 and out == out_r, m and m.groups(), tallies(err).get("timed region"))
+    on, off = got["on"], got["off"]
+    check(rc_r == 0 and on[0] and on[1] == ("1", "1", "800") and on[2] and on[2][1] == 2,
+          "read ahead: the reference's answer, one wait for both (and the timer's): %r" % (on,))
+    check(off[0] and off[1] == ("0", "0", "0") and off[2] and on[2] and off[2][1] == 3 and off[2][0] == on[2][0] and
+          off[2][3] == on[2][3], "read ahead off: a wait each, the same launches and bytes: %r against %r" % (off, on))
+
+
 def test_prims():
     """VINTERP_CUDA_EMULATE_PRIMS: the primitives the run names are the
     library's own (when this run was given them); a library that does not
@@ -655,6 +681,7 @@ def main():
     test_gathers()
     test_chains()
     test_short_work()
+    test_read_ahead()
     test_placement()
     # the host standing in for a GPU (VINTERP_TEST_CUDA_DRIVER) runs no
     # generated kernel: the fused blocks' tests need a GPU or the emulator

@@ -87,6 +87,8 @@ struct CudaDev {
     /* a small upload that does not wait; SRC may change once it returns */
     int (*h2d_staged)(CudaDev *d, void *dst, const void *src, size_t bytes);
     int (*d2h)(CudaDev *d, void *dst, const void *src, size_t bytes);   /* waits */
+    /* N reads back with one wait (kernels.h vk_memcpy_d2h_many) */
+    int (*d2h_many)(CudaDev *d, int n, void *const *dst, const void *const *src, const size_t *bytes);
     int (*d2d)(CudaDev *d, void *dst, const void *src, size_t bytes);
     int (*memset0)(CudaDev *d, void *dst, size_t bytes);
     /* Compile (through the cache) and load a unit of generated CUDA;

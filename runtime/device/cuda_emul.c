@@ -137,6 +137,14 @@ static int em_copy(CudaDev *d, void *dst, const void *src, size_t bytes)
     return 0;
 }
 
+static int em_copy_many(CudaDev *d, int n, void *const *dst, const void *const *src, const size_t *bytes)
+{
+    for (int i = 0; i < n; i++)
+        if (em_copy(d, dst[i], src[i], bytes[i]) != 0)
+            return -1;
+    return 0;
+}
+
 static int em_memset0(CudaDev *d, void *dst, size_t bytes)
 {
     if (sticky((EmulDev *)d))
@@ -338,6 +346,7 @@ CudaDev *cuda_emul_open(const JitOptions *jo, char *why, size_t len)
     d->h2d = em_copy;
     d->h2d_staged = em_copy;
     d->d2h = em_copy;
+    d->d2h_many = em_copy_many;
     d->d2d = em_copy;
     d->memset0 = em_memset0;
     d->load = em_load;

@@ -90,6 +90,7 @@ typedef struct {
     int (*h2d)(void *, const void *, size_t);
     int (*h2d_staged)(void *, const void *, size_t);
     int (*d2h)(void *, const void *, size_t);
+    int (*d2h_many)(int, void *const *, const void *const *, const size_t *);
     int (*d2d)(void *, const void *, size_t);
     int (*memset0)(void *, size_t);
     void (*pool_stats)(size_t *, size_t *);
@@ -244,6 +245,7 @@ static int load_kernels(Kern *k, char *why, size_t len)
     SYM(k, h2d, "vk_memcpy_h2d");
     SYM(k, h2d_staged, "vk_memcpy_h2d_staged");
     SYM(k, d2h, "vk_memcpy_d2h");
+    SYM(k, d2h_many, "vk_memcpy_d2h_many");
     SYM(k, d2d, "vk_memcpy_d2d");
     SYM(k, memset0, "vk_memset0");
     SYM(k, pool_stats, "vk_pool_stats");
@@ -256,6 +258,10 @@ static void *rd_alloc(CudaDev *d, size_t bytes) { return ((RealDev *)d)->vk.allo
 static void rd_free(CudaDev *d, void *p) { ((RealDev *)d)->vk.free(p); }
 static int rd_h2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.h2d(dst, src, n); }
 static int rd_d2h(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2h(dst, src, n); }
+static int rd_d2h_many(CudaDev *d, int n, void *const *dst, const void *const *src, const size_t *bytes)
+{
+    return ((RealDev *)d)->vk.d2h_many(n, dst, src, bytes);
+}
 static int rd_h2d_staged(CudaDev *d, void *dst, const void *src, size_t n)
 {
     return ((RealDev *)d)->vk.h2d_staged(dst, src, n);
@@ -998,6 +1004,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->free = rd_free;
     d->h2d = rd_h2d;
     d->d2h = rd_d2h;
+    d->d2h_many = rd_d2h_many;
     d->d2d = rd_d2d;
     d->memset0 = rd_memset0;
     d->load = rd_load;

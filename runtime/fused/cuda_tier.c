@@ -9,6 +9,7 @@
 #include "kernels/vk_elem.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/rand.h"
+#include "runtime/core/settings.h"
 #include "runtime/core/trace.h"
 #include "runtime/interp/ops.h"
 #include "vcode/optable.h"
@@ -36,6 +37,9 @@ struct CudaTier {
     int64_t dbytes;                     /* read and written in device memory by the primitives */
     int64_t in_place;                   /* elementwise results written over an argument */
     int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
+    Interp *it;                         /* the interpreter of the last instruction (the read-ahead's stack) */
+    int ahead_on;                       /* $VINTERP_DEVICE_READ_AHEAD */
+    int64_t ahead_waits, ahead_vals, ahead_bytes; /* reads that brought back more (cuda_tier_read_ahead) */
     int64_t short_op[OP_COUNT], short_op_bytes[OP_COUNT]; /* the same by instruction */
     /* checks left pending on the device: their records and instructions */
     VkPermFault *pend_d;
@@ -261,6 +265,7 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     CudaTier *t = rt_xcalloc(1, sizeof *t);
     t->c = c;
     t->min = min;
+    t->ahead_on = settings_choice(SET_DEVICE_READ_AHEAD, 1) == 1;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
     t->shape_d = cx_dalloc_fixed(c, sizeof *t->shape_d);
     t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
@@ -1261,6 +1266,7 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
 {
     CudaTier *t = ctx;
+    t->it = it;
     if (!run) {
         int take = claims(t, it, ins);
         if (chain_any())
@@ -1312,6 +1318,40 @@ static void print_by_op(FILE *f, const char *title, const int64_t *n, const int6
         if (n[op])
             fprintf(f, " %s %lld (%lld bytes)", vc_ops[op].name, (long long)n[op], (long long)bytes[op]);
     fputc('\n', f);
+}
+
+/* The host is about to wait for V, a vector only the device has: the
+ * short vectors of V's length that only the device has, near the top of
+ * the stack, come back in the same wait (exec_cuda_data.c), as the host
+ * reads the fields of a tuple (a NESL pair of sequences, say) one after
+ * another. Reading one the host never reads costs only its bytes; a
+ * chain's pending result is not read (it may yet run on the host). */
+int cuda_tier_read_ahead(CudaTier *t, const Value *v, Value **out, int max)
+{
+    const DevCopy *vc = v->dev;
+    Interp *it = t->it;
+    if (!t->ahead_on || !it || !vc || v->len >= t->min || v->type == VT_SEGDES || v->type == VT_PAIR)
+        return 0;
+    int n = 0;
+    for (int64_t j = 0; j < it->sp && j < READ_AHEAD_DEPTH && n < max; j++) {
+        Value *u = vs_at(it, j);
+        const DevCopy *uc = u->dev;
+        if (u == v || u->len != v->len || u->type == VT_PAIR || u->type == VT_SEGDES || !uc || !u->hstale ||
+            u->lazy || !uc->d || uc->chain || uc->planted || uc->d == vc->d)
+            continue;
+        int seen = 0;
+        for (int q = 0; q < n; q++)
+            seen |= out[q] == u;
+        if (seen)
+            continue;
+        out[n++] = u;
+        t->ahead_bytes += u->len * (int64_t)val_esize((ValType)u->type);
+    }
+    if (n) {
+        t->ahead_waits++;
+        t->ahead_vals += n;
+    }
+    return n;
 }
 
 void cuda_tier_report(const CudaTier *t, FILE *f)
@@ -1381,6 +1421,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: short chains: %lld run on the host (no launch: the host wanted their values), "
                "%lld written into a REPLACE's vector as they ran\n",
             (long long)cs->host_runs, (long long)cs->puts);
+    fprintf(f, "stats: device tier: read ahead: %lld waits for a short vector brought back %lld more of its length "
+               "from the stack (%lld bytes)\n",
+            (long long)t->ahead_waits, (long long)t->ahead_vals, (long long)t->ahead_bytes);
     if (!fell) {
         fprintf(f, "stats: device tier: no instruction read a long device vector on the host\n");
         return;

@@ -585,6 +585,40 @@ void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
         trace_span("wait", "device to host (a wait)", trace_now() - dt * 1e6, trace_now(), (int64_t)bytes);
 }
 
+/* V and the N vectors MORE read back in one wait (the device tier's
+ * read-ahead): counted as cx_d2h counts one read; MORE's host copies are
+ * current after it, as if the host had read them. */
+static void read_with(CudaExec *c, Value *v, Value **more, int n)
+{
+    void *dst[READ_AHEAD_MAX + 1];
+    const void *src[READ_AHEAD_MAX + 1];
+    size_t bytes[READ_AHEAD_MAX + 1], total = 0;
+    Value *all[READ_AHEAD_MAX + 1];
+    all[0] = v;
+    for (int i = 0; i < n; i++)
+        all[i + 1] = more[i];
+    for (int i = 0; i <= n; i++) {
+        dst[i] = all[i]->data;
+        src[i] = ((DevCopy *)all[i]->dev)->d;
+        bytes[i] = (size_t)all[i]->len * cx_esize(all[i]);
+        total += bytes[i];
+    }
+    cuda_tier_before_wait(c->tier); /* the kernels' records among its checks */
+    cx_note_sync_point(c);
+    double t0 = rt_seconds();
+    if (c->dev->d2h_many(c->dev, n + 1, dst, src, bytes) != 0)
+        cx_dev_fail(c, "copy from the device");
+    double dt = rt_seconds() - t0;
+    c->transfer_seconds += dt;
+    c->d2h_seconds += dt;
+    c->d2h_bytes += (int64_t)total;
+    c->d2h_count++;
+    for (int i = 0; i < n; i++)
+        more[i]->hstale = 0;
+    if (trace_on)
+        trace_span("wait", "device to host (a wait, read ahead)", trace_now() - dt * 1e6, trace_now(), (int64_t)total);
+}
+
 /* ---- device copies of values (the hooks of runtime/core/value.h) ---------------- */
 
 static void hook_to_host(Value *v)
@@ -595,8 +629,14 @@ static void hook_to_host(Value *v)
         return; /* computed on the host, its device copy dropped (cuda_chain.h) */
     if (dc && dc->chain)
         chain_force(v);
-    if (c && dc && v->len && !dc->planted)
-        cx_d2h(c, v->data, dc->d, (size_t)v->len * cx_esize(v));
+    if (c && dc && v->len && !dc->planted) {
+        Value *more[READ_AHEAD_MAX];
+        int n = c->tier ? cuda_tier_read_ahead(c->tier, v, more, READ_AHEAD_MAX) : 0;
+        if (n)
+            read_with(c, v, more, n);
+        else
+            cx_d2h(c, v->data, dc->d, (size_t)v->len * cx_esize(v));
+    }
     v->hstale = 0;
 }
 

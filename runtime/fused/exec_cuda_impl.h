@@ -71,6 +71,10 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min);
  * pending on the device are read with it (cuda_tier.h cuda_tier_settle). */
 void cuda_tier_before_wait(CudaTier *t);
 void cuda_tier_report(const CudaTier *t, FILE *f);
+/* The host waits to read V, a short vector only the device has: the other
+ * such vectors to read in the same wait (at most MAX, into OUT; their
+ * count). */
+int cuda_tier_read_ahead(CudaTier *t, const Value *v, Value **out, int max);
 /* A fused block's host step on metadata (OP_MAKE_SEGDES of lengths,
  * OP_LENGTHS of a descriptor) done on the device when its operand lives
  * there and is long (as the tier would run the instruction): the result,

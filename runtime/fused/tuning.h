@@ -90,6 +90,18 @@
  * same (cuda_tier.c positions_up): how many arrays. radix's steps use two
  * a loop (a REPLACE at its gather's indices); 4 is not tuned. */
 #define POS_KEPT 4
+/* The read-ahead (cuda_tier.c cuda_tier_read_ahead): a wait that reads a
+ * short device vector brings back with it the short device-only vectors
+ * of its length among the stack's top READ_AHEAD_DEPTH entries, at most
+ * READ_AHEAD_MAX of them (one wait, each piece its own async copy). bh_16k
+ * counted (2026-11-29, emulated, its first 65 000 reads of a short device
+ * vector): 30 501 found the device idle since the read before (nothing
+ * queued between: a wait a read-ahead could have saved); those of the
+ * earlier read's length among the top 64 entries were 26 727 of them (41 345
+ * vectors brought back in all, 263 MB); among the top 16, 9 165; of any
+ * length among the top 64, 33 484 (478 038 vectors, 2.4 GB). */
+#define READ_AHEAD_DEPTH 64
+#define READ_AHEAD_MAX 8
 /* Checks left pending on the device (the permutes' indices, Int / and %,
  * RAND's range): when this many wait, the host reads them in a wait of
  * their own (-d stats counts those, "64 pending"). A bound on the records'
