@@ -557,66 +557,66 @@ void cx_check_errors(CudaExec *c)
         kernel_fail((int)er[0], (int64_t)er[1], (int64_t)er[2], (int64_t)er[3]);
 }
 
-/* The copy down and its seconds and bytes; the seconds. */
-static double d2h_copy(CudaExec *c, void *dst, const void *src, size_t bytes)
+/* The copies down of N pieces (DST[i] gets BYTES[i] from SRC[i]: one
+ * copy, or several with one wait), their seconds and bytes counted; the
+ * seconds. */
+static double d2h_copy(CudaExec *c, int n, void *const *dst, const void *const *src, const size_t *bytes)
 {
     double t0 = rt_seconds();
-    if (c->dev->d2h(c->dev, dst, src, bytes) != 0)
+    int rc = n == 1 ? c->dev->d2h(c->dev, dst[0], src[0], bytes[0]) : c->dev->d2h_many(c->dev, n, dst, src, bytes);
+    if (rc != 0)
         cx_dev_fail(c, "copy from the device");
     double dt = rt_seconds() - t0;
     c->transfer_seconds += dt;
     c->d2h_seconds += dt;
-    c->d2h_bytes += (int64_t)bytes;
+    for (int i = 0; i < n; i++)
+        c->d2h_bytes += (int64_t)bytes[i];
     return dt;
 }
 
-void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
+/* The host waits for the device to read N pieces back (d2h_copy): the
+ * checks left pending read first, one sync counted. */
+static void read_back(CudaExec *c, int n, void *const *dst, const void *const *src, const size_t *bytes)
 {
-    if (!bytes)
-        return;
     if (c->tier)
         cuda_tier_before_wait(c->tier); /* the kernels' records among its checks */
     else
         cx_check_errors(c);
     cx_note_sync_point(c);
-    double dt = d2h_copy(c, dst, src, bytes);
+    double dt = d2h_copy(c, n, dst, src, bytes);
     c->d2h_count++;
-    if (trace_on)
-        trace_span("wait", "device to host (a wait)", trace_now() - dt * 1e6, trace_now(), (int64_t)bytes);
+    if (trace_on) {
+        int64_t total = 0;
+        for (int i = 0; i < n; i++)
+            total += (int64_t)bytes[i];
+        trace_span("wait", n == 1 ? "device to host (a wait)" : "device to host (a wait, read ahead)",
+                   trace_now() - dt * 1e6, trace_now(), total);
+    }
+}
+
+void cx_d2h(CudaExec *c, void *dst, const void *src, size_t bytes)
+{
+    if (bytes)
+        read_back(c, 1, &dst, &src, &bytes);
 }
 
 /* V and the N vectors MORE read back in one wait (the device tier's
- * read-ahead): counted as cx_d2h counts one read; MORE's host copies are
- * current after it, as if the host had read them. */
+ * read-ahead); MORE's host copies are current after it, as if the host
+ * had read them. */
 static void read_with(CudaExec *c, Value *v, Value **more, int n)
 {
     void *dst[READ_AHEAD_MAX + 1];
     const void *src[READ_AHEAD_MAX + 1];
-    size_t bytes[READ_AHEAD_MAX + 1], total = 0;
-    Value *all[READ_AHEAD_MAX + 1];
-    all[0] = v;
-    for (int i = 0; i < n; i++)
-        all[i + 1] = more[i];
+    size_t bytes[READ_AHEAD_MAX + 1];
     for (int i = 0; i <= n; i++) {
-        dst[i] = all[i]->data;
-        src[i] = ((DevCopy *)all[i]->dev)->d;
-        bytes[i] = (size_t)all[i]->len * cx_esize(all[i]);
-        total += bytes[i];
+        Value *u = i ? more[i - 1] : v;
+        dst[i] = u->data;
+        src[i] = ((DevCopy *)u->dev)->d;
+        bytes[i] = (size_t)u->len * cx_esize(u);
     }
-    cuda_tier_before_wait(c->tier); /* the kernels' records among its checks */
-    cx_note_sync_point(c);
-    double t0 = rt_seconds();
-    if (c->dev->d2h_many(c->dev, n + 1, dst, src, bytes) != 0)
-        cx_dev_fail(c, "copy from the device");
-    double dt = rt_seconds() - t0;
-    c->transfer_seconds += dt;
-    c->d2h_seconds += dt;
-    c->d2h_bytes += (int64_t)total;
-    c->d2h_count++;
+    read_back(c, n + 1, dst, src, bytes);
     for (int i = 0; i < n; i++)
         more[i]->hstale = 0;
-    if (trace_on)
-        trace_span("wait", "device to host (a wait, read ahead)", trace_now() - dt * 1e6, trace_now(), (int64_t)total);
 }
 
 /* ---- device copies of values (the hooks of runtime/core/value.h) ---------------- */
@@ -809,7 +809,7 @@ const VkLib *cx_lib(CudaExec *c) { return &c->lib; }
 void cx_d2h_after_wait(CudaExec *c, void *dst, const void *src, size_t bytes)
 {
     if (bytes)
-        (void)d2h_copy(c, dst, src, bytes);
+        (void)d2h_copy(c, 1, &dst, &src, &bytes);
 }
 void cx_lib_called(CudaExec *c) { c->lib_calls++; }
 void cx_d2d(CudaExec *c, void *dst, const void *src, size_t bytes)
