@@ -36,7 +36,8 @@
 #                   -d stats' tally and model lines; dotp_100m's Chrome trace
 #                   ($OUT/dotp_100m.trace.json); the two big programs
 #                   again with VINTERP_DEVICE_CHAINS=off (every elementwise
-#                   instruction a launch); then bh, delaunay, batcher
+#                   instruction a launch); bh and delaunay with
+#                   VINTERP_DEVICE_READ_AHEAD=off; then bh, delaunay, batcher
 #                   and radix at VINTERP_DEVICE_MIN 1024, 16384 and 65536
 #     big       60  dotp_100m and black_scholes_20m: ref, cuda (eager,
 #                   prefilled) and the classic; the timed regions against
@@ -506,6 +507,19 @@ do_devtier() {
         same_but_timer "$out/$name.nochain" "$out/$name.dref" || same="OUTPUT DIFFERS"
         say "- $name, VINTERP_DEVICE_CHAINS=off: timed region $(tail -n 1 "$out/$name.nochain" | tr -d '()' |
             awk '{ print $1 }') s; output $same; $(grep '^stats: timed region' "$out/$name.nochain.err" | cut -c22-100)"
+    done
+    # The read-ahead measured (runtime/fused/README.md "Read-ahead"): the
+    # two programs whose waits it halves by the model, without it.
+    for name in bh_16k delaunay_40k; do
+        f="$data/bench/$name.vcode"
+        [ -f "$f" ] || continue
+        [ $(($(date +%s) - s0)) -lt $((DEVTIER_S * 3 / 4)) ] || { say "  (devtier: out of time before $name, read-ahead off)"; break; }
+        VINTERP_DEVICE_READ_AHEAD=off VINTERP_DEVICE_TIER=on timeout 20 bin/vinterp --backend=cuda --tier=off \
+            -m 2000000000 -d stats "$f" >"$out/$name.noahead" 2>"$out/$name.noahead.err"
+        same=same
+        same_but_timer "$out/$name.noahead" "$out/$name.dref" || same="OUTPUT DIFFERS"
+        say "- $name, VINTERP_DEVICE_READ_AHEAD=off: timed region $(tail -n 1 "$out/$name.noahead" | tr -d '()' |
+            awk '{ print $1 }') s; output $same; $(grep '^stats: timed region' "$out/$name.noahead.err" | cut -c22-100)"
     done
     # The placement threshold measured (issue 29; the emulated model prices
     # the device's work only, not the host's): the four programs whose work
