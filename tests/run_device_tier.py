@@ -645,6 +645,21 @@ AHEAD_STATS = re.compile(r"^stats: device tier: read ahead: (\d+) waits for a sh
                          r"its length from the stack \((\d+) bytes\)$", re.M)
 
 
+# EXTRACT of three segments of a long device vector: its three elements
+# read back with one wait (value.h val_dev_elems: a copy each, one wait
+# for them), then the timer's.
+FEW = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\nCONST INT (5 17 3)\nCONST INT (6000 7000 %d)\nMAKE_SEGDES\n"
+       "EXTRACT INT\nSTOP_TIMER\nPOP 1 0\nRET\n" % (N - 13000))
+
+
+def test_few_elements():
+    rc_r, out_r, _ = ref(FEW)
+    rc, out, err = dev(FEW, ["-d", "stats"])
+    reg = tallies(err).get("timed region")
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and reg and reg[1] == 2 and reg[3] == 12,
+          "three elements of a device vector: the reference's answer, one wait for them: %r (%r)" % (reg, out[-200:]))
+
+
 def test_read_ahead():
     rc_r, out_r, _ = ref(AHEAD)
     got = {}
@@ -682,6 +697,7 @@ def main():
     test_chains()
     test_short_work()
     test_read_ahead()
+    test_few_elements()
     test_placement()
     # the host standing in for a GPU (VINTERP_TEST_CUDA_DRIVER) runs no
     # generated kernel: the fused blocks' tests need a GPU or the emulator

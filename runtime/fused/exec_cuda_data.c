@@ -665,14 +665,22 @@ static void hook_elems(Value *v, const int64_t *pos, int64_t m, void *buf, int w
     if (dc->chain)
         chain_force(v);
     size_t es = cx_esize(v);
-    if (m <= 4) { /* a copy each */
+    if (m <= 4) { /* a copy each (read back with one wait) */
+        void *dst[4];
+        const void *src[4];
+        size_t bytes[4];
         for (int64_t k = 0; k < m; k++) {
             char *d = (char *)dc->d + (size_t)pos[k] * es, *h = (char *)buf + (size_t)k * es;
-            if (write)
+            if (write) {
                 cx_h2d(c, d, h, es);
-            else
-                cx_d2h(c, h, d, es);
+            } else {
+                dst[k] = h;
+                src[k] = d;
+                bytes[k] = es;
+            }
         }
+        if (!write && m > 0)
+            read_back(c, (int)m, dst, src, bytes);
         return;
     }
     /* the positions and values in two copies, a gather or scatter between */
