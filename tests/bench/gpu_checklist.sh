@@ -498,46 +498,40 @@ do_devtier() {
     # The chains measured (runtime/fused/cuda_chain.h): the two big
     # programs with every elementwise instruction a launch of its own.
     for name in dotp_100m black_scholes_20m; do
-        f="$data/big/$name.vcode"
-        [ -f "$f" ] || continue
+        [ -f "$data/big/$name.vcode" ] || continue
         [ $(($(date +%s) - s0)) -lt $((DEVTIER_S * 3 / 4)) ] || { say "  (devtier: out of time before $name, chains off)"; break; }
-        VINTERP_DEVICE_CHAINS=off VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off \
-            -m 2000000000 -d stats "$f" >"$out/$name.nochain" 2>"$out/$name.nochain.err"
-        same=same
-        same_but_timer "$out/$name.nochain" "$out/$name.dref" || same="OUTPUT DIFFERS"
-        say "- $name, VINTERP_DEVICE_CHAINS=off: timed region $(tail -n 1 "$out/$name.nochain" | tr -d '()' |
-            awk '{ print $1 }') s; output $same; $(grep '^stats: timed region' "$out/$name.nochain.err" | cut -c22-100)"
+        devtier_with "$data/big/$name.vcode" nochain 30 VINTERP_DEVICE_CHAINS=off
     done
     # The read-ahead measured (runtime/fused/README.md "Read-ahead"): the
     # two programs whose waits it halves by the model, without it.
     for name in bh_16k delaunay_40k; do
-        f="$data/bench/$name.vcode"
-        [ -f "$f" ] || continue
+        [ -f "$data/bench/$name.vcode" ] || continue
         [ $(($(date +%s) - s0)) -lt $((DEVTIER_S * 3 / 4)) ] || { say "  (devtier: out of time before $name, read-ahead off)"; break; }
-        VINTERP_DEVICE_READ_AHEAD=off VINTERP_DEVICE_TIER=on timeout 20 bin/vinterp --backend=cuda --tier=off \
-            -m 2000000000 -d stats "$f" >"$out/$name.noahead" 2>"$out/$name.noahead.err"
-        same=same
-        same_but_timer "$out/$name.noahead" "$out/$name.dref" || same="OUTPUT DIFFERS"
-        say "- $name, VINTERP_DEVICE_READ_AHEAD=off: timed region $(tail -n 1 "$out/$name.noahead" | tr -d '()' |
-            awk '{ print $1 }') s; output $same; $(grep '^stats: timed region' "$out/$name.noahead.err" | cut -c22-100)"
+        devtier_with "$data/bench/$name.vcode" noahead 20 VINTERP_DEVICE_READ_AHEAD=off
     done
     # The placement threshold measured (issue 29; the emulated model prices
     # the device's work only, not the host's): the four programs whose work
     # is in short vectors, at three more thresholds than the default 4096.
     for n in 1024 16384 65536; do
         for name in bh_16k delaunay_40k batcher_1m radix_10m; do
-            f="$data/bench/$name.vcode"
-            [ -f "$f" ] || continue
+            [ -f "$data/bench/$name.vcode" ] || continue
             [ $(($(date +%s) - s0)) -lt $((DEVTIER_S - 5)) ] || { say "  (devtier: out of time before $name at $n)"; break 2; }
-            VINTERP_DEVICE_MIN=$n VINTERP_DEVICE_TIER=on timeout 20 bin/vinterp --backend=cuda --tier=off \
-                -m 2000000000 -d stats "$f" >"$out/$name.min$n" 2>"$out/$name.min$n.err"
-            same=same
-            same_but_timer "$out/$name.min$n" "$out/$name.dref" || same="OUTPUT DIFFERS"
-            say "- $name, VINTERP_DEVICE_MIN=$n: timed region $(tail -n 1 "$out/$name.min$n" | tr -d '()' |
-                awk '{ print $1 }') s; output $same;" \
-                "$(grep '^stats: timed region' "$out/$name.min$n.err" | cut -c22-100)"
+            devtier_with "$data/bench/$name.vcode" "min$n" 20 VINTERP_DEVICE_MIN=$n
         done
     done
+}
+
+# devtier_with FILE TAG SECONDS SETTING: FILE under the device tier with
+# SETTING (VAR=VALUE) as well, beside the run without it (FILE's .dref,
+# the reference's output): its timed region, its output and its tally.
+devtier_with() {
+    name=$(basename "$1" .vcode)
+    env "$4" VINTERP_DEVICE_TIER=on timeout "$3" bin/vinterp --backend=cuda --tier=off -m 2000000000 -d stats "$1" \
+        >"$out/$name.$2" 2>"$out/$name.$2.err"
+    same=same
+    same_but_timer "$out/$name.$2" "$out/$name.dref" || same="OUTPUT DIFFERS"
+    say "- $name, $4: timed region $(tail -n 1 "$out/$name.$2" | tr -d '()' | awk '{ print $1 }') s; output $same;" \
+        "$(grep '^stats: timed region' "$out/$name.$2.err" | cut -c22-100)"
 }
 
 case "$mode" in
