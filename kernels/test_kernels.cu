@@ -60,6 +60,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 #include <vector>
 #include <algorithm>
 #include <type_traits>
@@ -1325,6 +1326,22 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
         rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, 0, NULL);
         CHECK(rc == 0 && down(out, (size_t)n) == wd, "scatter with collisions over a default, n=%lld m=%lld: %s",
               (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
+        /* without flags (PERMUTE's and DPERMUTE's form): every element
+         * claims, the later one winning; zeroing, the positions nobody
+         * claimed 0 (up to VK_SCATTER_ONE_PASS elements one kernel, whose
+         * last block writes the winners again) */
+        std::vector<int32_t> wz(n, 0), wn = dflt;
+        for (int64_t k = 0; k < m; k++)
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+                wz[off[k] + idx[i]] = wn[off[k] + idx[i]] = x[i];
+        rc = vk_scatter(4, xd, n, id, NULL, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == wz, "scatter with collisions, no flags, zeroing, n=%lld m=%lld: %s",
+              (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
+        vk_memcpy_h2d(out, dflt.data(), (size_t)n * 4);
+        rc = vk_scatter(4, xd, n, id, NULL, ld, od, m, ld, od, m, out, n, 0, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == wn,
+              "scatter with collisions, no flags, over a default, n=%lld m=%lld: %s", (long long)n, (long long)m,
+              rc ? vk_last_error() : "a wrong result");
         /* the gather of the same indices */
         std::vector<int32_t> wg(n);
         for (int64_t k = 0; k < m; k++)
@@ -1362,6 +1379,26 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
             }
             vk_free(bd);
         }
+        vk_free(id);
+    }
+    { /* a permutation of each segment (NESL's permute), zeroing: every position written once */
+        std::vector<int32_t> idx(n), want(n, 0);
+        for (int64_t k = 0; k < m; k++) {
+            for (int64_t i = 0; i < L[k]; i++)
+                idx[off[k] + i] = (int32_t)i;
+            for (int64_t i = L[k] - 1; i > 0; i--)
+                std::swap(idx[off[k] + i], idx[off[k] + (int64_t)(rnd32() % (uint32_t)(i + 1))]);
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+                want[off[k] + idx[i]] = x[i];
+        }
+        int32_t *id = up(idx);
+        vk_memcpy_h2d(out, dflt.data(), (size_t)n * 4); /* stale values where nothing would write */
+        vk_memcpy_h2d(rd, &none, sizeof none);
+        int rc = vk_scatter(4, xd, n, id, NULL, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, rd);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        CHECK(rc == 0 && got.err == ~0ull && down(out, (size_t)n) == want,
+              "segmented permutation, n=%lld m=%lld: rc %d, err %llx%s", (long long)n, (long long)m, rc, got.err,
+              rc == 0 && down(out, (size_t)n) != want ? ", a wrong result" : "");
         vk_free(id);
     }
     vk_free(rd);
@@ -1432,9 +1469,9 @@ static void test_counts(int64_t n, const std::vector<int32_t> &L)
     /* the stamps grown and the error word made first (clears not in the counts) */
     CHECK(vk_scatter(4, xid, n, idd, NULL, ld, od, m, ld, od, m, oi, n, 0, rec) == 0, "%s", vk_last_error());
     for (int mode = 0; mode < 4; mode++) {
-        COUNTED("segmented scatter", vk_count_scatter(n, m, 1, n, mode, 1),
+        COUNTED("segmented scatter", vk_count_scatter(n, m, 1, n, mode, 1, 1),
                 vk_scatter(4, xid, n, idd, fld, ld, od, m, ld, od, m, oi, n, mode, rec));
-        COUNTED("scatter", vk_count_scatter(n, 1, 0, n, mode, 0),
+        COUNTED("scatter", vk_count_scatter(n, 1, 0, n, mode, 0, 0),
                 vk_scatter(8, xfd, n, idd, NULL, NULL, NULL, 0, NULL, NULL, 0, of, n, mode, NULL));
     }
     COUNTED("segmented gather", vk_count_gather(n, m, 1, 1),

@@ -108,19 +108,36 @@ static inline VkCount vk_count_expr_reduce(int64_t n, int gather, int tree)
     return vk_count_add(r, vk_count_of(1, 0)); /* the last block folds the partials */
 }
 
+/* The one-pass scatter (vk_permute.cu): up to this many source elements
+ * a scatter that must settle collisions does so in one kernel (its last
+ * block writes the winners again when there was one), where that is the
+ * whole answer: without ZERO, or with ZERO where every position is
+ * written unless two elements collide (no flags, N_DST = N). */
+#define VK_SCATTER_ONE_PASS 65536
+
+static inline int vk_scatter_one_pass(int64_t n, int64_t n_dst, int mode, int flagged)
+{
+    if (n <= 0 || n > VK_SCATTER_ONE_PASS || n_dst > VK_STAMPS_KEPT)
+        return 0;
+    return !(mode & 2) || (!flagged && n_dst == n);
+}
+
 /* vk_scatter: N source elements over M segments (SEGMENTED: descriptors
- * given), N_DST destination elements; MODE (kernels.h): UNIQUE without
- * ZERO, one pass; else a claim pass and the writing pass (the stamps
- * growing, rarely, add a clear not counted here); RECORD: a caller's
- * fault record (with nothing to scatter, a clear of it). The segments are
- * searched, not listed; the record is made by the last kernel's last
- * block from the library's error word, which needs no clearing. */
-static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int64_t n_dst, int mode, int record)
+ * given), N_DST destination elements, FLAGGED (flags given); MODE
+ * (kernels.h): UNIQUE without ZERO, one pass; up to VK_SCATTER_ONE_PASS,
+ * one pass (vk_scatter_one_pass); else a claim pass and the writing pass
+ * (the stamps growing, rarely, add a clear not counted here); RECORD: a
+ * caller's fault record (with nothing to scatter, a clear of it). The
+ * segments are searched, not listed; the record is made by the last
+ * kernel's last block from the library's error word, which needs no
+ * clearing. */
+static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int64_t n_dst, int mode, int flagged,
+                                       int record)
 {
     int zero = (mode & 2) != 0, claim = zero || !(mode & 1);
     if (n == 0 || (segmented && m == 0))
         return vk_count_of(0, (record ? 1 : 0) + (zero && n_dst > 0 ? 1 : 0));
-    if (!claim)
+    if (!claim || vk_scatter_one_pass(n, n_dst, mode, flagged))
         return vk_count_of(1, 0);
     if (n >= (int64_t)UINT32_MAX - 1) /* wide winners: cleared, and the result when ZERO */
         return vk_count_of(2, 1 + (zero && n_dst > 0 ? 1 : 0));

@@ -55,6 +55,9 @@ extern long long vk_q_kernels, vk_q_copies;
  * of finished blocks, 0 between kernels (vk_last_block sets it back).
  * 0 or -1. */
 int vk_words(unsigned long long **err, unsigned int **done);
+/* The library's collision word (the one-pass scatter, vk_permute.cu): 0
+ * between kernels. 0 or -1. */
+int vk_collide_word(unsigned int **collide);
 
 /* At the end of a kernel, reached by every thread of every block: true in
  * every thread of the block that finishes last, when every block's

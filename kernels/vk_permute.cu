@@ -19,7 +19,19 @@
  * generation. The stamps outlive the call, so they need no clearing: a
  * later generation is always larger (cleared once when they grow, and
  * when the generations wrap). Over 2^32 - 2 source elements, a wide
- * winner word per destination instead, cleared each call. */
+ * winner word per destination instead, cleared each call.
+ *
+ * Up to VK_SCATTER_ONE_PASS source elements (kernels/vk_count.h), one
+ * kernel does both: every element stamps its destination and writes its
+ * value at once; one that finds its destination already stamped in this
+ * generation marks a collision, and then the kernel's last block (when
+ * every block's stamps and writes are visible to it) writes every
+ * destination again from its winner and, asked to, zeroes the positions
+ * nobody claimed. Without a collision each written position had one
+ * writer, so the one pass is the answer; ZERO is taken so only where
+ * no position can be left unwritten without a collision or a bad index
+ * (no flags, as many destination elements as source). NESL's permutes
+ * are permutations: the last block's second pass is the rare case. */
 #include "kernels/vk_internal.cuh"
 #include "kernels/vk_elem.h" /* vk_seg_find */
 
@@ -141,6 +153,47 @@ __global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int3
             out[i] = 0;
     }
     record(err, done, idx, src, dst, rec);
+}
+
+/* The one-pass scatter (above): COLLIDE is the library's collision word,
+ * 0 between kernels (set back by the last block). */
+template <class U>
+__global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
+                              unsigned long long *winner, unsigned long long gen, int zero, int64_t n_dst, U *out,
+                              unsigned long long *err, unsigned int *done, unsigned int *collide, VkPermFault *rec)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t d = scatter_dest(i, idx, flags, src, dst, err);
+        if (d < 0)
+            continue;
+        unsigned long long old = atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
+        if (old >> 32 == gen >> 32)
+            atomicExch(collide, 1u);
+        out[d] = in[i];
+    }
+    if (!vk_is_last_block(done))
+        return;
+    __shared__ unsigned int again;
+    if (threadIdx.x == 0)
+        again = atomicExch(collide, 0u);
+    __syncthreads();
+    if (again) { /* the winners written last; ZERO: the unclaimed cleared */
+        volatile unsigned long long *w = winner;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+            int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
+            if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
+                out[d] = in[i];
+        }
+        if (zero)
+            for (int64_t i = threadIdx.x; i < n_dst; i += blockDim.x)
+                if (w[i] >> 32 != gen >> 32)
+                    out[i] = 0;
+    }
+    if (threadIdx.x == 0) {
+        unsigned long long e = *(volatile unsigned long long *)err;
+        *err = ULLONG_MAX;
+        fault_info(e, idx, src, dst, rec);
+    }
 }
 
 template <class U>
@@ -278,9 +331,19 @@ int setup(size_t esize, const int32_t *slen, const int64_t *soff, int64_t sm, co
 template <class U>
 int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d, const Side &src,
                 const Side &dst, U *out, int64_t n_dst, int mode, unsigned long long *e, unsigned int *done,
-                VkPermFault *rec)
+                unsigned int *collide, VkPermFault *rec)
 {
     int zero = (mode & VK_SCATTER_ZERO) != 0, claim = zero || !(mode & VK_SCATTER_UNIQUE);
+    if (claim && vk_scatter_one_pass(n_src, n_dst, mode, flags_d != NULL)) {
+        unsigned long long gen, *st;
+        VkTemp unused;
+        if (stamps(n_dst, &gen, &st, unused) != 0)
+            return -1;
+        k_scatter_one<U><<<vk_grid(n_src, 256), 256>>>(in, n_src, idx_d, flags_d, src, dst, st, gen, zero, n_dst,
+                                                       out, e, done, collide, rec);
+        VK_LAUNCHED();
+        return 0;
+    }
     int wide = n_src >= (int64_t)UINT32_MAX - 1;
     int64_t all = zero && n_dst > n_src ? n_dst : n_src;
     unsigned grid = vk_grid(all, 256);
@@ -335,15 +398,15 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
         return no_fault(fault_d);
     }
     unsigned long long *e;
-    unsigned int *done;
+    unsigned int *done, *collide;
     VkTemp own;
     VkPermFault *rec = check_words(fault_d, own, &e, &done);
-    if (!rec)
+    if (!rec || vk_collide_word(&collide) != 0)
         return -1;
     int rc = esize == 4 ? scatter_run((const uint32_t *)in_d, n_src, idx_d, flags_d, src, dst, (uint32_t *)out_d,
-                                      n_dst, mode, e, done, rec)
+                                      n_dst, mode, e, done, collide, rec)
                         : scatter_run((const unsigned long long *)in_d, n_src, idx_d, flags_d, src, dst,
-                                      (unsigned long long *)out_d, n_dst, mode, e, done, rec);
+                                      (unsigned long long *)out_d, n_dst, mode, e, done, collide, rec);
     if (rc != 0) { /* the claim pass may have reported: the word set back for whoever goes on */
         (void)cudaMemsetAsync(e, 0xff, sizeof *e, 0);
         return rc;

@@ -375,7 +375,7 @@ static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_
                      const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, int mode,
                      VkPermFault *fault_d)
 {
-    queued(current, vk_count_scatter(n_src, sm, slen_d != NULL, n_dst, mode, fault_d != NULL));
+    queued(current, vk_count_scatter(n_src, sm, slen_d != NULL, n_dst, mode, flags_d != NULL, fault_d != NULL));
     PRIM("scatter", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
          scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, mode,
                  fault_d));
