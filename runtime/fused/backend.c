@@ -331,6 +331,14 @@ static void host_step(Backend *b, Interp *it, BlockPlan *bp, int s, const DfgNod
  * at its own line. Returns only if the reference finds no error. */
 static void drop_new_offsets(Backend *b, const Interp *it, int nin, Value *const *outs, int nout);
 
+/* The dead inputs bind_inputs stopped counting count again (the block
+ * ends, or the reference runs it from its inputs). */
+static void dead_charge(Backend *b)
+{
+    mem_replay_at(mem_used() + b->rp_dead_units);
+    b->rp_dead_units = 0;
+}
+
 static void replay_block(void *arg)
 {
     Backend *b = arg;
@@ -342,6 +350,7 @@ static void replay_block(void *arg)
      * not freed, another thread may still be reading it). */
     if (mem_used() > b->rp_used)
         mem_uncharge(mem_used() - b->rp_used);
+    dead_charge(b);
     undo_log_rollback(&b->undo);
     *rnd_global() = b->rp_rand;
     for (int j = 1; j <= b->rp_nin && j <= b->rp_it->sp; j++)
@@ -402,6 +411,42 @@ static _Noreturn void length_mismatch(const Backend *b, const BlockPlan *bp)
     rt_fatal("length mismatch in the block at lines %d-%d", lo, hi);
 }
 
+/* Run on the reference, block BP's instructions might have charged this
+ * many units against -m at most, beyond what was in use when it started
+ * (mem_used then, b->rp_used): every result (the classes' lengths as the
+ * fused run found them), twice over (the result and a temporary of its
+ * size inside the instruction), a descriptor's with its offsets, every
+ * input descriptor's offsets, and the dead inputs bind_inputs let go
+ * (the reference pops them later). A PACK's result whose length the run
+ * did not see is bounded by its data's; another unseen length: -1 (no
+ * bound). The fused run itself may hold less at its peak than the
+ * reference would (it materialises fewer vectors), so a run within -m
+ * is not yet one the reference would have finished (backend_run_block). */
+static int64_t ref_charge_bound(const Backend *b, BlockPlan *bp)
+{
+    const Dfg *g = &bp->dfg;
+    int64_t units = b->rp_dead_units;
+    for (int v = 0; v < g->nin; v++) {
+        int64_t m = g->types[v] == DT_SEGDES ? b->classval[shape_find(&bp->shapes, SQ_LEN(v))] : 0;
+        units += m > 1 ? m : 0;
+    }
+    for (int k = 0; k < g->nnodes; k++) {
+        const DfgNode *nd = &g->nodes[k];
+        for (int r = 0; r < nd->nres; r++) {
+            int v = nd->res[r];
+            int64_t len = b->classval[shape_find(&bp->shapes, SQ_LEN(v))];
+            if (len < 0 && nd->op == OP_PACK && nd->nargs > 0)
+                len = b->classval[shape_find(&bp->shapes, SQ_LEN(nd->args[0]))];
+            if (len < 0)
+                return -1;
+            DfgType t = g->types[v];
+            ValType vt = t == DT_FLOAT ? VT_FLOAT : t == DT_SEGDES ? VT_SEGDES : t == DT_BOOL ? VT_BOOL : VT_INT;
+            units += 2 * val_units(vt, len) + (t == DT_SEGDES ? len : 0);
+        }
+    }
+    return units;
+}
+
 static void rerun_on_reference(Backend *b, Interp *it, const BlockPlan *bp, RandState rand_before)
 {
     drop_new_offsets(b, it, bp->dfg.nin, NULL, 0);
@@ -413,6 +458,7 @@ static void rerun_on_reference(Backend *b, Interp *it, const BlockPlan *bp, Rand
     undo_log_rollback(&b->undo);
     undo_log_clear(&b->undo);
     *rnd_global() = rand_before;
+    dead_charge(b);
     for (int j = 1; j <= bp->dfg.nin && j <= it->sp; j++)
         val_for_host(it->stk[it->sp - j]);
     b->mem_reruns++;
@@ -488,17 +534,29 @@ static int bind_inputs(Backend *b, Interp *it, BlockEntry *e, BlockPlan *bp)
         if (val_lazy_live && !b->x->takes_lazy && (env[j]->lazy || env[j]->type == VT_PAIR))
             val_unlazy(env[j]); /* a fill not made yet (value.h): the kernels read data */
     }
-    /* Inputs the block only pops go now, as the reference would pop them
-     * (an empty vector of their type keeps their stack slot for a replay,
-     * which only pops it too). Not under --check, which reruns the block
-     * from its inputs. */
+    /* Inputs the block only pops stop counting against -m now, as the
+     * reference would pop them (they stay in their stack slots, charged
+     * again when the block ends and the outputs replace them, or when it
+     * is run again on the reference, which holds them until it pops them:
+     * dead_charge). Not under --check, which reruns the block from its
+     * inputs. */
+    b->rp_dead_units = 0;
+    b->ndead_j = 0;
     for (int d = 0; d < bp->ndead_in && !b->opt.check; d++) {
         int j = bp->dead_in[d];
-        Value **slot = &it->stk[it->sp - 1 - j], *gone = *slot;
+        Value *gone = it->stk[it->sp - 1 - j];
         if (gone->rc != 2 || gone->type == VT_PAIR || !gone->units)
             continue;
-        *slot = gone->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
-        val_release(gone);
+        if (b->ndead_j == b->dead_cap) {
+            int cap = b->dead_cap ? 2 * b->dead_cap : 16, *nj = realloc(b->dead_j, (size_t)cap * sizeof *nj);
+            if (!nj)
+                rt_fatal("out of host memory");
+            b->dead_j = nj;
+            b->dead_cap = cap;
+        }
+        b->dead_j[b->ndead_j++] = j;
+        b->rp_dead_units += gone->units;
+        mem_uncharge(gone->units);
         val_release(env[j]);
         env[j] = NULL;
     }
@@ -669,6 +727,16 @@ static HeldRun *hold_inputs(Backend *b, Interp *it, const BlockPlan *bp, const R
         r->in[j] = it->stk[it->sp - nin + j];
         val_hold(r->in[j]);
     }
+    /* an input the block only pops is held as an empty vector of its type
+     * (not counted in R->used either): a replay only pops it, and a large
+     * one held would leave less room for the runs whose checks wait */
+    for (int d = 0; d < b->ndead_j; d++) {
+        Value **slot = &r->in[nin - 1 - b->dead_j[d]], *gone = *slot;
+        val_unhold(gone);
+        *slot = gone->type == VT_SEGDES ? seg_new(0) : val_new((ValType)gone->type, 0);
+        val_hold(*slot);
+        val_release(*slot); /* held alone, as the stack's inputs are once the outputs replace them */
+    }
     return r;
 }
 
@@ -770,7 +838,10 @@ int backend_run_block(Backend *b, Interp *it, int pc)
      * order), so it runs with headroom (its host vectors up to twice -m:
      * a hard bound still) and, when its peak passed -m, is rolled back and
      * run again on the reference (which then fails, or not, where the
-     * reference does). Not under --check, which runs the reference anyway. */
+     * reference does); so is a run within -m whose reference run might
+     * not have been (it materialised fewer vectors than the reference
+     * would: ref_charge_bound). Not under --check, which runs the
+     * reference anyway. */
     int64_t limit = mem_limit();
     int raised = !b->opt.check && limit < INT64_MAX / 4;
     b->input_overwritten = 0;
@@ -786,8 +857,11 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     /* The kernels' failures: read now, or with the host's next wait when
      * the block's inputs are intact for a replay (nothing written over
      * them, no rerun for -m) and the executor can leave them. */
-    int defer = !b->opt.check && b->x->defer_errors && !b->input_overwritten && b->undo.n == 0 &&
-                !(raised && mem_peak() > limit) && holdable(it, g->nin);
+    int64_t bound = raised && mem_peak() <= limit ? ref_charge_bound(b, bp) : 0;
+    int within = raised && mem_peak() <= limit && (bound < 0 || b->rp_used + bound > limit);
+    int over = raised && (mem_peak() > limit || within);
+    int defer = !b->opt.check && b->x->defer_errors && !b->input_overwritten && b->undo.n == 0 && !over &&
+                holdable(it, g->nin);
     if (!defer && b->x->check_errors)
         b->x->check_errors(b->x);
     if (b->x->block_end)
@@ -795,8 +869,9 @@ int backend_run_block(Backend *b, Interp *it, int pc)
     rt_set_replay(NULL, NULL);
     if (raised) {
         mem_set_headroom(0);
-        if (mem_peak() > limit) {
+        if (over) {
             if (!b->input_overwritten) {
+                b->mem_bound_reruns += within;
                 rerun_on_reference(b, it, bp, rand_before);
                 return b->blocks[k].end;
             }
@@ -816,6 +891,7 @@ int backend_run_block(Backend *b, Interp *it, int pc)
         if (!g->nout)
             drop_new_offsets(b, it, g->nin, NULL, 0);
     }
+    dead_charge(b); /* the outputs replace them now */
     push_outputs(b, it, k, bp, env, &rand_before);
     if (held)
         defer_or_check(b, held);
@@ -919,6 +995,7 @@ void backend_free(Backend *b)
     free(b->block_at);
     free(b->env);
     free(b->offs_new);
+    free(b->dead_j);
     free(b->classval);
     undo_log_free(&b->undo);
     if (b->x)

@@ -128,6 +128,12 @@ struct Backend {
     Value **offs_new;
     int noffs_new, offs_cap;
     int64_t mem_reruns, mem_kept;       /* block runs past -m at their peak: rerun on the reference; kept */
+    /* of mem_reruns, runs within -m whose reference run might not have
+     * been (ref_charge_bound); units of the dead inputs bind_inputs let
+     * go, which the reference holds until the block pops them */
+    int64_t mem_bound_reruns, rp_dead_units;
+    int *dead_j;                        /* those inputs' depths on the stack */
+    int ndead_j, dead_cap;
     /* block runs whose kernels' failures are read with a later wait (the
      * executor's defer_errors); runs that read theirs at the end for want
      * of room under DEFER_HOLD_BYTES */

@@ -182,8 +182,8 @@ void backend_report(const Backend *b, FILE *f)
     fprintf(f, "stats: kernel results written over an argument: %lld of %lld offered\n",
             (long long)b->written_in_place, (long long)b->donated);
     fprintf(f, "stats: block runs past -m at their peak: %lld run again on the reference, %lld kept (an input's "
-               "storage written over)\n",
-            (long long)b->mem_reruns, (long long)b->mem_kept);
+               "storage written over); %lld of the reruns within -m where the reference might not have been\n",
+            (long long)b->mem_reruns, (long long)b->mem_kept, (long long)b->mem_bound_reruns);
     if (b->x->defer_errors)
         fprintf(f, "stats: block runs whose kernels' checks were read with a later wait: %lld (%lld read at once: "
                    "over %lld bytes held for replays)\n",
