@@ -297,8 +297,21 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * was good, else the least bad position << 1, with its J, K and LEN), in
  * stream order, without a wait. A chain with a gather may have no output
  * (a run for its check alone). The leaf a gather reads must not be
- * storage an output of E writes. */
-enum { VK_EXPR_NODES = 64, VK_EXPR_LEAVES = 16, VK_EXPR_OUTS = 8, VK_EXPR_GATHER = 254, VK_EXPR_COPY = 255 };
+ * storage an output of E writes.
+ *
+ * A node whose OP is VK_EXPR_INDEX (NARGS 2) is INDEX's element (an Int):
+ * A[0] and A[1] leaves spread over INDEX's descriptor (LM >= 1, the same
+ * for both; a leaf's VkArg may be one value for every segment), its start
+ * and stride; the element is start + (its position in its segment) *
+ * stride, in wrapping Int arithmetic (vk_index's). */
+enum {
+    VK_EXPR_NODES = 64,
+    VK_EXPR_LEAVES = 16,
+    VK_EXPR_OUTS = 8,
+    VK_EXPR_INDEX = 253,
+    VK_EXPR_GATHER = 254,
+    VK_EXPR_COPY = 255
+};
 #define VK_EXPR_GATHER_MAX 0xffffffffLL
 typedef struct {
     uint8_t op, ty, nargs, unused;

@@ -179,6 +179,9 @@ VS_FN int vk_expr_ok(const VkExpr *e)
         const VkExprNode *nd = &e->node[k];
         if (nd->op == VK_EXPR_COPY         ? nd->nargs != 1
             : nd->op == VK_EXPR_GATHER     ? nd->nargs != 2 || !vk_expr_gather_ok(e, -1 - nd->a[1])
+            : nd->op == VK_EXPR_INDEX      ? nd->nargs != 2 || nd->a[0] >= 0 || nd->a[1] >= 0 ||
+                                             -1 - nd->a[0] >= e->nl || -1 - nd->a[1] >= e->nl ||
+                                             e->lm[-1 - nd->a[0]] < 1 || e->lm[-1 - nd->a[1]] != e->lm[-1 - nd->a[0]]
                                            : !vk_map_takes(nd->op) || nd->nargs < 1 || nd->nargs > 3 ||
                                          (nd->ty != VS_FLOAT && (nd->op == VK_OP_DIV || nd->op == VK_OP_MOD)))
             return 0;
@@ -198,6 +201,14 @@ VS_FN VkCell vk_expr_leaf(const VkExpr *e, int k, int64_t i)
     int64_t m = e->lm[k];
     int64_t at = m == 0 ? i : m == 1 ? 0 : vk_seg_find(e->loff[k], m, i);
     return vk_cell(&e->leaf[k], (e->lmask >> k) & 1, at);
+}
+
+/* Element I's position in its segment of leaf K's descriptor (a leaf
+ * spread over segments: LM >= 1). */
+VS_FN int64_t vk_expr_seg_pos(const VkExpr *e, int k, int64_t i)
+{
+    int64_t m = e->lm[k];
+    return m <= 1 ? i : i - e->loff[k][vk_seg_find(e->loff[k], m, i)];
 }
 
 /* The length of source segment K of E's gathers. */
@@ -263,6 +274,8 @@ VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
         }
         if (nd->op == VK_EXPR_COPY)
             r[k] = x[0];
+        else if (nd->op == VK_EXPR_INDEX) /* start + (position in the segment) * stride, wrapping */
+            r[k].i = (int32_t)((uint32_t)x[0].i + (uint32_t)vk_expr_seg_pos(e, -1 - nd->a[0], i) * (uint32_t)x[1].i);
         else if (nd->op == VK_EXPR_GATHER)
             r[k] = vk_expr_gather(e, -1 - nd->a[1], x[0].i, i);
         else

@@ -36,7 +36,7 @@ STEPS = 260
 MAX_VECTORS = 12
 CHAINS = re.compile(r"^stats: device tier: (\d+) instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
-                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs, (\d+) INDEXes and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
 
 
 REAL = os.environ.get("DEVICE_TIER_REAL") == "1"
@@ -263,7 +263,7 @@ def main():
     a = ap.parse_args()
     interp = os.path.abspath(a.interp)
     rng = random.Random(a.seed)
-    totals = [0] * 10
+    totals = [0] * 11
     device = {"VINTERP_DEVICE_TIER": "on"} if REAL else {"VINTERP_CUDA_EMULATE": "1", "VINTERP_DEVICE_TIER": "on"}
     configs = [("device tier, every vector there", dict(device, VINTERP_DEVICE_MIN="1")),
                ("device tier, default placement", device)]
@@ -300,11 +300,11 @@ def main():
                 check("c%d under the %s prints ref's output" % (k, name), same,
                       "exit %d: %s; program kept as %s" % (rc, err.strip()[-300:], keep) if not same else "")
     names = ["deferred", "merged", "runs", "outputs", "with a reduction", "dropped", "cut at the bounds", "DISTs",
-             "gathers", "gathers sharing a record"]
+             "INDEXes", "gathers", "gathers sharing a record"]
     print("chains over the set: " + ", ".join("%s %d" % (n, t) for n, t in zip(names, totals)))
     for n, t in zip(names, totals):
         if not REAL and n in ("deferred", "merged", "with a reduction", "dropped", "cut at the bounds", "DISTs",
-                              "gathers", "gathers sharing a record"):
+                              "INDEXes", "gathers", "gathers sharing a record"):
             check("some chain was %s over the set (a path the programs must reach)" % n, t > 0)
     finish()
 

@@ -274,8 +274,9 @@ def test_trace():
     spans = [e for e in events if e.get("ph") == "X"]
     check(rc == 0 and all("ts" in e and "dur" in e and e["dur"] >= 0 for e in spans) and len(spans) > 0,
           "trace: complete events with a start and a duration")
-    # INDEX, I_TO_F and * (one chain: vk_expr), +_REDUCE
-    check(cats.get("device tier", 0) >= 4 and cats.get("primitive", 0) >= 3 and cats.get("allocation", 0) >= 1,
+    # INDEX and I_TO_F (one chain: vk_expr, run when the timer starts), *
+    # with +_REDUCE (vk_expr_reduce)
+    check(cats.get("device tier", 0) >= 4 and cats.get("primitive", 0) >= 2 and cats.get("allocation", 0) >= 1,
           "trace: the tier's instructions, its primitive calls and allocations: %r" % cats)
     prims = [e["name"] for e in spans if e.get("cat") == "primitive"]
     check("expr" in prims, "trace: the chain's one launch named: %r" % prims)
@@ -400,11 +401,11 @@ def test_model_bytes():
     m2 = MODEL.search(err)
     check(rc == 0 and out == out_r and m2 is not None and int(m2.group(2)) >= 3 * N * 8,
           "model: the device tier's bytes: %r" % (m2 and m2.group(0)))
-    # with its chains, INDEX's Ints written (4N), then read once by the one
-    # launch of I_TO_F, * and the sum (4N), the sum written (8 bytes)
+    # with its chains, INDEX, I_TO_F, * and the sum one launch: the
+    # elements made in registers, nothing read, the sum written (8 bytes)
     rc, out, err = dev(MODEL_FUSED, ["-d", "stats"])
     m3 = MODEL.search(err)
-    check(rc == 0 and out == out_r and m3 is not None and int(m3.group(2)) == 8 * N + 8,
+    check(rc == 0 and out == out_r and m3 is not None and int(m3.group(2)) == 8,
           "model: the device tier's bytes with its chains: %r" % (m3 and m3.group(0)))
     shutil.rmtree(cache, ignore_errors=True)
 
@@ -420,7 +421,7 @@ CHAIN = ("FUNC MAIN1_1\n" + iota(0, N) + "START_TIMER\nI_TO_F\nCOPY 1 0\nCONST F
          "+_REDUCE FLOAT\nSTOP_TIMER\nPOP 1 0\nRET\n" % (N, N))
 CHAINS = re.compile(r"^stats: device tier: (\d+) instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
-                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
+                    r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs, (\d+) INDEXes and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
 
 
 # The timers end the chains: I_TO_F deferred before START_TIMER runs before
@@ -439,7 +440,8 @@ def test_chains():
     reg = tallies(err).get("timed region")
     # (the output: the region's seconds, then the sum)
     same = rc_r == 0 and rc == 0 and out.splitlines()[1:] == out_r.splitlines()[1:] and len(out_r.splitlines()) == 2
-    check(same and got == [2, 0, 2, 2, 0, 0, 0, 0, 0, 0] and reg and reg[:2] == [1, 1],
+    # (the iota's INDEX is deferred too: one chain with I_TO_F)
+    check(same and got == [3, 0, 2, 2, 0, 0, 0, 0, 1, 0, 0] and reg and reg[:2] == [1, 1],
           "timers: a chain before the region runs before it, one inside it inside it: %r, region %r" % (got, reg))
 
     rc_r, out_r, _ = ref(CHAIN)
@@ -447,8 +449,10 @@ def test_chains():
     check(rc_r == 0 and (rc, out) == (rc_r, out_r), "chain: the reference's answer (%r, %r)" % (out, out_r))
     m = CHAINS.search(err)
     got = m and [int(g) for g in m.groups()]
-    check(got == [4, 0, 1, 0, 1, 0, 0, 0, 0, 0], "chain: 4 instructions deferred, one chain run with the sum, writing "
-          "nothing: %r" % got)
+    # (and the iota's INDEX, a chain of its own run when the timer starts:
+    # it writes x)
+    check(got == [5, 0, 2, 1, 1, 0, 0, 0, 1, 0, 0], "chain: 4 instructions deferred, one chain run with the sum, "
+          "writing nothing: %r" % got)
     on = tallies(err).get("timed region")
     rc, out, err = dev(CHAIN, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
     off = tallies(err).get("timed region")
@@ -471,7 +475,7 @@ def test_chains():
     rc, out, err = dev(both, ["-d", "stats"])
     m = CHAINS.search(err)
     got = m and [int(g) for g in m.groups()]
-    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got == [4, 0, 1, 1, 1, 0, 0, 0, 0, 0],
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and got == [5, 0, 2, 2, 1, 0, 0, 0, 1, 0, 0],
           "chain: z kept below the sum: the one launch writes z and sums w: %r %r" % (got, err[-300:]))
 
 
@@ -506,27 +510,61 @@ FAULTS.update({
 })
 
 
+# INDEX deferred into a chain (cuda_chain.h chain_index): over 50
+# segments of 400, its start 7 * k (a short vector: uploaded, read per
+# segment) and its stride a DIST of -3 (a fill: one value read for every
+# segment), then + the iota of N (a chain of its own, taken into the
+# INDEX's), the sum of the result, the result printed whole.
+def index_prog(start):
+    return ("FUNC MAIN1_1\n" + start + dist(-3, 50) + dist(400, 50) + "MAKE_SEGDES\nINDEX\n" + iota(0, N) +
+            "+ INT\nCOPY 1 0\nCONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nCPOP 1 1\nRET\n" % N)
+
+
+def test_index_chains():
+    for name, start in (("start a vector", iota(0, 50) + dist(7, 50) + "* INT\n"), ("start a fill", dist(5, 50))):
+        prog = index_prog(start)
+        rc_r, out_r, _ = ref(prog)
+        for lazy in ("1", "1000000"):  # every DIST a fill; none (the short ones host vectors)
+            env = {"VINTERP_LAZY_MIN": lazy}
+            rc, out, err = dev(prog, ["-d", "stats"], env=env)
+            m = CHAINS.search(err)
+            got = m and [int(g) for g in m.groups()]
+            on = tallies(err).get("whole run")
+            rc2, out2, err2 = dev(prog, ["-d", "stats"], env=dict(env, VINTERP_DEVICE_CHAINS="off"))
+            off = tallies(err2).get("whole run")
+            # chained: the two INDEXes and + in one chain with the sum:
+            # one launch; one by one two INDEX, + and the sum (the
+            # segmented descriptor's shape, LENGTHS and such alike in both)
+            check(rc_r == 0 and (rc, out) == (rc_r, out_r) and (rc2, out2) == (rc_r, out_r) and got is not None and
+                  got[8] == 2 and on and off and on[0] == off[0] - 3,
+                  "INDEX in a chain, %s, VINTERP_LAZY_MIN=%s: the reference's answer, both INDEXes deferred, "
+                  "three launches fewer: %r, %r against %r" % (name, lazy, got, on, off))
+
+
 def test_gathers():
     rc_r, out_r, _ = ref(SIBLINGS)
     rc, out, err = dev(SIBLINGS, ["-d", "stats"])
     m = CHAINS.search(err)
     got = m and [int(g) for g in m.groups()]
     check(rc_r == 0 and (rc, out) == (rc_r, out_r), "gathers: the reference's answer (%r, %r)" % (out, out_r))
-    # deferred: - , I_TO_F, >, three gathers, B_TO_I, *, I_TO_F, +; the
-    # index's chain takes the gathers (the other two chains run, their
-    # values gathered); one run with the sum
-    check(got is not None and got[-2:] == [3, 2] and got[2] == 3 and got[4] == 1,
-          "gathers: three deferred, two sharing the first's record, three chains run, one with the sum: %r" % got)
+    # deferred: 4 INDEX, - , I_TO_F, >, three gathers, B_TO_I, *, I_TO_F,
+    # +; the index's chain takes the gathers (the three chains of the
+    # vectors gathered run first: a gather reads a whole vector); one run
+    # with the sum
+    check(got is not None and got[-3:] == [4, 3, 2] and got[2] == 4 and got[4] == 1,
+          "gathers: three deferred, two sharing the first's record, four chains run, one with the sum: %r" % got)
     on = tallies(err).get("timed region") or tallies(err).get("whole run")
     rc2, out2, err2 = dev(SIBLINGS, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
     off = tallies(err2).get("whole run")
     # kernels (kernels/vk_count.h): one by one, 4 INDEX, 3 + 4
     # elementwise, 3 gathers (each with its record), the sum of 20000
     # (chunked, its partials folded by its last block: one) = 15; chained,
-    # 4 INDEX, I_TO_F's and >'s chains (run when gathered), the rest one
-    # chain reduced with its record, in one kernel = 7
-    check(rc2 == 0 and out2 == out_r and on and off and on[0] == off[0] - 8,
-          "gathers: eight launches fewer than one by one: %r against %r" % (on, off))
+    # the chains of the three vectors gathered (an INDEX each, with I_TO_F
+    # and with > on the second and third: run when gathered), the rest
+    # (the index's INDEX and -, the gathers, ...) one chain reduced with
+    # its record, in one kernel = 4
+    check(rc2 == 0 and out2 == out_r and on and off and on[0] == off[0] - 11,
+          "gathers: eleven launches fewer than one by one: %r against %r" % (on, off))
     rc_r, out_r, _ = ref(SEGMENTED)
     rc, out, err = dev(SEGMENTED, ["-d", "stats"])
     m = CHAINS.search(err)
@@ -694,6 +732,7 @@ def main():
     test_lengths_storage()
     test_pack()
     test_gathers()
+    test_index_chains()
     test_chains()
     test_short_work()
     test_read_ahead()

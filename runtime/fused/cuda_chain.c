@@ -467,6 +467,20 @@ static int leaf_spread(Chain *nc, Value *a, Value *sd)
     return r;
 }
 
+/* One value VAL (no vector: VAL->d NULL; Floats when F) spread over
+ * descriptor SD's segments (INDEX's start or stride when the host has it
+ * as one value): its offsets read through the leaf, SD held. */
+static int leaf_spread_value(Chain *nc, const VkArg *val, int f, Value *sd)
+{
+    int r = add_leaf(nc, NULL, f);
+    int k = -1 - r;
+    nc->e.leaf[k] = *val;
+    nc->e.lm[k] = sd->len;
+    nc->e.loff[k] = sd->len > 1 ? ((DevCopy *)sd->dev)->off : NULL;
+    nc->ls[k] = val_ref(sd);
+    return r;
+}
+
 /* Lazy fill A as a scalar leaf. */
 static int leaf_scalar(Chain *nc, const Value *a)
 {
@@ -512,6 +526,10 @@ static void merge(Chain *nc, Chain *q)
             nc->e.leaf[-1 - r] = q->e.leaf[k];
             nc->self[-1 - r] = q->self[k];
             nc->owned[-1 - r] = q->owned[k];
+            nc->e.lm[-1 - r] = q->e.lm[k]; /* one value spread over segments (leaf_spread_value) */
+            nc->e.loff[-1 - r] = q->e.loff[k];
+            nc->ls[-1 - r] = q->ls[k]; /* its descriptor's reference moved */
+            q->ls[k] = NULL;
             lmap[k] = r;
         }
     }
@@ -657,6 +675,34 @@ Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType
     ((DevCopy *)r->dev)->chain = nc;
     stats.deferred++;
     stats.spread++;
+    return r;
+}
+
+Value *chain_index(CudaExec *c, const VkArg *start, Value *start_v, const VkArg *stride, Value *stride_v, Value *sd,
+                   int64_t n)
+{
+    Value *r = cx_device_value(c, VT_INT, n); /* new, as the reference's (may run every chain first) */
+    Chain *nc = rt_xcalloc(1, sizeof *nc);
+    nc->n = n;
+    link_chain(nc);
+    int a = start_v ? leaf_spread(nc, start_v, sd) : leaf_spread_value(nc, start, 0, sd);
+    int b = stride_v ? leaf_spread(nc, stride_v, sd) : leaf_spread_value(nc, stride, 0, sd);
+    int node = new_node(nc);
+    VkExprNode *nd = &nc->e.node[node];
+    memset(nd, 0, sizeof *nd);
+    nd->op = VK_EXPR_INDEX;
+    nd->ty = VS_INT;
+    nd->nargs = 2;
+    nd->a[0] = (int8_t)a;
+    nd->a[1] = (int8_t)b;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = 0;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    stats.deferred++;
+    stats.indexed++;
     return r;
 }
 

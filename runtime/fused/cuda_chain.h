@@ -12,7 +12,8 @@
  * whatever else holds those operands (their values stay outputs of the
  * chain); its other operands become the chain's leaves (held until it
  * runs). A DIST is deferred as a chain too, its value operand a leaf
- * spread over the descriptor's segments (chain_dist), and a BPERMUTE,
+ * spread over the descriptor's segments (chain_dist), an INDEX as a node
+ * over its start and stride so spread (chain_index), and a BPERMUTE,
  * its data a leaf read at the gathered positions (chain_gather). A chain
  * runs — one
  * launch reading each leaf once and writing each
@@ -57,6 +58,13 @@ int chain_on(void);
  * its segment's of descriptor SD (on the device) — HELD's (a vector on the
  * device, one element a segment) or, when HELD is NULL, VAL's one value. */
 Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n);
+/* INDEX deferred: a new Int vector of N elements, pending, element i of
+ * segment s of descriptor SD (on the device, its offsets there) START's
+ * element s + (i's position in s) * STRIDE's element s (each HELD's, a
+ * vector on the device of one element a segment, or when it is NULL the
+ * VkArg's one value). */
+Value *chain_index(CudaExec *c, const VkArg *start, Value *start_held, const VkArg *stride, Value *stride_held,
+                   Value *sd, int64_t n);
 /* 1 when a BPERMUTE of DATA at IDX (source descriptor SSD, destination
  * DSD) can be deferred: DATA a vector with a whole device copy (or
  * pending: chain_gather runs it first), IDX such a vector, pending, or a
@@ -116,6 +124,7 @@ void chain_drop(Value *v);
  * reduction's too; of the deferred, DISTs. */
 typedef struct {
     int64_t deferred, merged, runs, dropped, bytes, full, outputs, reduced, spread;
+    int64_t indexed;   /* of the deferred, INDEXes */
     int64_t host_runs; /* run on the host (chain_host_run), not among RUNS */
     int64_t puts;      /* of RUNS: a REPLACE's scatter with them (chain_put) */
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */

@@ -654,6 +654,14 @@ static void run_index(CudaTier *t, Interp *it)
 {
     Value *start = vs_at(it, 2), *stride = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len, n = sd->n;
+    if (n > 0 && chain_on()) { /* deferred: a node over its start and stride spread over the segments */
+        VkArg a = arg_of(t, start, 1), b = arg_of(t, stride, 1);
+        (void)offsets_of(t, sd);
+        if ((!a.d || !((DevCopy *)start->dev)->planted) && (!b.d || !((DevCopy *)stride->dev)->planted)) {
+            finish(t, it, 3, chain_index(t->c, &a, a.d ? start : NULL, &b, b.d ? stride : NULL, sd, n));
+            return;
+        }
+    }
     Value *r = cx_device_value(t->c, VT_INT, n);
     if (n > 0) {
         VkArg a = arg_of(t, start, 1), b = arg_of(t, stride, 1);
@@ -1413,11 +1421,11 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     const ChainStats *cs = chain_stats();
     fprintf(f, "stats: device tier: %lld instructions deferred into chains, %lld chains taken into "
                "another, %lld chains run (one launch each) writing %lld vectors, %lld of them with a reduction, %lld "
-               "dropped unrun, %lld cut at the kernel's bounds; of the deferred, %lld DISTs and %lld gathers "
-               "(BPERMUTE), %lld of them checked with another's record\n",
+               "dropped unrun, %lld cut at the kernel's bounds; of the deferred, %lld DISTs, %lld INDEXes and %lld "
+               "gathers (BPERMUTE), %lld of them checked with another's record\n",
             (long long)cs->deferred, (long long)cs->merged, (long long)cs->runs, (long long)cs->outputs,
             (long long)cs->reduced, (long long)cs->dropped, (long long)cs->full, (long long)cs->spread,
-            (long long)cs->gathers, (long long)cs->gather_joins);
+            (long long)cs->indexed, (long long)cs->gathers, (long long)cs->gather_joins);
     fprintf(f, "stats: device tier: short chains: %lld run on the host (no launch: the host wanted their values), "
                "%lld written into a REPLACE's vector as they ran\n",
             (long long)cs->host_runs, (long long)cs->puts);
