@@ -429,9 +429,10 @@ static int claims(CudaTier *t, Interp *it, const Instr *ins)
             take = any_dev || (any_short_dev && short_chain(it, ins, na));
         else if (k == K_SCAN)
             take = any_dev || any_long_fill;
-        else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's */
-            take = (any_dev || any_long_fill) && !(it->opt.float_reassoc && ins->type == TY_FLOAT &&
-                                                   vs_rop_chunks(vc_rop_of(ins->op, ins->type)));
+        else if (k == K_REDUCE) /* --float-reassoc's chunked float folds are the host's; so is a
+                                   lazy fill's over a host descriptor (folded without its copies) */
+            take = any_dev && !(it->opt.float_reassoc && ins->type == TY_FLOAT &&
+                                vs_rop_chunks(vc_rop_of(ins->op, ins->type)));
         else if (k == K_RAND)
             take = any_dev || (top->lazy && top->len >= t->min);
         else if (k == K_DIST)

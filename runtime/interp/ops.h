@@ -35,8 +35,9 @@ void op_unary(Interp *it, const Instr *ins);      /* NOT, FLOOR … TANH, I_TO_F
 void op_select(Interp *it, const Instr *ins);
 void op_rand(Interp *it, const Instr *ins);
 /* 1 for the instructions that read a lazy fill (value.h) as a scalar: the
- * binary and unary elementwise ones. The interpreter makes every other
- * instruction's lazy operands before it runs. */
+ * binary and unary elementwise ones, and the reductions (a segment of L
+ * copies folded without them, ops_scan.c). The interpreter makes every
+ * other instruction's lazy operands before it runs. */
 int ops_lazy_aware(int op);
 /* ops_scan.c */
 void op_scan(Interp *it, const Instr *ins);

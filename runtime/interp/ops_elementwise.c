@@ -153,7 +153,8 @@ static void binary_range_ss(void *job, int64_t lo, int64_t hi) { binary_loop(job
 
 int ops_lazy_aware(int op)
 {
-    return (op >= OP_ADD && op <= OP_NOT) || (op >= OP_FLOOR && op <= OP_B_TO_I);
+    return (op >= OP_ADD && op <= OP_NOT) || (op >= OP_FLOOR && op <= OP_B_TO_I) ||
+           (op >= OP_PLUS_REDUCE && op <= OP_XOR_REDUCE); /* ops_scan.c lazy_reduce */
 }
 
 /* An instruction over lazy fills alone: its one result (the loop over

@@ -10,9 +10,11 @@
 #include "runtime/core/par.h"
 #include "vcode/optable.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The combine rules and identities are vcode/semantics.h's; each function
  * below fixes the operator, so the switch folds away. Bool values are 0
@@ -288,11 +290,88 @@ void op_scan(Interp *it, const Instr *ins)
     ops_finish(it, 2, r);
 }
 
+/* A lazy fill's reductions (value.h): the fold of L copies of X, left to
+ * right from the identity as run() folds them, without the copies: a
+ * closed form where the fold has one (Int +, *, XOR; a Float + whose
+ * partial sums are all integers below 2^53, as vs_fsum_exact_note
+ * argues: exact in any order), else the fold itself, stopped once a step
+ * leaves the value as it was (every later step then would too). */
+static int32_t lazy_ifold(VsRop rop, int32_t x, int64_t l)
+{
+    int32_t acc = vs_rop_iident(rop);
+    switch (rop) {
+    case VS_IADD:
+        return (int32_t)((uint32_t)x * (uint32_t)l); /* wrapping, as l wrapping additions */
+    case VS_IXOR: case VS_BXOR:
+        return l & 1 ? vs_rop_icombine(rop, acc, x) : acc;
+    case VS_IMUL: {
+        uint32_t p = 1, b = (uint32_t)x;
+        for (int64_t e = l; e > 0; e >>= 1, b *= b)
+            if (e & 1)
+                p *= b;
+        return (int32_t)p;
+    }
+    default:
+        for (int64_t i = 0; i < l; i++) {
+            int32_t next = vs_rop_icombine(rop, acc, x);
+            if (next == acc)
+                break;
+            acc = next;
+        }
+        return acc;
+    }
+}
+
+static double lazy_ffold_from(VsRop rop, double acc, double x, int64_t l)
+{
+    for (int64_t i = 0; i < l; i++) {
+        double next = vs_rop_fcombine(rop, acc, x);
+        if (memcmp(&next, &acc, sizeof acc) == 0)
+            break;
+        acc = next;
+    }
+    return acc;
+}
+
+static double lazy_ffold(VsRop rop, double x, int64_t l)
+{
+    if (rop == VS_FADD && x == trunc(x) && fabs(x) * (double)l < 9007199254740992.0)
+        return 0.0 + x * (double)l; /* (from +0.0: never -0.0) */
+    return lazy_ffold_from(rop, vs_rop_fident(rop), x, l);
+}
+
+/* REDUCE of lazy fill D over SD into R: each segment as run() folds it
+ * (--float-reassoc's chunks: the chunks' folds folded in turn). */
+static void lazy_reduce(const Value *d, const Value *sd, Value *r, VsRop rop, int reassoc)
+{
+    const int32_t *L = VI(sd);
+    int isf = d->type == VT_FLOAT;
+    int64_t ch = reassoc && isf && vs_rop_chunks(rop) ? VS_CHUNK : 0;
+    for (int64_t k = 0; k < sd->len; k++) {
+        int64_t l = L[k] > 0 ? L[k] : 0;
+        if (!isf) {
+            VI(r)[k] = lazy_ifold(rop, d->fill.i, l);
+        } else if (ch && l > ch) {
+            double full = lazy_ffold(rop, d->fill.f, ch);
+            double acc = lazy_ffold_from(rop, vs_rop_fident(rop), full, l / ch);
+            if (l % ch)
+                acc = vs_rop_fcombine(rop, acc, lazy_ffold(rop, d->fill.f, l % ch));
+            VF(r)[k] = acc;
+        } else {
+            VF(r)[k] = lazy_ffold(rop, d->fill.f, l);
+        }
+    }
+}
+
 void op_reduce(Interp *it, const Instr *ins)
 {
     Value *d = vs_at(it, 1), *sd = vs_at(it, 0);
     ops_check_segments(sd);
     Value *r = val_new((ValType)d->type, sd->len);
-    run(d, sd, r, vc_rop_of(ins->op, ins->type), ins->type, 0, it->opt.float_reassoc);
+    VsRop rop = vc_rop_of(ins->op, ins->type);
+    if (d->lazy)
+        lazy_reduce(d, sd, r, rop, it->opt.float_reassoc);
+    else
+        run(d, sd, r, rop, ins->type, 0, it->opt.float_reassoc);
     ops_finish(it, 2, r);
 }
