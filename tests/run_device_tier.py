@@ -579,6 +579,31 @@ PACK50 = ("FUNC MAIN1_1\n" + iota(0, N) + iota(0, N) + dist(3, N) + "%%\nCONST I
           "DIST INT\n= INT\n" % N + dist(400, 50) + "MAKE_SEGDES\nPACK INT\nRET\n")
 
 
+# DPERMUTE into a lazy fill (DIST of 7 over N, unwritten): the reversed
+# iota scattered over it. The result is the fill's value written by one
+# launch into the result itself, not a device copy of the fill made and
+# then copied (a copy on the device: none in the timed region now, one
+# before).
+DPERM_FILL = ("FUNC MAIN1_1\n" + iota(0, N) + "CONST INT %d\nCONST INT -1\nCONST INT %d\nMAKE_SEGDES\nINDEX\n" % (N - 1, N) +
+              "CONST INT 7\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N +
+              "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\nSTART_TIMER\nDPERMUTE INT\nSTOP_TIMER\n"
+              "RET\n" % (N, N))
+COPIES = re.compile(r"^stats: model: .*a copy or clear on the device, of which (\d+) in the timed region and (\d+) in "
+                    r"the run", re.M)
+
+
+def test_dpermute_fill():
+    rc_r, out_r, _ = ref(DPERM_FILL)
+    rc, out, err = dev(DPERM_FILL, ["-d", "stats"])
+    m = COPIES.search(err)
+    fills = re.search(r"^stats: cuda: lazy fills filled on the device: (\d+)$", err, re.M)
+    vec = lambda o: [line for line in o.splitlines() if line.count(" ") > 2]  # the result, not the seconds
+    check(rc_r == 0 and rc == 0 and vec(out) == vec(out_r) and len(vec(out_r)) == 1 and m is not None and
+          m.group(1) == "0" and fills is not None and
+          fills.group(1) == "0", "DPERMUTE into a lazy fill: the reference's answer, no copy, no fill made on the "
+          "device: %r, %r" % (m and m.group(0)[-60:], fills and fills.group(0)))
+
+
 def test_pack():
     rc_r, out_r, _ = ref(PACK50)
     rc, out, err = dev(PACK50, ["-d", "stats"])
@@ -731,6 +756,7 @@ def main():
     test_prims()
     test_lengths_storage()
     test_pack()
+    test_dpermute_fill()
     test_gathers()
     test_index_chains()
     test_chains()

@@ -755,13 +755,27 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         cx_on_device(t->c, dflt); /* a host default uploaded, to be written over there */
     Value *r = dflt ? in_place(t, &dflt, 1, ty, len) : cx_device_value(t->c, ty, len);
     int copied = dflt && r != dflt;
-    if (copied)
+    /* a lazy fill's value written into the result (one launch), not a
+     * device copy of the fill made and then copied */
+    int filled = copied && dflt->lazy && !dflt->dev && len > 0;
+    if (filled) {
+        VkArg a;
+        memset(&a, 0, sizeof a);
+        if (ty == VT_FLOAT)
+            a.f = dflt->fill.f;
+        else
+            a.i = dflt->fill.i;
+        if (cx_lib(t->c)->dist(es, &a, NULL, 1, len, ((DevCopy *)r->dev)->d) != 0)
+            cx_lib_fail(t->c, vc_ops[op].name);
+        cx_lib_called(t->c);
+    } else if (copied) {
         cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
+    }
     void *o = ((DevCopy *)r->dev)->d;
     /* PERMUTE and FPERMUTE: the positions no element writes are 0, made
      * so by the scatter itself (VK_SCATTER_ZERO), not by a clear first */
     int zero = !dflt && !gather;
-    t->dbytes += (copied ? 2 : zero ? 1 : 0) * len * (int64_t)es;
+    t->dbytes += (filled ? 1 : copied ? 2 : zero ? 1 : 0) * len * (int64_t)es;
     int64_t ns = data->len;
     if (gather ? len > 0 : ns > 0) { /* a scatter into nothing still checks its indices */
         const int32_t *sl = NULL, *dl = NULL;
