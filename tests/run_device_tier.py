@@ -634,6 +634,14 @@ def test_lengths_storage():
         check(rc_r == 0 and (rc, out) == (rc_r, out_r) and m is not None and m.group(1) == want,
               "LENGTHS and MAKE_SEGDES over %s: the reference's answer, %s taken: %r %r" %
               ("values only the stack holds" if take else "copied values", want, m and m.group(1), (out, out_r)))
+        if not take:  # the first LENGTHS, of a descriptor held after it: a chain, summed in the reduction's launch
+            rc2, out2, err2 = dev(src, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
+            on, off = COPIES.search(err), COPIES.search(err2)
+            lon, loff = tallies(err).get("whole run"), tallies(err2).get("whole run")
+            check((rc2, out2) == (rc_r, out_r) and on is not None and off is not None and lon and loff and
+                  int(on.group(2)) == int(off.group(2)) - 1 and lon[0] == loff[0],
+                  "LENGTHS of a held descriptor deferred: one copy fewer than one by one, as many launches: %r, %r" %
+                  (on and on.group(2), off and off.group(2)))
 
 
 # Short work over a long device vector, as radix's loops do it (issue 29):

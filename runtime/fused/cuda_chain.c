@@ -706,6 +706,30 @@ Value *chain_index(CudaExec *c, const VkArg *start, Value *start_v, const VkArg 
     return r;
 }
 
+Value *chain_lengths(CudaExec *c, Value *sd)
+{
+    Value *r = cx_device_value(c, VT_INT, sd->len); /* new, as the reference's (may run every chain first) */
+    Chain *nc = rt_xcalloc(1, sizeof *nc);
+    nc->n = sd->len;
+    link_chain(nc);
+    int ref = leaf_value(nc, sd); /* its lengths, an Int vector of its M elements */
+    int node = new_node(nc);
+    VkExprNode *nd = &nc->e.node[node];
+    memset(nd, 0, sizeof *nd);
+    nd->op = VK_EXPR_COPY;
+    nd->ty = VS_INT;
+    nd->nargs = 1;
+    nd->a[0] = (int8_t)ref;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = 0;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    stats.deferred++;
+    return r;
+}
+
 int chain_on(void)
 {
     if (enabled < 0)

@@ -13,7 +13,8 @@
  * chain); its other operands become the chain's leaves (held until it
  * runs). A DIST is deferred as a chain too, its value operand a leaf
  * spread over the descriptor's segments (chain_dist), an INDEX as a node
- * over its start and stride so spread (chain_index), and a BPERMUTE,
+ * over its start and stride so spread (chain_index), a LENGTHS as a copy
+ * of its descriptor's lengths (chain_lengths), and a BPERMUTE,
  * its data a leaf read at the gathered positions (chain_gather). A chain
  * runs — one
  * launch reading each leaf once and writing each
@@ -65,6 +66,11 @@ Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType
  * VkArg's one value). */
 Value *chain_index(CudaExec *c, const VkArg *start, Value *start_held, const VkArg *stride, Value *stride_held,
                    Value *sd, int64_t n);
+/* LENGTHS of descriptor SD (its lengths on the device, held elsewhere)
+ * deferred: a new Int vector of its M elements, pending, a copy of them
+ * in a chain (read where the chain reads it: an elementwise instruction
+ * or a reduction over it copies nothing). */
+Value *chain_lengths(CudaExec *c, Value *sd);
 /* 1 when a BPERMUTE of DATA at IDX (source descriptor SSD, destination
  * DSD) can be deferred: DATA a vector with a whole device copy (or
  * pending: chain_gather runs it first), IDX such a vector, pending, or a

@@ -963,7 +963,9 @@ static Value *segdes_of_lengths(CudaTier *t, Value *l, int take)
 static void run_make_segdes(CudaTier *t, Interp *it) { finish(t, it, 1, segdes_of_lengths(t, vs_at(it, 0), 1)); }
 
 /* LENGTHS of a descriptor that lives on the device: its lengths taken
- * when TAKE and only the stack holds it (cx_device_take), else copied. */
+ * when TAKE and only the stack holds it (cx_device_take), else copied:
+ * when TAKE, in a chain (cuda_chain.h chain_lengths: no launch where the
+ * chain is read by an elementwise instruction or a reduction). */
 static Value *lengths_of(CudaTier *t, Value *sd, int take)
 {
     Value *r = take ? cx_device_take(t->c, sd, VT_INT) : NULL;
@@ -971,6 +973,8 @@ static Value *lengths_of(CudaTier *t, Value *sd, int take)
         t->in_place++, t->taken++;
         return r;
     }
+    if (take && chain_on() && sd->len > 0 && !((DevCopy *)sd->dev)->planted)
+        return chain_lengths(t->c, sd);
     r = cx_device_value(t->c, VT_INT, sd->len);
     cx_d2d(t->c, ((DevCopy *)r->dev)->d, ((DevCopy *)sd->dev)->d, (size_t)sd->len * 4);
     return r;
