@@ -257,6 +257,16 @@ int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, i
  * the descriptor's offsets OFF_D (m segments tiling n elements). ESIZE
  * is 4 or 8 (VAL's F then used for a scalar). */
 int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+/* vk_scatter_fill: DPERMUTE into a lazy fill: out_d's N_DST elements
+ * FILL's one value (I for an esize of 4, F for 8), then vk_scatter's
+ * scatter over them (MODE 0: the later element wins a collision); the
+ * check as vk_scatter's. Kernels queued: kernels/vk_count.h (up to
+ * VK_SCATTER_FILL_ONE source elements one: the fill over the grid, the
+ * scatter by its last block). */
+int vk_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src, const int32_t *idx_d,
+                    const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+                    const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst,
+                    VkPermFault *fault_d);
 /* INDEX: out_d[i] = start + (i - off[s]) * stride of the segment s that
  * holds element i, in wrapping Int arithmetic. */
 int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int64_t m, int64_t n,

@@ -48,6 +48,7 @@
 #define vk_seg_positions tk_seg_positions
 #define vk_seg_shape tk_seg_shape
 #define vk_scatter tk_scatter
+#define vk_scatter_fill tk_scatter_fill
 #define vk_gather tk_gather
 #endif
 #include "kernels/kernels.h"
@@ -129,6 +130,12 @@ int tk_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx, const 
                int mode, VkPermFault *rec)
 {
     return emu.scatter(es, in, ns, idx, fl, sl, so, sm, dl, dof, dm, out, nd, mode, rec);
+}
+int tk_scatter_fill(size_t es, const VkArg *fill, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
+                    const int32_t *sl, const int64_t *so, int64_t sm, const int32_t *dl, const int64_t *dof, int64_t dm,
+                    void *out, int64_t nd, VkPermFault *rec)
+{
+    return emu.scatter_fill(es, fill, in, ns, idx, fl, sl, so, sm, dl, dof, dm, out, nd, rec);
 }
 int tk_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl, const int32_t *sl,
               const int64_t *so, int64_t sm, const int32_t *dl, const int64_t *dof, int64_t dm, void *out, int64_t nd,
@@ -1326,6 +1333,23 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
         rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, 0, NULL);
         CHECK(rc == 0 && down(out, (size_t)n) == wd, "scatter with collisions over a default, n=%lld m=%lld: %s",
               (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
+        /* ... over a fill (DPERMUTE into a lazy fill: vk_scatter_fill), the
+         * stale contents of OUT written over */
+        std::vector<int32_t> wf(n, -77);
+        for (int64_t i = 0; i < n; i++)
+            if (fl[i]) {
+                int64_t k = std::upper_bound(off.begin(), off.end(), (int64_t)i) - off.begin() - 1;
+                while (k > 0 && L[k] == 0)
+                    k--;
+                wf[off[k] + idx[i]] = x[i];
+            }
+        VkArg fill;
+        memset(&fill, 0, sizeof fill);
+        fill.i = -77;
+        vk_memcpy_h2d(out, dflt.data(), (size_t)n * 4);
+        rc = vk_scatter_fill(4, &fill, xd, n, id, fd, ld, od, m, ld, od, m, out, n, NULL);
+        CHECK(rc == 0 && down(out, (size_t)n) == wf, "scatter with collisions over a fill, n=%lld m=%lld: %s",
+              (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
         /* without flags (PERMUTE's and DPERMUTE's form): every element
          * claims, the later one winning; zeroing, the positions nobody
          * claimed 0 (up to VK_SCATTER_ONE_PASS elements one kernel, whose
@@ -1409,6 +1433,47 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
     vk_free(od);
 }
 
+/* vk_scatter_fill of Floats: NS source elements (a few, colliding, one
+ * out of range when BAD) over a fill of 2.5 of ND elements, one segment;
+ * the result against the runtime's rule, the bad one's record. */
+static void test_scatter_fill(int64_t ns, int64_t nd, int bad)
+{
+    std::vector<double> x(ns ? ns : 1), want(nd, 2.5);
+    std::vector<int32_t> idx(ns ? ns : 1);
+    int64_t first = -1;
+    for (int64_t i = 0; i < ns; i++) {
+        x[i] = (double)i + 0.25;
+        idx[i] = nd ? (int32_t)(rnd32() % (uint32_t)(nd < 8 ? nd : nd / 8)) : 0;
+        if (bad && i == ns / 2)
+            idx[i] = (int32_t)nd;
+        if (idx[i] >= 0 && idx[i] < nd)
+            want[idx[i]] = x[i];
+        else if (first < 0)
+            first = i;
+    }
+    double *xd = up(x), *out = (double *)vk_alloc((size_t)(nd ? nd : 1) * 8);
+    int32_t *id = up(idx);
+    VkPermFault none = { ~0ull, 0, 0, 0 }, got;
+    VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+    vk_memcpy_h2d(rd, &none, sizeof none);
+    VkArg fill;
+    memset(&fill, 0, sizeof fill);
+    fill.f = 2.5;
+    int rc = vk_scatter_fill(8, &fill, xd, ns, id, NULL, NULL, NULL, 0, NULL, NULL, 0, out, nd, rd);
+    vk_memcpy_d2h(&got, rd, sizeof got);
+    if (first < 0)
+        CHECK(rc == 0 && got.err == ~0ull && down(out, (size_t)nd) == want, "Float scatter over a fill, %lld into %lld: %s",
+              (long long)ns, (long long)nd, rc ? vk_last_error() : "a wrong result or a record");
+    else
+        CHECK(rc == 0 && got.err == ((unsigned long long)first << 1) && got.j == nd && got.len == nd,
+              "Float scatter over a fill, a bad index at %lld of %lld: err %llx j %lld len %lld", (long long)first,
+              (long long)ns, got.err, got.j, got.len);
+    vk_free(rd);
+    vk_free(id);
+    vk_free(out);
+    vk_free(xd);
+}
+
 #ifndef VK_TEST_EMULATED
 /* What each primitive queues, by the library's own tally (vk_queued),
  * against kernels/vk_count.h, the model's counts: N elements in the
@@ -1474,6 +1539,12 @@ static void test_counts(int64_t n, const std::vector<int32_t> &L)
         COUNTED("scatter", vk_count_scatter(n, 1, 0, n, mode, 0, 0),
                 vk_scatter(8, xfd, n, idd, NULL, NULL, NULL, 0, NULL, NULL, 0, of, n, mode, NULL));
     }
+    VkArg fill;
+    memset(&fill, 0, sizeof fill);
+    COUNTED("segmented scatter over a fill", vk_count_scatter_fill(n, m, 1, n, 1, 1),
+            vk_scatter_fill(4, &fill, xid, n, idd, fld, ld, od, m, ld, od, m, oi, n, rec));
+    COUNTED("scatter of a few over a fill", vk_count_scatter_fill(n < 1000 ? n : 1000, 1, 0, n, 0, 0),
+            vk_scatter_fill(8, &fill, xfd, n < 1000 ? n : 1000, idd, NULL, NULL, NULL, 0, NULL, NULL, 0, of, n, NULL));
     COUNTED("segmented gather", vk_count_gather(n, m, 1, 1),
             vk_gather(4, xid, n, idd, NULL, ld, od, m, ld, od, m, oi, n, rec));
     COUNTED("gather", vk_count_gather(n, 1, 0, 0), vk_gather(8, xfd, n, idd, fld, NULL, NULL, 0, NULL, NULL, 0, of, n, NULL));
@@ -1649,6 +1720,10 @@ int main(int argc, char **argv)
             test_float_ops(n, L, 1);
             test_dist_index(n, L);
             test_seg_permutes(n, L);
+            if (avg == 1) {
+                test_scatter_fill(n < 1000 ? n : 1000, n, 0);
+                test_scatter_fill(n < 1000 ? n : 1000, n, 1);
+            }
 #ifndef VK_TEST_EMULATED
             test_counts(n, L);
 #endif

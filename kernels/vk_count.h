@@ -144,6 +144,24 @@ static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int6
     return vk_count_of(2, n_dst > VK_STAMPS_KEPT ? 1 : 0); /* claim, write; long: the stamps cleared */
 }
 
+/* vk_scatter_fill (kernels.h): up to VK_SCATTER_FILL_ONE source elements
+ * (and the stamps kept) one kernel, whose last block scatters them after
+ * every block's fill; else the fill (vk_dist's kernel) and vk_scatter. */
+#define VK_SCATTER_FILL_ONE 1024
+
+static inline int vk_scatter_fill_one(int64_t n, int64_t n_dst)
+{
+    return n_dst > 0 && n <= VK_SCATTER_FILL_ONE && n_dst <= VK_STAMPS_KEPT;
+}
+
+static inline VkCount vk_count_scatter_fill(int64_t n, int64_t m, int segmented, int64_t n_dst, int flagged,
+                                            int record)
+{
+    if (vk_scatter_fill_one(n, n_dst))
+        return vk_count_of(1, 0);
+    return vk_count_add(vk_count_of(n_dst > 0 ? 1 : 0, 0), vk_count_scatter(n, m, segmented, n_dst, 0, flagged, record));
+}
+
 /* vk_gather: N_DST destination elements over M segments. */
 static inline VkCount vk_count_gather(int64_t n_dst, int64_t m, int segmented, int record)
 {

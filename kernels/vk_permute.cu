@@ -38,6 +38,7 @@
 #include <cub/device/device_select.cuh>
 
 #include <limits.h>
+#include <string.h>
 
 namespace {
 
@@ -188,6 +189,38 @@ __global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const 
             for (int64_t i = threadIdx.x; i < n_dst; i += blockDim.x)
                 if (w[i] >> 32 != gen >> 32)
                     out[i] = 0;
+    }
+    if (threadIdx.x == 0) {
+        unsigned long long e = *(volatile unsigned long long *)err;
+        *err = ULLONG_MAX;
+        fault_info(e, idx, src, dst, rec);
+    }
+}
+
+/* vk_scatter_fill's one kernel: FILLV into every one of the N_DST
+ * destination elements over the grid; then, every block's fill visible to
+ * it, the last block scatters the N source elements: each claims its
+ * destination (the stamps), then the winners write. */
+template <class U>
+__global__ void k_fill_scatter(U fillv, const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src,
+                               Side dst, unsigned long long *winner, unsigned long long gen, int64_t n_dst, U *out,
+                               unsigned long long *err, unsigned int *done, VkPermFault *rec)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_dst; i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = fillv;
+    if (!vk_is_last_block(done))
+        return;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t d = scatter_dest(i, idx, flags, src, dst, err);
+        if (d >= 0)
+            atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
+    }
+    __syncthreads();
+    volatile unsigned long long *w = winner;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
+        if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
+            out[d] = in[i];
     }
     if (threadIdx.x == 0) {
         unsigned long long e = *(volatile unsigned long long *)err;
@@ -411,6 +444,42 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
         (void)cudaMemsetAsync(e, 0xff, sizeof *e, 0);
         return rc;
     }
+    return read_check(fault_d, rec, "destination");
+}
+
+extern "C" int vk_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src,
+                               const int32_t *idx_d, const int32_t *flags_d, const int32_t *slen_d,
+                               const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
+                               int64_t dm, void *out_d, int64_t n_dst, VkPermFault *fault_d)
+{
+    Side src, dst;
+    if (setup(esize, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, "vk_scatter_fill") != 0)
+        return -1;
+    if (!vk_scatter_fill_one(n_src, n_dst)) { /* the fill, then the scatter */
+        if (n_dst > 0 && vk_dist(esize, fill, nullptr, 1, n_dst, out_d) != 0)
+            return -1;
+        return vk_scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, 0,
+                          fault_d);
+    }
+    unsigned long long *e, gen, *st;
+    unsigned int *done;
+    VkTemp own, unused;
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec || stamps(n_dst, &gen, &st, unused) != 0)
+        return -1;
+    int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
+    unsigned grid = vk_grid(n_dst, 256);
+    if (esize == 4) {
+        k_fill_scatter<uint32_t><<<grid, 256>>>((uint32_t)fill->i, (const uint32_t *)in_d, n, idx_d, flags_d, src, dst,
+                                                st, gen, n_dst, (uint32_t *)out_d, e, done, rec);
+    } else {
+        unsigned long long bits;
+        memcpy(&bits, &fill->f, sizeof bits);
+        k_fill_scatter<unsigned long long><<<grid, 256>>>(bits, (const unsigned long long *)in_d, n, idx_d, flags_d,
+                                                          src, dst, st, gen, n_dst, (unsigned long long *)out_d, e,
+                                                          done, rec);
+    }
+    VK_LAUNCHED();
     return read_check(fault_d, rec, "destination");
 }
 

@@ -588,6 +588,12 @@ DPERM_FILL = ("FUNC MAIN1_1\n" + iota(0, N) + "CONST INT %d\nCONST INT -1\nCONST
               "CONST INT 7\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N +
               "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\nSTART_TIMER\nDPERMUTE INT\nSTOP_TIMER\n"
               "RET\n" % (N, N))
+# ... and 500 elements scattered into it (every 40th): one launch in all
+# (vk_scatter_fill: the fill over the grid, the scatter by its last block)
+DPERM_FILL_SHORT = ("FUNC MAIN1_1\n" + iota(0, 500) + "CONST INT 0\nCONST INT 40\nCONST INT 500\nMAKE_SEGDES\nINDEX\n" +
+                    "CONST INT 7\nCONST INT %d\nMAKE_SEGDES\nDIST INT\n" % N +
+                    "CONST INT 500\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\nSTART_TIMER\nDPERMUTE INT\nSTOP_TIMER\n"
+                    "RET\n" % N)
 COPIES = re.compile(r"^stats: model: .*a copy or clear on the device, of which (\d+) in the timed region and (\d+) in "
                     r"the run", re.M)
 
@@ -602,6 +608,11 @@ def test_dpermute_fill():
           m.group(1) == "0" and fills is not None and
           fills.group(1) == "0", "DPERMUTE into a lazy fill: the reference's answer, no copy, no fill made on the "
           "device: %r, %r" % (m and m.group(0)[-60:], fills and fills.group(0)))
+    rc_r, out_r, _ = ref(DPERM_FILL_SHORT)
+    rc, out, err = dev(DPERM_FILL_SHORT, ["-d", "stats"])
+    reg = tallies(err).get("timed region")
+    check(rc_r == 0 and rc == 0 and vec(out) == vec(out_r) and len(vec(out_r)) == 1 and reg and reg[0] == 1,
+          "DPERMUTE of 500 elements into a lazy fill: the reference's answer, one launch: %r" % reg)
 
 
 def test_pack():

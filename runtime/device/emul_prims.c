@@ -301,6 +301,21 @@ static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx,
     return 0;
 }
 
+/* DPERMUTE into a fill: FILL's value into all ND elements, then the
+ * scatter over them. */
+static int em_scatter_fill(size_t es, const VkArg *fill, const void *in, int64_t ns, const int32_t *idx,
+                           const int32_t *fl, const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
+                           const int64_t *doff, int64_t dm, void *out, int64_t nd, VkPermFault *rec)
+{
+    for (int64_t i = 0; i < nd; i++) {
+        if (es == 8)
+            ((double *)out)[i] = fill->f;
+        else
+            ((int32_t *)out)[i] = fill->i;
+    }
+    return em_scatter(es, in, ns, idx, fl, slen, soff, sm, dlen, doff, dm, out, nd, 0, rec);
+}
+
 /* Destination segment k from source segment k, in destination order;
  * where FL is given and 0, the element is 0. */
 static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
@@ -360,6 +375,7 @@ void emu_prims_bind(VkLib *lib)
     lib->index = em_index;
     lib->seg_positions = em_seg_positions;
     lib->scatter = em_scatter;
+    lib->scatter_fill = em_scatter_fill;
     lib->gather = em_gather;
     lib->select_flagged = em_select_flagged;
     lib->last_error = em_lib_error;

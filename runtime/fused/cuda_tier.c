@@ -755,19 +755,17 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         cx_on_device(t->c, dflt); /* a host default uploaded, to be written over there */
     Value *r = dflt ? in_place(t, &dflt, 1, ty, len) : cx_device_value(t->c, ty, len);
     int copied = dflt && r != dflt;
-    /* a lazy fill's value written into the result (one launch), not a
-     * device copy of the fill made and then copied */
+    /* a lazy fill's value written into the result by the scatter itself
+     * (vk_scatter_fill: one launch for a short source), not a device copy
+     * of the fill made and then copied */
     int filled = copied && dflt->lazy && !dflt->dev && len > 0;
+    VkArg fa;
+    memset(&fa, 0, sizeof fa);
     if (filled) {
-        VkArg a;
-        memset(&a, 0, sizeof a);
         if (ty == VT_FLOAT)
-            a.f = dflt->fill.f;
+            fa.f = dflt->fill.f;
         else
-            a.i = dflt->fill.i;
-        if (cx_lib(t->c)->dist(es, &a, NULL, 1, len, ((DevCopy *)r->dev)->d) != 0)
-            cx_lib_fail(t->c, vc_ops[op].name);
-        cx_lib_called(t->c);
+            fa.i = dflt->fill.i;
     } else if (copied) {
         cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
     }
@@ -789,9 +787,10 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         const int32_t *ix = dev_of(t, idx), *fl = dev_of(t, flags);
         /* the index check does not wait: its record is read later (settle) */
         VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination", PEND_PERMUTE);
-        int rc = gather ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
-                        : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len,
-                                     zero ? VK_SCATTER_ZERO : 0, rec);
+        int rc = gather   ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
+                 : filled ? l->scatter_fill(es, &fa, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
+                          : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len,
+                                       zero ? VK_SCATTER_ZERO : 0, rec);
         cx_lib_called(t->c);
         t->dbytes += (gather ? 2 * len : 2 * ns) * (int64_t)es + (gather ? len : ns) * (flags ? 8 : 4);
         if (rc != 0) {
@@ -800,6 +799,10 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         }
     } else if (zero && len > 0) { /* nothing scattered into it */
         cx_memset0(t->c, o, (size_t)len * es);
+    } else if (filled) { /* nothing scattered into the fill's value */
+        if (cx_lib(t->c)->dist(es, &fa, NULL, 1, len, o) != 0)
+            cx_lib_fail(t->c, vc_ops[op].name);
+        cx_lib_called(t->c);
     }
     finish(t, it, na, r);
 }

@@ -380,6 +380,16 @@ static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_
          scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, mode,
                  fault_d));
 }
+static int w_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src, const int32_t *idx_d,
+                          const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+                          const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst,
+                          VkPermFault *fault_d)
+{
+    queued(current, vk_count_scatter_fill(n_src, sm, slen_d != NULL, n_dst, flags_d != NULL, fault_d != NULL));
+    PRIM("scatter_fill", 8, PTRS(in_d, idx_d, flags_d, slen_d, soff_d, dlen_d, doff_d, fault_d),
+         scatter_fill(esize, fill, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst,
+                      fault_d));
+}
 static int w_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                     const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, VkPermFault *fault_d)
@@ -488,6 +498,7 @@ void cx_wrap_lib(CudaExec *c)
     l->index = d->index ? w_index : NULL;
     l->seg_positions = d->seg_positions ? w_seg_positions : NULL;
     l->scatter = d->scatter ? w_scatter : NULL;
+    l->scatter_fill = d->scatter_fill ? w_scatter_fill : NULL;
     l->gather = d->gather ? w_gather : NULL;
     l->select_flagged = d->select_flagged ? w_select_flagged : NULL;
     l->last_error = d->last_error ? w_last_error : NULL;
