@@ -118,7 +118,8 @@ void vk_set_strategy(VkStrategy s);
 int vk_seg_offsets(const int32_t *len_d, int64_t m, int64_t *off_d, int64_t *n_host);
 /* A descriptor's shape: its offsets into off_d (as vk_seg_offsets) and,
  * into *rec_d on the device, the sum of its m >= 1 lengths and the
- * shortest and longest; no wait (two launches). */
+ * shortest and longest; no wait (one launch up to VK_SHAPE_ONE_BLOCK
+ * segments, else two: kernels/vk_count.h). */
 typedef struct {
     long long n;
     int32_t lo, hi;

@@ -1747,6 +1747,21 @@ int main(int argc, char **argv)
         test_map_float(n);
         test_expr(n);
     }
+    /* unsegmented scans about VK_SCAN_ONE_BLOCK (one block, one chunk, up
+     * to it; chunked past it), every operator and type */
+    for (int64_t n : { (int64_t)1500, (int64_t)5000, (int64_t)VK_SCAN_ONE_BLOCK, (int64_t)VK_SCAN_ONE_BLOCK + 1 }) {
+        std::vector<int32_t> one(1, (int32_t)n);
+        test_int_ops(VS_INT, n, one);
+        test_int_ops(VS_BOOL, n, one);
+        test_float_ops(n, one, 0);
+    }
+    /* descriptors about VK_SHAPE_ONE_BLOCK segments (one block's tiles up to it, DeviceScan past it) */
+    for (int64_t m : { (int64_t)3000, (int64_t)VK_SHAPE_ONE_BLOCK, (int64_t)VK_SHAPE_ONE_BLOCK + 1 }) {
+        std::vector<int32_t> L((size_t)m);
+        for (auto &l : L)
+            l = (int32_t)(rnd32() % 9);
+        test_seg_shape(L);
+    }
     test_seg_shape({ 5, -3, 0, 7 }); /* negative lengths (a descriptor MAKE_SEGDES refuses later) */
     test_seg_shape({ -1 });
     test_rand();

@@ -2,11 +2,13 @@
  * copies, options, segment offsets. */
 #include "kernels/vk_internal.cuh"
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
+#include <limits.h>
 #include <mutex>
 #include <stdarg.h>
 #include <stdio.h>
@@ -413,12 +415,64 @@ struct ShapeOut {
     }
 };
 
+namespace {
+constexpr int SH_TB = 256, SH_IPT = 8;
+
+/* The tiles' running shape, for BlockScan (its first warp calls it). */
+struct ShapeCarry {
+    VkShape c;
+    __device__ __forceinline__ VkShape operator()(const VkShape &tile)
+    {
+        VkShape old = c;
+        c = ShapeJoin()(c, tile);
+        return old;
+    }
+};
+} // namespace
+
+/* vk_seg_shape of up to VK_SHAPE_ONE_BLOCK segments: one block walks them
+ * in tiles, the running shape carried from tile to tile. */
+static __global__ void __launch_bounds__(SH_TB) k_seg_shape_block(const int32_t *len, int64_t m, int64_t *off,
+                                                                   VkShape *rec)
+{
+    typedef cub::BlockScan<VkShape, SH_TB> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    VkShape none;
+    none.n = 0;
+    none.lo = INT32_MAX;
+    none.hi = INT32_MIN;
+    ShapeCarry carry;
+    carry.c = none;
+    ShapeOut out{ off, rec, m };
+    for (int64_t t0 = 0; t0 < m; t0 += SH_TB * SH_IPT) {
+        VkShape x[SH_IPT], e[SH_IPT];
+#pragma unroll
+        for (int j = 0; j < SH_IPT; j++) {
+            int64_t i = t0 + (int64_t)threadIdx.x * SH_IPT + j;
+            x[j] = i < m ? ShapeOf()(len[i]) : none;
+        }
+        Scan(tmp).ExclusiveScan(x, e, ShapeJoin(), carry);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < SH_IPT; j++) {
+            int64_t i = t0 + (int64_t)threadIdx.x * SH_IPT + j;
+            if (i < m)
+                out(i, ShapeJoin()(e[j], x[j])); /* the shape up to element i, inclusive */
+        }
+    }
+}
+
 extern "C" int vk_seg_shape(const int32_t *len_d, int64_t m, int64_t *off_d, VkShape *rec_d)
 {
     if (vk_ready() != 0)
         return -1;
     if (m < 1 || !len_d || !off_d || !rec_d)
         return vk_fail("vk_seg_shape: %lld segments", (long long)m);
+    if (m <= VK_SHAPE_ONE_BLOCK) {
+        k_seg_shape_block<<<1, SH_TB>>>(len_d, m, off_d, rec_d);
+        VK_LAUNCHED();
+        return 0;
+    }
     auto in = thrust::make_transform_iterator(len_d, ShapeOf());
     auto out = thrust::make_tabulate_output_iterator(ShapeOut{ off_d, rec_d, m });
     size_t bytes = 0;

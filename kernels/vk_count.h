@@ -46,6 +46,10 @@ static inline VkCount vk_count_of(int64_t k, int64_t c)
 
 static inline VkCount vk_count_add(VkCount a, VkCount b) { return vk_count_of(a.k + b.k, a.c + b.c); }
 
+/* An unsegmented scan of up to this many elements that would be chunked
+ * is one block's (vk_scan.cu run(): one kernel, no partials). */
+#define VK_SCAN_ONE_BLOCK 8192
+
 /* vk_scan.cu run(): M segments (SEGMENTED: a descriptor given) of N
  * elements, the longest LONGEST (< 0 unknown), a scan or a reduction. */
 static inline VkCount vk_count_fold(int64_t n, int64_t m, int64_t longest, int segmented, int scan)
@@ -55,7 +59,7 @@ static inline VkCount vk_count_fold(int64_t n, int64_t m, int64_t longest, int s
     if (n < 0)
         n = 0;
     VkSegPlan p = vk_seg_plan(n, m, segmented ? longest : n, 0);
-    if (p != VK_PLAN_CHUNK)
+    if (p != VK_PLAN_CHUNK || (scan && !segmented && m == 1 && n <= VK_SCAN_ONE_BLOCK))
         return vk_count_of(1, 0);
     /* chunk partials, per segment (one segment: by the first kernel's
      * last block), [scan] */
@@ -83,8 +87,10 @@ static inline VkCount vk_count_seg_offsets(int64_t m, int total)
     return m > 0 ? vk_count_of(2 + (total ? 1 : 0), 0) : vk_count_of(0, 0);
 }
 
-/* vk_seg_shape: one DeviceScan of the lengths' shapes (M >= 1). */
-static inline VkCount vk_count_seg_shape(int64_t m) { return vk_count_of(m > 0 ? 2 : 0, 0); }
+/* vk_seg_shape: up to VK_SHAPE_ONE_BLOCK segments one block's kernel,
+ * else one DeviceScan of the lengths' shapes (M >= 1). */
+#define VK_SHAPE_ONE_BLOCK 8192
+static inline VkCount vk_count_seg_shape(int64_t m) { return vk_count_of(m > 0 ? (m <= VK_SHAPE_ONE_BLOCK ? 1 : 2) : 0, 0); }
 
 /* vk_map, vk_dist, vk_index, vk_seg_positions, vk_elems_get/put, vk_rand:
  * one kernel over N (or M) items, none when there are none. */

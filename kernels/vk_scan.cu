@@ -18,7 +18,9 @@
  *     MAX/MIN, chosen so the whole
  *     data makes about 4 chunks per SM); a chunk's index range comes from an
  *     exclusive scan of the per-segment chunk counts (cstart) and a binary
- *     search. Three kernels: (1) a block per chunk reduces it tile by tile
+ *     search. Three kernels (an unsegmented scan of at most
+ *     VK_SCAN_ONE_BLOCK elements: (3) alone, one block, one chunk from the
+ *     identity): (1) a block per chunk reduces it tile by tile
  *     (partial[v]); (2) a warp per segment scans its chunks' partials in
  *     order (exclusive prefixes in place; for a reduction the total is the
  *     result); (3, scans only) a block per chunk rescans it from its prefix
@@ -294,7 +296,7 @@ __global__ void __launch_bounds__(TB, 2) k_chunk_scan(R r, const typename R::T *
         int64_t lo = s_lo, hi = s_hi;
         CarryIn<R> cin;
         cin.r = r;
-        cin.carry = prefix[v];
+        cin.carry = prefix ? prefix[v] : r.ident(); /* no prefixes: one chunk, from the identity */
         for (int64_t t0 = lo; t0 < hi; t0 += TILE) {
             int valid = hi - t0 < TILE ? (int)(hi - t0) : TILE;
             T raw[IPT];
@@ -372,6 +374,14 @@ int run(const R &r, const typename R::T *in, VkSegs sg, typename R::T *out, int 
     }
     /* CHUNK */
     const int64_t TILE = ChunkTypes<R>::TILE;
+    if (scan && !sg.len && sg.m == 1 && n <= VK_SCAN_ONE_BLOCK) { /* one chunk, one block: no partials */
+        Chunks one;
+        one.cstart = nullptr;
+        one.c = (n + TILE - 1) / TILE * TILE;
+        k_chunk_scan<R><<<1, TB>>>(r, in, sg, one, nullptr, out, incl);
+        VK_LAUNCHED();
+        return 0;
+    }
     int64_t tiles = (n + TILE - 1) / TILE;
     int64_t target = 4 * (int64_t)vk_sm_count();
     int64_t per = (tiles + target - 1) / target;
