@@ -1741,6 +1741,9 @@ int main(int argc, char **argv)
         test_select(n);
         test_permutes(n);
     }
+    /* about VK_SELECT_ONE_BLOCK: one block's tiles up to it, DeviceSelect past it */
+    for (int64_t n : { (int64_t)5000, (int64_t)VK_SELECT_ONE_BLOCK, (int64_t)VK_SELECT_ONE_BLOCK + 1 })
+        test_select(n);
 #endif
     for (int64_t n : sizes) {
         test_map_int(n);

@@ -176,8 +176,9 @@ static inline VkCount vk_count_gather(int64_t n_dst, int64_t m, int segmented, i
     return vk_count_of(1, 0);
 }
 
-/* vk_select_flagged: DeviceSelect. */
-static inline VkCount vk_count_select(int64_t n) { return vk_count_of(n > 0 ? 2 : 0, 0); }
+/* vk_select_flagged: DeviceSelect (VK_SELECT_ONE_BLOCK: one block). */
+#define VK_SELECT_ONE_BLOCK 8192 /* up to it, one block's kernel */
+static inline VkCount vk_count_select(int64_t n) { return vk_count_of(n > 0 ? (n <= VK_SELECT_ONE_BLOCK ? 1 : 2) : 0, 0); }
 
 /* vk_rank.cu sort_pairs: N pairs of 8-byte keys sorted on BITS bits. */
 static inline VkCount vk_count_sort(int64_t n, int bits)

@@ -35,6 +35,7 @@
 #include "kernels/vk_internal.cuh"
 #include "kernels/vk_elem.h" /* vk_seg_find */
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <limits.h>
@@ -513,12 +514,66 @@ extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const in
 
 /* ---- PACK ---- */
 
+namespace {
+constexpr int SEL_TB = 256, SEL_IPT = 8;
+
+/* The kept elements before the tile, for BlockScan (its first warp calls
+ * it; thread 0's C is the count at the end). */
+struct KeptCarry {
+    int c;
+    __device__ __forceinline__ int operator()(int tile)
+    {
+        int old = c;
+        c += tile;
+        return old;
+    }
+};
+struct AddInt {
+    __device__ __forceinline__ int operator()(int a, int b) const { return a + b; }
+};
+
+/* PACK of up to VK_SELECT_ONE_BLOCK elements: one block over its tiles,
+ * each element's place an exclusive sum of the flags before it. */
+template <class U>
+__global__ void __launch_bounds__(SEL_TB) k_select_block(const U *in, const int32_t *flags, int64_t n, U *out,
+                                                         int64_t *count)
+{
+    typedef cub::BlockScan<int, SEL_TB> Scan;
+    __shared__ typename Scan::TempStorage tmp;
+    KeptCarry carry;
+    carry.c = 0;
+    for (int64_t t0 = 0; t0 < n; t0 += SEL_TB * SEL_IPT) {
+        int x[SEL_IPT], e[SEL_IPT];
+#pragma unroll
+        for (int j = 0; j < SEL_IPT; j++) {
+            int64_t i = t0 + (int64_t)threadIdx.x * SEL_IPT + j;
+            x[j] = i < n && flags[i] != 0;
+        }
+        Scan(tmp).ExclusiveScan(x, e, AddInt(), carry);
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < SEL_IPT; j++)
+            if (x[j])
+                out[e[j]] = in[t0 + (int64_t)threadIdx.x * SEL_IPT + j];
+    }
+    if (threadIdx.x == 0)
+        *count = carry.c;
+}
+} // namespace
+
 template <class U>
 static int select_flagged(const U *in, const int32_t *flags, int64_t n, U *out, int64_t *count)
 {
     VkTemp cnt;
     if (cnt.alloc(sizeof(int64_t)) != 0)
         return -1;
+    if (n <= VK_SELECT_ONE_BLOCK) {
+        k_select_block<U><<<1, SEL_TB>>>(in, flags, n, out, cnt.as<int64_t>());
+        VK_LAUNCHED();
+        if (count)
+            VK_CUDA(cudaMemcpy(count, cnt.p, sizeof(int64_t), cudaMemcpyDeviceToHost));
+        return 0;
+    }
     size_t bytes = 0;
     VK_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, in, flags, out, cnt.as<int64_t>(), n));
     VkTemp tmp;
