@@ -1320,29 +1320,26 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
         int rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, NULL);
         CHECK(rc == 0 && down(out, (size_t)n) == want, "scatter with collisions, zeroing, round %d, n=%lld m=%lld: %s",
               round, (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
-        /* claims over a default (DPERMUTE's form) */
-        std::vector<int32_t> wd = dflt;
-        for (int64_t i = 0; i < n; i++)
-            if (fl[i]) {
-                int64_t k = std::upper_bound(off.begin(), off.end(), (int64_t)i) - off.begin() - 1;
-                while (k > 0 && L[k] == 0)
-                    k--;
-                wd[off[k] + idx[i]] = x[i];
-            }
+        /* claims over a default (DPERMUTE's form): BASE with the flagged
+         * elements scattered over it in order */
+        auto over = [&](std::vector<int32_t> w) {
+            for (int64_t i = 0; i < n; i++)
+                if (fl[i]) {
+                    int64_t k = std::upper_bound(off.begin(), off.end(), (int64_t)i) - off.begin() - 1;
+                    while (k > 0 && L[k] == 0)
+                        k--;
+                    w[off[k] + idx[i]] = x[i];
+                }
+            return w;
+        };
+        std::vector<int32_t> wd = over(dflt);
         vk_memcpy_h2d(out, dflt.data(), (size_t)n * 4);
         rc = vk_scatter(4, xd, n, id, fd, ld, od, m, ld, od, m, out, n, 0, NULL);
         CHECK(rc == 0 && down(out, (size_t)n) == wd, "scatter with collisions over a default, n=%lld m=%lld: %s",
               (long long)n, (long long)m, rc ? vk_last_error() : "a wrong result");
         /* ... over a fill (DPERMUTE into a lazy fill: vk_scatter_fill), the
          * stale contents of OUT written over */
-        std::vector<int32_t> wf(n, -77);
-        for (int64_t i = 0; i < n; i++)
-            if (fl[i]) {
-                int64_t k = std::upper_bound(off.begin(), off.end(), (int64_t)i) - off.begin() - 1;
-                while (k > 0 && L[k] == 0)
-                    k--;
-                wf[off[k] + idx[i]] = x[i];
-            }
+        std::vector<int32_t> wf = over(std::vector<int32_t>(n, -77));
         VkArg fill;
         memset(&fill, 0, sizeof fill);
         fill.i = -77;

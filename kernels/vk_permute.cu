@@ -112,13 +112,33 @@ __device__ __forceinline__ void fault_info(unsigned long long e, const int32_t *
 
 /* The record REC made by the last block of a kernel from the error word
  * ERR, set back to all ones. Reached by every thread. */
+__device__ __forceinline__ void record_now(unsigned long long *err, const int32_t *idx, const Side &positions,
+                                           const Side &checked, VkPermFault *rec)
+{
+    unsigned long long e = *(volatile unsigned long long *)err;
+    *err = ULLONG_MAX;
+    fault_info(e, idx, positions, checked, rec);
+}
+
 __device__ __forceinline__ void record(unsigned long long *err, unsigned int *done, const int32_t *idx,
                                        const Side &positions, const Side &checked, VkPermFault *rec)
 {
-    if (vk_last_block(done)) {
-        unsigned long long e = *(volatile unsigned long long *)err;
-        *err = ULLONG_MAX;
-        fault_info(e, idx, positions, checked, rec);
+    if (vk_last_block(done))
+        record_now(err, idx, positions, checked, rec);
+}
+
+/* One block (the last of a one-pass kernel) writes every source
+ * element that won its destination (its stamp GEN | (i + 1)). */
+template <class U>
+__device__ __forceinline__ void block_write_winners(const U *in, int64_t n, const int32_t *idx, const int32_t *flags,
+                                                    const Side &src, const Side &dst, const unsigned long long *winner,
+                                                    unsigned long long gen, U *out)
+{
+    const volatile unsigned long long *w = winner;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
+        if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
+            out[d] = in[i];
     }
 }
 
@@ -180,22 +200,15 @@ __global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const 
         again = atomicExch(collide, 0u);
     __syncthreads();
     if (again) { /* the winners written last; ZERO: the unclaimed cleared */
-        volatile unsigned long long *w = winner;
-        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-            int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
-            if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
-                out[d] = in[i];
-        }
+        block_write_winners(in, n, idx, flags, src, dst, winner, gen, out);
+        const volatile unsigned long long *w = winner;
         if (zero)
             for (int64_t i = threadIdx.x; i < n_dst; i += blockDim.x)
                 if (w[i] >> 32 != gen >> 32)
                     out[i] = 0;
     }
-    if (threadIdx.x == 0) {
-        unsigned long long e = *(volatile unsigned long long *)err;
-        *err = ULLONG_MAX;
-        fault_info(e, idx, src, dst, rec);
-    }
+    if (threadIdx.x == 0)
+        record_now(err, idx, src, dst, rec);
 }
 
 /* vk_scatter_fill's one kernel: FILLV into every one of the N_DST
@@ -217,17 +230,9 @@ __global__ void k_fill_scatter(U fillv, const U *in, int64_t n, const int32_t *i
             atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
     }
     __syncthreads();
-    volatile unsigned long long *w = winner;
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
-        if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
-            out[d] = in[i];
-    }
-    if (threadIdx.x == 0) {
-        unsigned long long e = *(volatile unsigned long long *)err;
-        *err = ULLONG_MAX;
-        fault_info(e, idx, src, dst, rec);
-    }
+    block_write_winners(in, n, idx, flags, src, dst, winner, gen, out);
+    if (threadIdx.x == 0)
+        record_now(err, idx, src, dst, rec);
 }
 
 template <class U>

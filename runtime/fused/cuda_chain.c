@@ -648,12 +648,44 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     return r;
 }
 
-Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n)
+/* A new chain of N elements whose one output will be a new vector of N
+ * elements of T (allocated as the reference's would be: may run every
+ * chain first); *R that vector. */
+static Chain *chain_new(CudaExec *c, ValType t, int64_t n, Value **r)
 {
-    Value *r = cx_device_value(c, t, n); /* new, as the reference's (may run every chain first) */
+    *r = cx_device_value(c, t, n);
     Chain *nc = rt_xcalloc(1, sizeof *nc);
     nc->n = n;
     link_chain(nc);
+    return nc;
+}
+
+/* NC's one node, OP of type TY over A0 (and A1 when NARGS is 2), written
+ * to R (Floats when R is), which is then pending. */
+static Value *chain_one_node(Chain *nc, Value *r, int op, int ty, int nargs, int a0, int a1)
+{
+    int node = new_node(nc);
+    VkExprNode *nd = &nc->e.node[node];
+    memset(nd, 0, sizeof *nd);
+    nd->op = (uint8_t)op;
+    nd->ty = (uint8_t)ty;
+    nd->nargs = (uint8_t)nargs;
+    nd->a[0] = (int8_t)a0;
+    nd->a[1] = (int8_t)a1;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = node;
+    nc->e.out[slot].f = r->type == VT_FLOAT;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    stats.deferred++;
+    return r;
+}
+
+Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType t, int64_t n)
+{
+    Value *r;
+    Chain *nc = chain_new(c, t, n, &r);
     int ref;
     if (held) {
         ref = leaf_spread(nc, held, sd);
@@ -661,73 +693,27 @@ Value *chain_dist(CudaExec *c, const VkArg *val, Value *held, Value *sd, ValType
         ref = add_leaf(nc, NULL, t == VT_FLOAT);
         nc->e.leaf[-1 - ref] = *val;
     }
-    int node = new_node(nc);
-    VkExprNode *nd = &nc->e.node[node];
-    memset(nd, 0, sizeof *nd);
-    nd->op = VK_EXPR_COPY;
-    nd->nargs = 1;
-    nd->a[0] = (int8_t)ref;
-    int slot = new_output(nc);
-    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
-    nc->e.out[slot].node = node;
-    nc->e.out[slot].f = t == VT_FLOAT;
-    nc->ov[slot] = r;
-    ((DevCopy *)r->dev)->chain = nc;
-    stats.deferred++;
     stats.spread++;
-    return r;
+    return chain_one_node(nc, r, VK_EXPR_COPY, 0, 1, ref, 0);
 }
 
 Value *chain_index(CudaExec *c, const VkArg *start, Value *start_v, const VkArg *stride, Value *stride_v, Value *sd,
                    int64_t n)
 {
-    Value *r = cx_device_value(c, VT_INT, n); /* new, as the reference's (may run every chain first) */
-    Chain *nc = rt_xcalloc(1, sizeof *nc);
-    nc->n = n;
-    link_chain(nc);
+    Value *r;
+    Chain *nc = chain_new(c, VT_INT, n, &r);
     int a = start_v ? leaf_spread(nc, start_v, sd) : leaf_spread_value(nc, start, 0, sd);
     int b = stride_v ? leaf_spread(nc, stride_v, sd) : leaf_spread_value(nc, stride, 0, sd);
-    int node = new_node(nc);
-    VkExprNode *nd = &nc->e.node[node];
-    memset(nd, 0, sizeof *nd);
-    nd->op = VK_EXPR_INDEX;
-    nd->ty = VS_INT;
-    nd->nargs = 2;
-    nd->a[0] = (int8_t)a;
-    nd->a[1] = (int8_t)b;
-    int slot = new_output(nc);
-    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
-    nc->e.out[slot].node = node;
-    nc->e.out[slot].f = 0;
-    nc->ov[slot] = r;
-    ((DevCopy *)r->dev)->chain = nc;
-    stats.deferred++;
     stats.indexed++;
-    return r;
+    return chain_one_node(nc, r, VK_EXPR_INDEX, VS_INT, 2, a, b);
 }
 
 Value *chain_lengths(CudaExec *c, Value *sd)
 {
-    Value *r = cx_device_value(c, VT_INT, sd->len); /* new, as the reference's (may run every chain first) */
-    Chain *nc = rt_xcalloc(1, sizeof *nc);
-    nc->n = sd->len;
-    link_chain(nc);
+    Value *r;
+    Chain *nc = chain_new(c, VT_INT, sd->len, &r);
     int ref = leaf_value(nc, sd); /* its lengths, an Int vector of its M elements */
-    int node = new_node(nc);
-    VkExprNode *nd = &nc->e.node[node];
-    memset(nd, 0, sizeof *nd);
-    nd->op = VK_EXPR_COPY;
-    nd->ty = VS_INT;
-    nd->nargs = 1;
-    nd->a[0] = (int8_t)ref;
-    int slot = new_output(nc);
-    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
-    nc->e.out[slot].node = node;
-    nc->e.out[slot].f = 0;
-    nc->ov[slot] = r;
-    ((DevCopy *)r->dev)->chain = nc;
-    stats.deferred++;
-    return r;
+    return chain_one_node(nc, r, VK_EXPR_COPY, VS_INT, 1, ref, 0);
 }
 
 int chain_on(void)
