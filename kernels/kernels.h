@@ -317,8 +317,8 @@ int vk_index(const VkArg *start, const VkArg *stride, const int64_t *off_d, int6
  * stride, in wrapping Int arithmetic (vk_index's). */
 enum {
     VK_EXPR_NODES = 64,
-    VK_EXPR_LEAVES = 16,
-    VK_EXPR_OUTS = 8,
+    VK_EXPR_LEAVES = 24,
+    VK_EXPR_OUTS = 16,
     VK_EXPR_INDEX = 253,
     VK_EXPR_GATHER = 254,
     VK_EXPR_COPY = 255

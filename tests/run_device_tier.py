@@ -479,6 +479,37 @@ def test_chains():
           "chain: z kept below the sum: the one launch writes z and sums w: %r %r" % (got, err[-300:]))
 
 
+# Chains wanted at the same time run in one launch (cuda_chain.c
+# run_together): A = 2 i and B = (N-1) - i, two chains made apart, are
+# PERMUTE's data and index, which reads both: one launch for the two, then
+# the scatter. WIDE: eleven vectors of one chain kept (more outputs than
+# the kernel took before: 8), each summed after.
+TOGETHER = ("FUNC MAIN1_1\n" + iota(0, N) + dist(2, N) + "* INT\n" + dist(N - 1, N) + iota(0, N) + "- INT\n" +
+            "CONST INT %d\nMAKE_SEGDES\nPERMUTE INT\nRET\n" % N)
+WIDE = ("FUNC MAIN1_1\n" + iota(0, N) + "".join("COPY 1 0\n" + dist(k, N) + "* INT\nCPOP 1 1\n" for k in range(2, 13)) +
+        "POP 1 0\n" + "".join("CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\n" % N + ("CPOP 1 %d\n" % k if k < 11 else "")
+                               for k in range(1, 12)) + "RET\n")
+TOGETHER_RE = re.compile(r"^stats: device tier: chains wanted at the same time: (\d+) run in another's launch$", re.M)
+
+
+def test_chains_together():
+    rc_r, out_r, _ = ref(TOGETHER)
+    rc, out, err = dev(TOGETHER, ["-d", "stats"])
+    m, c = TOGETHER_RE.search(err), CHAINS.search(err)
+    whole = tallies(err).get("whole run")
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and m is not None and m.group(1) == "1" and c is not None and
+          c.group(3) == "1" and whole and whole[0] == 2,
+          "two chains read by one PERMUTE: the reference's answer, one launch for both, then the scatter: %r, %r, %r" %
+          (m and m.group(0), c and c.groups(), whole))
+    rc_r, out_r, _ = ref(WIDE)
+    rc, out, err = dev(WIDE, ["-d", "stats"])
+    c = CHAINS.search(err)
+    # (the last summed is never written: the sum is its last reader)
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and c is not None and c.group(7) == "0" and
+          c.group(3) == "1" and c.group(4) == "10", "eleven outputs of one chain: the reference's answer, one run "
+          "writing ten, none cut at the kernel's bounds: %r" % (c and c.groups(),))
+
+
 # Gathers deferred into chains (cuda_chain.h chain_gather). ONE: one
 # segment of N; SEG: 50 segments of 400 (a host descriptor, uploaded).
 ONE = "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\n" % (N, N)
@@ -778,6 +809,7 @@ def main():
     test_dpermute_fill()
     test_gathers()
     test_index_chains()
+    test_chains_together()
     test_chains()
     test_short_work()
     test_read_ahead()

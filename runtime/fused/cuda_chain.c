@@ -198,11 +198,61 @@ void chain_force(Value *v)
         run_chain(ch);
 }
 
+static void merge(Chain *nc, Chain *q);
+
+/* 1 when chain Q can be taken into CH for one run: as many elements,
+ * the kernel's bounds (leaves counted as if none were shared), at most
+ * one of them with gathers (one record), and neither writing storage the
+ * other reads. */
+static int runs_with(const Chain *ch, const Chain *q)
+{
+    if (ch == q || ch->n != q->n || (ch->e.gfault && q->e.gfault))
+        return 0;
+    if (ch->e.nn + q->e.nn > VK_EXPR_NODES || ch->e.nl + q->e.nl > VK_EXPR_LEAVES || ch->e.no + q->e.no > VK_EXPR_OUTS)
+        return 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const Chain *w = pass ? q : ch, *r = pass ? ch : q;
+        for (int k = 0; k < w->e.no; k++)
+            for (int j = 0; j < r->e.nl; j++)
+                if (w->e.out[k].d &&
+                    (r->e.leaf[j].d == w->e.out[k].d || (r->owned[j] && r->owned[j] == w->e.out[k].d)))
+                    return 0;
+    }
+    return 1;
+}
+
+/* The chains CS[0 .. M) run now, those that can taken into one another
+ * (runs_with) so that each launch runs as many of them as it may:
+ * chains made apart whose values are wanted at the same time (an
+ * instruction's operands, every chain at once) cost one launch, not one
+ * each. CS's entries are distinct and live. */
+static void run_together(Chain **cs, int m)
+{
+    for (int i = 0; i < m; i++) {
+        if (!cs[i])
+            continue;
+        for (int j = i + 1; j < m; j++)
+            if (cs[j] && runs_with(cs[i], cs[j])) {
+                merge(cs[i], cs[j]);
+                stats.together++;
+                cs[j] = NULL;
+            }
+        run_chain(cs[i]);
+        cs[i] = NULL;
+    }
+}
+
 int chain_force_all(void)
 {
     int n = 0;
-    for (; live; n++)
-        run_chain(live);
+    while (live) {
+        Chain *cs[64];
+        int m = 0;
+        for (Chain *ch = live; ch && m < 64; ch = ch->next)
+            cs[m++] = ch;
+        n += m;
+        run_together(cs, m);
+    }
     return n;
 }
 
@@ -341,10 +391,27 @@ void chain_settle_holds(Value *const *v, int na)
         }
 }
 
+/* The chains of V[0 .. NA) run now, together where they may. */
+static void force_operands(Value *const *v, int na)
+{
+    Chain *cs[16];
+    int m = 0;
+    for (int j = 0; j < na; j++) {
+        Chain *q = chain_of(v[j]);
+        int seen = 0;
+        for (int k = 0; k < m; k++)
+            seen |= cs[k] == q;
+        if (q && !seen && m < 16)
+            cs[m++] = q;
+        else if (q && !seen)
+            run_chain(q);
+    }
+    run_together(cs, m);
+}
+
 void chain_settle_operands(Value *const *v, int na)
 {
-    for (int j = 0; j < na; j++)
-        chain_force(v[j]);
+    force_operands(v, na);
     chain_settle_holds(v, na);
 }
 
@@ -360,8 +427,8 @@ static int holds_leaf(const Chain *ch, const Value *v)
 void chain_settle_for_host(Value *const *v, int na)
 {
     for (int j = 0; j < na; j++)
-        if (!chain_host_run(v[j]))
-            chain_force(v[j]);
+        (void)chain_host_run(v[j]);
+    force_operands(v, na);
     for (int j = 0; j < na; j++) {
         if (!unique_but_for_chains(v[j]))
             continue;
@@ -553,7 +620,6 @@ static void merge(Chain *nc, Chain *q)
         adopt_gathers(nc, q);
     }
     free(q);
-    stats.merged++;
 }
 
 /* The chains of V[0 .. NA) (each once) into CS; how many. */
@@ -601,8 +667,10 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     Chain *nc;
     if (m) {
         nc = cs[0];
-        for (int k = 1; k < m; k++)
+        for (int k = 1; k < m; k++) {
             merge(nc, cs[k]);
+            stats.merged++;
+        }
     } else {
         nc = rt_xcalloc(1, sizeof *nc);
         nc->n = n;

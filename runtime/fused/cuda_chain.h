@@ -23,7 +23,10 @@
  * instruction of the tier, a host instruction, a fused block (the
  * executor's flush before it binds its inputs), I/O, the host's copy
  * (value.h's to_host hook), the program's timers (exec_cuda_data.c), or when a
- * new instruction would take it past the kernel's bounds. A one-segment
+ * new instruction would take it past the kernel's bounds. Chains wanted
+ * at the same time (an instruction's operands, every chain at once) of as
+ * many elements run in one launch where the kernel's bounds allow (the
+ * stats' "together"). A one-segment
  * reduction of a pending value runs with its chain (chain_reduce). A
  * chain whose outputs have all gone is dropped unrun (one with gathers
  * runs, for their check).
@@ -134,6 +137,7 @@ typedef struct {
     int64_t host_runs; /* run on the host (chain_host_run), not among RUNS */
     int64_t puts;      /* of RUNS: a REPLACE's scatter with them (chain_put) */
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
+    int64_t together;  /* chains run in another's launch, wanted at the same time (not among RUNS) */
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* A short chain run where its value is wanted. A chain of at most

@@ -1451,6 +1451,8 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: short chains: %lld run on the host (no launch: the host wanted their values), "
                "%lld written into a REPLACE's vector as they ran\n",
             (long long)cs->host_runs, (long long)cs->puts);
+    fprintf(f, "stats: device tier: chains wanted at the same time: %lld run in another's launch\n",
+            (long long)cs->together);
     fprintf(f, "stats: device tier: read ahead: %lld waits for a short vector brought back %lld more of its length "
                "from the stack (%lld bytes)\n",
             (long long)t->ahead_waits, (long long)t->ahead_vals, (long long)t->ahead_bytes);
