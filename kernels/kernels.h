@@ -258,6 +258,19 @@ int vk_map(int op, int ty, int fmask, int out_f, const VkArg *args, int nargs, i
  * the descriptor's offsets OFF_D (m segments tiling n elements). ESIZE
  * is 4 or 8 (VAL's F then used for a scalar). */
 int vk_dist(size_t esize, const VkArg *val, const int64_t *off_d, int64_t m, int64_t n, void *out_d);
+/* vk_scatter_many: vk_scatter of NV vectors (1 to VK_SCATTER_MANY) at
+ * one index, without flags, over one pair of descriptors, in one MODE:
+ * IN_D[v] (elements of ESIZE[v] bytes) into OUT_D[v] (N_DST elements
+ * each), the index checked once into FAULT_D (as vk_scatter's). Where
+ * vk_scatter would take one pass (kernels/vk_count.h
+ * vk_scatter_one_pass), one kernel writes every vector's element as it
+ * goes (PERMUTE of a tuple's fields at one index: NESL's sequences of
+ * records); else one vk_scatter each. */
+enum { VK_SCATTER_MANY = 8 };
+int vk_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *const *out_d, int64_t n_src,
+                    const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+                    const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst, int mode,
+                    VkPermFault *fault_d);
 /* vk_scatter_fill: DPERMUTE into a lazy fill: out_d's N_DST elements
  * FILL's one value (I for an esize of 4, F for 8), then vk_scatter's
  * scatter over them (MODE 0: the later element wins a collision); the

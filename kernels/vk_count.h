@@ -150,6 +150,20 @@ static inline VkCount vk_count_scatter(int64_t n, int64_t m, int segmented, int6
     return vk_count_of(2, n_dst > VK_STAMPS_KEPT ? 1 : 0); /* claim, write; long: the stamps cleared */
 }
 
+/* vk_scatter_many (kernels.h): NV vectors in one kernel where one
+ * vk_scatter would take one pass, else NV vk_scatters. */
+static inline VkCount vk_count_scatter_many(int nv, int64_t n, int64_t m, int segmented, int64_t n_dst, int mode,
+                                            int record)
+{
+    int claim = (mode & 2) || !(mode & 1);
+    if (nv > 1 && claim && vk_scatter_one_pass(n, n_dst, mode, 0) && !(segmented && m == 0))
+        return vk_count_of(1, 0);
+    VkCount one = vk_count_scatter(n, m, segmented, n_dst, mode, 0, record), all = vk_count_of(0, 0);
+    for (int v = 0; v < nv; v++)
+        all = vk_count_add(all, one);
+    return all;
+}
+
 /* vk_scatter_fill (kernels.h): up to VK_SCATTER_FILL_ONE source elements
  * (and the stamps kept) one kernel, whose last block scatters them after
  * every block's fill; else the fill (vk_dist's kernel) and vk_scatter. */

@@ -127,18 +127,55 @@ __device__ __forceinline__ void record(unsigned long long *err, unsigned int *do
         record_now(err, idx, positions, checked, rec);
 }
 
+/* What a one-pass scatter writes: one vector's element (OneVec), or the
+ * same element of each of several vectors at one index (ManyVecs,
+ * vk_scatter_many). PUT: source element I to destination position D;
+ * CLEAR: position D zeroed. */
+template <class U>
+struct OneVec {
+    const U *in;
+    U *out;
+    __device__ __forceinline__ void put(int64_t d, int64_t i) const { out[d] = in[i]; }
+    __device__ __forceinline__ void clear(int64_t d) const { out[d] = 0; }
+};
+
+struct ManyVecs {
+    const void *in[VK_SCATTER_MANY];
+    void *out[VK_SCATTER_MANY];
+    int nv;
+    unsigned wide; /* bit v: vector v's elements are 8 bytes (else 4) */
+    __device__ __forceinline__ void put(int64_t d, int64_t i) const
+    {
+        for (int v = 0; v < nv; v++) {
+            if ((wide >> v) & 1)
+                ((unsigned long long *)out[v])[d] = ((const unsigned long long *)in[v])[i];
+            else
+                ((uint32_t *)out[v])[d] = ((const uint32_t *)in[v])[i];
+        }
+    }
+    __device__ __forceinline__ void clear(int64_t d) const
+    {
+        for (int v = 0; v < nv; v++) {
+            if ((wide >> v) & 1)
+                ((unsigned long long *)out[v])[d] = 0;
+            else
+                ((uint32_t *)out[v])[d] = 0;
+        }
+    }
+};
+
 /* One block (the last of a one-pass kernel) writes every source
  * element that won its destination (its stamp GEN | (i + 1)). */
-template <class U>
-__device__ __forceinline__ void block_write_winners(const U *in, int64_t n, const int32_t *idx, const int32_t *flags,
+template <class V>
+__device__ __forceinline__ void block_write_winners(const V &vs, int64_t n, const int32_t *idx, const int32_t *flags,
                                                     const Side &src, const Side &dst, const unsigned long long *winner,
-                                                    unsigned long long gen, U *out)
+                                                    unsigned long long gen)
 {
     const volatile unsigned long long *w = winner;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
         int64_t d = scatter_dest(i, idx, flags, src, dst, nullptr);
         if (d >= 0 && w[d] == (gen | (unsigned long long)(i + 1)))
-            out[d] = in[i];
+            vs.put(d, i);
     }
 }
 
@@ -177,11 +214,12 @@ __global__ void k_scatter(const U *in, int64_t n, const int32_t *idx, const int3
     record(err, done, idx, src, dst, rec);
 }
 
-/* The one-pass scatter (above): COLLIDE is the library's collision word,
- * 0 between kernels (set back by the last block). */
-template <class U>
-__global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
-                              unsigned long long *winner, unsigned long long gen, int zero, int64_t n_dst, U *out,
+/* The one-pass scatter (above) of what VS writes: COLLIDE is the
+ * library's collision word, 0 between kernels (set back by the last
+ * block). */
+template <class V>
+__global__ void k_scatter_one(V vs, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
+                              unsigned long long *winner, unsigned long long gen, int zero, int64_t n_dst,
                               unsigned long long *err, unsigned int *done, unsigned int *collide, VkPermFault *rec)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -191,7 +229,7 @@ __global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const 
         unsigned long long old = atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
         if (old >> 32 == gen >> 32)
             atomicExch(collide, 1u);
-        out[d] = in[i];
+        vs.put(d, i);
     }
     if (!vk_is_last_block(done))
         return;
@@ -200,12 +238,12 @@ __global__ void k_scatter_one(const U *in, int64_t n, const int32_t *idx, const 
         again = atomicExch(collide, 0u);
     __syncthreads();
     if (again) { /* the winners written last; ZERO: the unclaimed cleared */
-        block_write_winners(in, n, idx, flags, src, dst, winner, gen, out);
+        block_write_winners(vs, n, idx, flags, src, dst, winner, gen);
         const volatile unsigned long long *w = winner;
         if (zero)
             for (int64_t i = threadIdx.x; i < n_dst; i += blockDim.x)
                 if (w[i] >> 32 != gen >> 32)
-                    out[i] = 0;
+                    vs.clear(i);
     }
     if (threadIdx.x == 0)
         record_now(err, idx, src, dst, rec);
@@ -230,7 +268,7 @@ __global__ void k_fill_scatter(U fillv, const U *in, int64_t n, const int32_t *i
             atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
     }
     __syncthreads();
-    block_write_winners(in, n, idx, flags, src, dst, winner, gen, out);
+    block_write_winners(OneVec<U>{ in, out }, n, idx, flags, src, dst, winner, gen);
     if (threadIdx.x == 0)
         record_now(err, idx, src, dst, rec);
 }
@@ -378,8 +416,8 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
         VkTemp unused;
         if (stamps(n_dst, &gen, &st, unused) != 0)
             return -1;
-        k_scatter_one<U><<<vk_grid(n_src, 256), 256>>>(in, n_src, idx_d, flags_d, src, dst, st, gen, zero, n_dst,
-                                                       out, e, done, collide, rec);
+        k_scatter_one<OneVec<U>><<<vk_grid(n_src, 256), 256>>>(OneVec<U>{ in, out }, n_src, idx_d, flags_d, src, dst,
+                                                               st, gen, zero, n_dst, e, done, collide, rec);
         VK_LAUNCHED();
         return 0;
     }
@@ -450,6 +488,44 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
         (void)cudaMemsetAsync(e, 0xff, sizeof *e, 0);
         return rc;
     }
+    return read_check(fault_d, rec, "destination");
+}
+
+extern "C" int vk_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *const *out_d,
+                               int64_t n_src, const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d,
+                               int64_t sm, const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst,
+                               int mode, VkPermFault *fault_d)
+{
+    if (nv < 1 || nv > VK_SCATTER_MANY)
+        return vk_fail("vk_scatter_many: %d vectors (1 to %d)", nv, VK_SCATTER_MANY);
+    int claim = (mode & VK_SCATTER_ZERO) || !(mode & VK_SCATTER_UNIQUE);
+    if (nv == 1 || !claim || !vk_scatter_one_pass(n_src, n_dst, mode, 0) || (slen_d && sm == 0)) {
+        for (int v = 0; v < nv; v++) /* one scatter each (each writes the same record) */
+            if (vk_scatter(esize[v], in_d[v], n_src, idx_d, nullptr, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d[v],
+                           n_dst, mode, fault_d) != 0)
+                return -1;
+        return 0;
+    }
+    Side src, dst;
+    ManyVecs vs;
+    memset(&vs, 0, sizeof vs);
+    vs.nv = nv;
+    for (int v = 0; v < nv; v++) {
+        if (setup(esize[v], slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, "vk_scatter_many") != 0)
+            return -1;
+        vs.in[v] = in_d[v];
+        vs.out[v] = out_d[v];
+        vs.wide |= (esize[v] == 8 ? 1u : 0u) << v;
+    }
+    unsigned long long *e, gen, *st;
+    unsigned int *done, *collide;
+    VkTemp own, unused;
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec || vk_collide_word(&collide) != 0 || stamps(n_dst, &gen, &st, unused) != 0)
+        return -1;
+    k_scatter_one<ManyVecs><<<vk_grid(n_src, 256), 256>>>(vs, n_src, idx_d, nullptr, src, dst, st, gen,
+                                                          (mode & VK_SCATTER_ZERO) != 0, n_dst, e, done, collide, rec);
+    VK_LAUNCHED();
     return read_check(fault_d, rec, "destination");
 }
 

@@ -510,6 +510,47 @@ def test_chains_together():
           "writing ten, none cut at the kernel's bounds: %r" % (c and c.groups(),))
 
 
+# PERMUTEs at one index deferred into a scatter group (cuda_chain.h
+# chain_scatter): an Int vector (twice), a Float one pending in a chain
+# and a Bool one, permuted through one index (IDX) over one descriptor
+# (DESC) one after another, each result printed: one launch for the four.
+def tuple_prog(idx, desc, tail="RET\n"):
+    step = "CPOP 1 %d\nCOPY 2 1\nPERMUTE %s\nCPOP 2 1\n"  # ... x r.. idx sd -> ... r.. r idx sd
+    return ("FUNC MAIN1_1\n" + iota(0, N) + "COPY 1 0\n" + iota(0, N) + "I_TO_F\n" + iota(0, N) + dist(7, N) +
+            "> INT\n" + idx + desc + step % (2, "BOOL") + step % (3, "FLOAT") + step % (4, "INT") + step % (5, "INT") +
+            "POP 2 0\n" + tail)
+
+
+TUPLE_ONE = tuple_prog(dist(N - 1, N) + iota(0, N) + "- INT\n", "CONST INT %d\nMAKE_SEGDES\n" % N)
+# within each of 50 segments of 400, j to 399 - j
+TUPLE_SEG = tuple_prog(dist(399, 50) + dist(-1, 50) + dist(400, 50) + "MAKE_SEGDES\nINDEX\n",
+                       dist(400, 50) + "MAKE_SEGDES\n")
+GROUP_RE = re.compile(r"^stats: device tier: PERMUTEs at one index: (\d+) deferred, (\d+) of them joining "
+                      r"another's launch; (\d+) launches$", re.M)
+FAULTS.update({
+    # i + 1: index N at the last element (the first PERMUTE's line)
+    "permute_group": tuple_prog(iota(1, N), "CONST INT %d\nMAKE_SEGDES\n" % N),
+    # the same with the results dropped at once, the program going on
+    "permute_group_dropped": tuple_prog(iota(1, N), "CONST INT %d\nMAKE_SEGDES\n" % N,
+                                        "POP 4 0\n" + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nRET\n"
+                                        % N),
+})
+
+
+def test_permute_group():
+    for name, src in (("one segment", TUPLE_ONE), ("50 segments", TUPLE_SEG)):
+        rc_r, out_r, _ = ref(src)
+        rc, out, err = dev(src, ["-d", "stats"])
+        m = GROUP_RE.search(err)
+        check(rc_r == 0 and (rc, out) == (rc_r, out_r) and len(out_r.splitlines()) == 4 and m is not None and
+              m.groups() == ("4", "3", "1"), "four PERMUTEs at one index over %s: the reference's answer, one "
+              "launch: %r" % (name, m and m.group(0)))
+        rc2, out2, err2 = dev(src, ["-d", "stats"], env={"VINTERP_DEVICE_CHAINS": "off"})
+        m2 = GROUP_RE.search(err2)
+        check((rc2, out2) == (rc_r, out_r) and m2 is not None and m2.groups() == ("0", "0", "0"),
+              "four PERMUTEs over %s without the chains: one by one: %r" % (name, m2 and m2.group(0)))
+
+
 # Gathers deferred into chains (cuda_chain.h chain_gather). ONE: one
 # segment of N; SEG: 50 segments of 400 (a host descriptor, uploaded).
 ONE = "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\n" % (N, N)
@@ -810,6 +851,7 @@ def main():
     test_gathers()
     test_index_chains()
     test_chains_together()
+    test_permute_group()
     test_chains()
     test_short_work()
     test_read_ahead()

@@ -301,6 +301,19 @@ static int em_scatter(size_t es, const void *in, int64_t ns, const int32_t *idx,
     return 0;
 }
 
+/* NV scatters at one index (vk_scatter_many): one each. */
+static int em_scatter_many(int nv, const size_t *es, const void *const *in, void *const *out, int64_t ns,
+                           const int32_t *idx, const int32_t *slen, const int64_t *soff, int64_t sm, const int32_t *dlen,
+                           const int64_t *doff, int64_t dm, int64_t nd, int mode, VkPermFault *rec)
+{
+    if (nv < 1 || nv > VK_SCATTER_MANY)
+        return em_fail("vk_scatter_many: %d vectors (1 to %d)", nv, VK_SCATTER_MANY);
+    for (int v = 0; v < nv; v++)
+        if (em_scatter(es[v], in[v], ns, idx, NULL, slen, soff, sm, dlen, doff, dm, out[v], nd, mode, rec) != 0)
+            return -1;
+    return 0;
+}
+
 /* DPERMUTE into a fill: FILL's value into all ND elements, then the
  * scatter over them. */
 static int em_scatter_fill(size_t es, const VkArg *fill, const void *in, int64_t ns, const int32_t *idx,
@@ -375,6 +388,7 @@ void emu_prims_bind(VkLib *lib)
     lib->index = em_index;
     lib->seg_positions = em_seg_positions;
     lib->scatter = em_scatter;
+    lib->scatter_many = em_scatter_many;
     lib->scatter_fill = em_scatter_fill;
     lib->gather = em_gather;
     lib->select_flagged = em_select_flagged;

@@ -34,6 +34,7 @@ int vk_bind(void *h, const char *what, VkLib *lib, char *why, size_t len)
     SYM(index, "vk_index");
     SYM(seg_positions, "vk_seg_positions");
     SYM(scatter, "vk_scatter");
+    SYM(scatter_many, "vk_scatter_many");
     SYM(scatter_fill, "vk_scatter_fill");
     SYM(gather, "vk_gather");
     SYM(select_flagged, "vk_select_flagged");

@@ -1,6 +1,7 @@
 /* runtime/fused/cuda_chain.c — the device tier's deferred elementwise
  * instructions (see cuda_chain.h). */
 #include "runtime/fused/cuda_chain.h"
+#include "kernels/vk_count.h"
 #include "kernels/vk_elem.h"
 #include "runtime/core/errors.h"
 #include "runtime/core/settings.h"
@@ -26,6 +27,11 @@ struct Chain {
      * descriptors, held, and their index (held as a leaf or an output;
      * NULL once it is neither: no later gather joins) */
     Value *gsd[2], *gidx;
+    /* a scatter group (chain_scatter) when SIDX is set: PERMUTE of leaf
+     * k into output k, for each k, at the index SIDX over the descriptor
+     * SSD (both held), one check into SREC; no nodes */
+    Value *sidx, *ssd;
+    VkPermFault *srec;
 };
 
 static Chain *live;
@@ -42,7 +48,14 @@ static Chain *chain_of(const Value *v)
     return dc ? dc->chain : NULL;
 }
 
-int chain_pending(const Value *v) { return chain_of(v) != NULL; }
+/* 1 when CH is a scatter group (chain_scatter), not an expression. */
+static int is_scatter(const Chain *ch) { return ch->sidx != NULL; }
+
+int chain_pending(const Value *v)
+{
+    const Chain *ch = chain_of(v);
+    return ch && !is_scatter(ch);
+}
 
 int chain_any(void) { return live != NULL; }
 
@@ -108,6 +121,12 @@ static void free_chain(Chain *ch)
             ch->gsd[k] = NULL;
             val_release(sd);
         }
+    if (ch->sidx) {
+        Value *idx = ch->sidx, *sd = ch->ssd;
+        ch->sidx = ch->ssd = NULL;
+        let_go(idx);
+        val_release(sd);
+    }
     free(ch);
 }
 
@@ -131,8 +150,14 @@ static void count_run(const Chain *ch)
     stats.runs++;
 }
 
+static void run_scatter(Chain *ch);
+
 static void run_chain(Chain *ch)
 {
+    if (is_scatter(ch)) {
+        run_scatter(ch);
+        return;
+    }
     CudaExec *c = cx_current();
     if (cx_lib(c)->expr(&ch->e, ch->n) != 0)
         cx_lib_fail(c, "an elementwise chain");
@@ -159,7 +184,7 @@ void chain_reduce(Value *v, VsRop rop, void *out_d)
 int chain_put_takes(const Value *v, const void *dst_d)
 {
     const Chain *ch = chain_of(v);
-    if (!ch || ch->e.no >= VK_EXPR_OUTS)
+    if (!ch || is_scatter(ch) || ch->e.no >= VK_EXPR_OUTS)
         return 0;
     for (int k = 0; k < ch->e.nl; k++)
         if (ch->e.leaf[k].d == dst_d || (ch->owned[k] && ch->owned[k] == dst_d))
@@ -206,7 +231,7 @@ static void merge(Chain *nc, Chain *q);
  * other reads. */
 static int runs_with(const Chain *ch, const Chain *q)
 {
-    if (ch == q || ch->n != q->n || (ch->e.gfault && q->e.gfault))
+    if (ch == q || ch->n != q->n || (ch->e.gfault && q->e.gfault) || is_scatter(ch) || is_scatter(q))
         return 0;
     if (ch->e.nn + q->e.nn > VK_EXPR_NODES || ch->e.nl + q->e.nl > VK_EXPR_LEAVES || ch->e.no + q->e.no > VK_EXPR_OUTS)
         return 0;
@@ -261,7 +286,7 @@ void chain_force_checks(void)
     Chain *ch = live;
     while (ch) {
         Chain *next = ch->next;
-        if (ch->e.gfault)
+        if (ch->e.gfault || is_scatter(ch))
             run_chain(ch);
         ch = next;
     }
@@ -272,6 +297,10 @@ void chain_drop(Value *v)
     Chain *ch = chain_of(v);
     if (!ch)
         return;
+    if (is_scatter(ch)) { /* its check is the reference's, and its outputs go with their sources: it runs */
+        run_chain(ch);
+        return;
+    }
     DevCopy *dc = v->dev;
     int k = out_of(ch, v);
     dc->chain = NULL;
@@ -310,7 +339,7 @@ void chain_init(int64_t hmax)
 /* 1 when CH may run on the host (cuda_chain.h chain_host_run). */
 static int host_runnable(const Chain *ch)
 {
-    if (ch->n > host_max || ch->e.gfault || ch->e.no < 1)
+    if (ch->n > host_max || ch->e.gfault || is_scatter(ch) || ch->e.no < 1)
         return 0;
     for (int k = 0; k < ch->e.nl; k++)
         if (ch->ls[k] || (ch->e.leaf[k].d && !ch->lv[k] && !ch->self[k]))
@@ -391,8 +420,7 @@ void chain_settle_holds(Value *const *v, int na)
         }
 }
 
-/* The chains of V[0 .. NA) run now, together where they may. */
-static void force_operands(Value *const *v, int na)
+void chain_force_operands(Value *const *v, int na)
 {
     Chain *cs[16];
     int m = 0;
@@ -411,7 +439,7 @@ static void force_operands(Value *const *v, int na)
 
 void chain_settle_operands(Value *const *v, int na)
 {
-    force_operands(v, na);
+    chain_force_operands(v, na);
     chain_settle_holds(v, na);
 }
 
@@ -428,7 +456,7 @@ void chain_settle_for_host(Value *const *v, int na)
 {
     for (int j = 0; j < na; j++)
         (void)chain_host_run(v[j]);
-    force_operands(v, na);
+    chain_force_operands(v, na);
     for (int j = 0; j < na; j++) {
         if (!unique_but_for_chains(v[j]))
             continue;
@@ -639,6 +667,11 @@ static int chains_of(Value *const *v, int na, Chain **cs)
 
 Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self)
 {
+    for (int j = 0; j < na; j++) { /* a scatter group's outputs are written first: leaves then */
+        Chain *q = chain_of(v[j]);
+        if (q && is_scatter(q))
+            run_chain(q);
+    }
     /* what the chain may grow to; past the kernel's bounds, the operands'
      * chains run first (their results then leaves) */
     Chain *cs[3];
@@ -868,6 +901,9 @@ int chain_gather_joins(const Value *data, const Value *idx, const Value *ssd, co
 Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, VkPermFault *rec)
 {
     chain_force(data);
+    Chain *qi = chain_of(idx);
+    if (qi && is_scatter(qi))
+        run_chain(qi);
     int64_t n = idx->len;
     Chain *nc = rec ? NULL : gather_join(data, idx, ssd, dsd); /* a record given is used */
     if (!nc && !rec)
@@ -923,4 +959,95 @@ Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, V
     stats.deferred++;
     stats.gathers++;
     return r;
+}
+
+/* ---- scatters at one index (PERMUTE) ---------------------------------------- */
+
+int chain_scatter_takes(const Value *data, const Value *idx, const Value *sd)
+{
+    if (!chain_on() || data->type == VT_PAIR || data->type == VT_SEGDES || idx->type != VT_INT || idx->lazy)
+        return 0;
+    if (sd->type != VT_SEGDES || !sd->sane || sd->len < 1 || data->len < 1 || idx->len != data->len ||
+        sd->n != data->len)
+        return 0;
+    if (!vk_scatter_one_pass(data->len, data->len, VK_SCATTER_ZERO, 0))
+        return 0;
+    return (on_device(data) || chain_of(data)) && (on_device(idx) || chain_of(idx));
+}
+
+/* The scatter group that a PERMUTE at IDX over SD of N elements joins:
+ * a live one at the same index and descriptor with room; NULL when none. */
+static Chain *scatter_join(const Value *idx, const Value *sd, int64_t n)
+{
+    for (Chain *ch = live; ch; ch = ch->next)
+        if (is_scatter(ch) && ch->sidx == idx && ch->n == n && same_segdes(ch->ssd, sd) && ch->e.no < VK_SCATTER_MANY)
+            return ch;
+    return NULL;
+}
+
+int chain_scatter_joins(const Value *idx, const Value *sd) { return scatter_join(idx, sd, idx->len) != NULL; }
+
+Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *rec)
+{
+    int64_t n = data->len;
+    Chain *nc = rec ? NULL : scatter_join(idx, sd, n);
+    if (!nc && !rec)
+        rt_fatal("internal error: a PERMUTE without a record joins no scatter");
+    if (nc) {
+        stats.scatter_joins++;
+    } else {
+        nc = rt_xcalloc(1, sizeof *nc);
+        nc->n = n;
+        nc->sidx = val_ref(idx);
+        ((DevCopy *)idx->dev)->holds++;
+        nc->ssd = val_ref(sd);
+        nc->srec = rec;
+        link_chain(nc);
+    }
+    /* leaf k: output k's source, held (a vector scattered twice: twice) */
+    DevCopy *dc = data->dev;
+    int k = -1 - add_leaf(nc, dc->d, leaf_float(data));
+    nc->lv[k] = val_ref(data);
+    dc->holds++;
+    int slot = new_output(nc);
+    nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
+    nc->e.out[slot].node = 0;
+    nc->e.out[slot].f = data->type == VT_FLOAT;
+    nc->ov[slot] = r;
+    ((DevCopy *)r->dev)->chain = nc;
+    r->hstale = 1;
+    stats.scatters++;
+    return r;
+}
+
+/* CH, a scatter group, run: one vk_scatter_many over its pairs. */
+static void run_scatter(Chain *ch)
+{
+    CudaExec *c = cx_current();
+    size_t es[VK_SCATTER_MANY];
+    const void *in[VK_SCATTER_MANY];
+    void *out[VK_SCATTER_MANY];
+    int nv = ch->e.no;
+    for (int k = 0; k < nv; k++) {
+        es[k] = ch->e.out[k].f ? 8 : 4;
+        in[k] = ch->e.leaf[k].d;
+        out[k] = ch->e.out[k].d;
+        stats.bytes += ch->n * (int64_t)es[k] * 3; /* read, written, and zeroed where nothing is */
+    }
+    stats.bytes += ch->n * 4;
+    const Value *sd = ch->ssd;
+    const int32_t *l = NULL;
+    const int64_t *o = NULL;
+    if (sd->len != 1) {
+        const DevCopy *dc = sd->dev;
+        l = dc->d;
+        o = dc->off;
+    }
+    const int32_t *ix = ((DevCopy *)ch->sidx->dev)->d;
+    if (cx_lib(c)->scatter_many(nv, es, in, out, ch->n, ix, l, o, sd->len, l, o, sd->len, ch->n, VK_SCATTER_ZERO,
+                                ch->srec) != 0)
+        cx_lib_fail(c, "PERMUTE");
+    cx_lib_called(c);
+    stats.scatter_runs++;
+    free_chain(ch);
 }

@@ -93,10 +93,30 @@ int chain_gather_joins(const Value *data, const Value *idx, const Value *ssd, co
  * the tier reads it (chain_force_checks). SSD's and DSD's device copies
  * exist when there are several segments. */
 Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, VkPermFault *rec);
-/* Every chain with a gather run now (before the tier reads the pending
- * records). A chain with a gather whose outputs all go runs anyway, for
- * its check. */
+/* 1 when a PERMUTE of DATA at IDX over descriptor SD can be deferred
+ * into a scatter group: DATA and IDX vectors with whole device copies (or
+ * pending: the caller runs their chains first), as many elements as SD
+ * covers, few enough for one pass (kernels/vk_count.h
+ * vk_scatter_one_pass). The PERMUTEs at one index over one descriptor
+ * (the fields of a sequence of tuples, permuted one after another) then
+ * run as one launch (kernels.h vk_scatter_many, up to VK_SCATTER_MANY
+ * vectors) when anything reads one of their results, as a chain runs; a
+ * group is a chain of its own kind, never taken into another, run
+ * whenever one of its results goes (for its check). */
+int chain_scatter_takes(const Value *data, const Value *idx, const Value *sd);
+/* 1 when such a PERMUTE joins a live group, sharing its record. */
+int chain_scatter_joins(const Value *idx, const Value *sd);
+/* Defer it: R (new, DATA's length and type, on the device) pending; REC
+ * the record of its check (NULL when chain_scatter_joins said so), in the
+ * tier's pending checks in program order. SD's device copy exists when
+ * it has several segments. */
+Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *rec);
+/* Every chain with a gather, and every scatter group, run now (before the
+ * tier reads the pending records). A chain with a gather whose outputs
+ * all go runs anyway, for its check. */
 void chain_force_checks(void);
+/* The chains of V[0 .. NA) run now, together where they may. */
+void chain_force_operands(Value *const *v, int na);
 /* Before an instruction that is not deferred reads V[0 .. NA): a pending
  * operand runs, and every chain runs when one of them is a leaf. */
 void chain_settle_operands(Value *const *v, int na);
@@ -138,6 +158,7 @@ typedef struct {
     int64_t puts;      /* of RUNS: a REPLACE's scatter with them (chain_put) */
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
     int64_t together;  /* chains run in another's launch, wanted at the same time (not among RUNS) */
+    int64_t scatters, scatter_joins, scatter_runs; /* PERMUTEs deferred; of them, joining a group; groups run */
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* A short chain run where its value is wanted. A chain of at most

@@ -748,6 +748,16 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         finish(t, it, na, chain_gather(r, data, idx, ssd, dsd, rec));
         return;
     }
+    if (op == OP_PERMUTE && chain_scatter_takes(data, idx, dsd)) { /* deferred into a scatter group */
+        chain_force(data);
+        chain_force(idx);
+        if (dsd->len > 1)
+            (void)cx_on_device(t->c, dsd);
+        Value *r = cx_device_value(t->c, ty, len); /* new, as the reference's (may run every chain first) */
+        VkPermFault *rec = chain_scatter_joins(idx, dsd) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
+        finish(t, it, na, chain_scatter(r, data, idx, dsd, rec));
+        return;
+    }
     /* the default written over when only the stack holds it, as the
      * reference writes over it (ops_permute.c copy_of_default): no second
      * vector of its length at once, against -m */
@@ -1277,6 +1287,12 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
         chain_force(v[0]);
         return;
     }
+    /* nor does a scatter (a new result): its operands may stay held by a
+     * group (run_permute) */
+    if (take && ins->op == OP_PERMUTE && chain_scatter_takes(v[0], v[1], v[2])) {
+        chain_force_operands(v, 2);
+        return;
+    }
     if (take && kind_of(ins->op) == K_REDUCE && v[1]->type == VT_SEGDES && v[1]->len == 1 && chain_pending(v[0])) {
         chain_settle_operands(v + 1, na - 1); /* the data's chain runs with the reduction (run_fold) */
         return;
@@ -1453,6 +1469,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
             (long long)cs->host_runs, (long long)cs->puts);
     fprintf(f, "stats: device tier: chains wanted at the same time: %lld run in another's launch\n",
             (long long)cs->together);
+    fprintf(f, "stats: device tier: PERMUTEs at one index: %lld deferred, %lld of them joining another's launch; "
+               "%lld launches\n",
+            (long long)cs->scatters, (long long)cs->scatter_joins, (long long)cs->scatter_runs);
     fprintf(f, "stats: device tier: read ahead: %lld waits for a short vector brought back %lld more of its length "
                "from the stack (%lld bytes)\n",
             (long long)t->ahead_waits, (long long)t->ahead_vals, (long long)t->ahead_bytes);

@@ -380,6 +380,21 @@ static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_
          scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, mode,
                  fault_d));
 }
+static int w_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *const *out_d, int64_t n_src,
+                          const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+                          const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst, int mode,
+                          VkPermFault *fault_d)
+{
+    queued(current, vk_count_scatter_many(nv, n_src, sm, slen_d != NULL, n_dst, mode, fault_d != NULL));
+    const void *p[2 * VK_SCATTER_MANY + 6] = { idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d };
+    for (int v = 0; v < nv && v < VK_SCATTER_MANY; v++) {
+        p[6 + 2 * v] = in_d[v];
+        p[7 + 2 * v] = out_d[v];
+    }
+    PRIM_AT("scatter_many", 2 * VK_SCATTER_MANY + 6, p,
+            scatter_many(nv, esize, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst, mode,
+                         fault_d));
+}
 static int w_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src, const int32_t *idx_d,
                           const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                           const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst,
@@ -498,6 +513,7 @@ void cx_wrap_lib(CudaExec *c)
     l->index = d->index ? w_index : NULL;
     l->seg_positions = d->seg_positions ? w_seg_positions : NULL;
     l->scatter = d->scatter ? w_scatter : NULL;
+    l->scatter_many = d->scatter_many ? w_scatter_many : NULL;
     l->scatter_fill = d->scatter_fill ? w_scatter_fill : NULL;
     l->gather = d->gather ? w_gather : NULL;
     l->select_flagged = d->select_flagged ? w_select_flagged : NULL;
