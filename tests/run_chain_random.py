@@ -10,7 +10,8 @@ of vectors below at one index (one segment or several), every kind of elementwis
 the chains take (arithmetic, comparisons, logic, shifts, SELECT,
 conversions, libm), stack shuffles (COPY, POP, CPOP: values held twice,
 dropped, moved), and reductions and EXTRACTs of copies in between (which
-run a chain while its values are still held); at the end every vector is
+run a chain while its values are still held; two such scalars of one type
+on top are sometimes combined); at the end every vector is
 reduced to a scalar, and the stack is the output. It runs under
 --backend=ref and under the cuda backend's device tier on the emulated
 device (every vector there, and vectors from the default placement
@@ -33,7 +34,7 @@ from tally import check, finish
 
 N = 5000  # above the default placement length (4096)
 STEPS = 260
-MAX_VECTORS = 12
+MAX_VECTORS = 18
 CHAINS = re.compile(r"^stats: device tier: (\d+) instructions deferred into chains, (\d+) chains taken "
                     r"into another, (\d+) chains run \(one launch each\) writing (\d+) vectors, (\d+) of them with a "
                     r"reduction, (\d+) dropped unrun, (\d+) cut at the kernel's bounds; of the deferred, (\d+) DISTs, (\d+) INDEXes and (\d+) gathers \(BPERMUTE\), (\d+) of them checked with another's record$", re.M)
@@ -47,7 +48,7 @@ class Gen:
         self.rng = rng
         self.reads = reads  # how often a reduction or an EXTRACT reads a copy (long chains when rare)
         self.bad = bad  # the first gather's index leaves its segment from some element on
-        self.stack = []  # bottom to top: "I", "F", "B" (vectors of N), "S" (a scalar)
+        self.stack = []  # bottom to top: "I", "F", "B" (vectors of N), "SI", "SF", "SB" (scalars)
         self.out = []
 
     def emit(self, *lines):
@@ -57,7 +58,7 @@ class Gen:
         self.emit("CONST INT %d" % N, "MAKE_SEGDES")
 
     def vectors(self):
-        return [d for d in range(len(self.stack)) if self.stack[-1 - d] != "S"]
+        return [d for d in range(len(self.stack)) if not self.stack[-1 - d].startswith("S")]
 
     def new_vector(self):
         r = self.rng
@@ -167,7 +168,7 @@ class Gen:
               "B": self.rng.choice(["OR_REDUCE BOOL", "AND_REDUCE BOOL"])}[t]
         self.segdes()
         self.emit(op)
-        self.stack[-1] = "S"
+        self.stack[-1] = "S" + t
 
     def step(self):
         r = self.rng
@@ -182,8 +183,13 @@ class Gen:
         if len(vec) < MAX_VECTORS - 4 and r.random() < 0.05:
             self.gather()
             return
-        top = st[-1] if st[-1] != "S" else None
-        second = st[-2] if len(st) > 1 and st[-2] != "S" else None
+        top = st[-1] if not st[-1].startswith("S") else None
+        second = st[-2] if len(st) > 1 and not st[-2].startswith("S") else None
+        if len(st) > 1 and st[-1] == st[-2] and st[-1] in ("SI", "SF") and r.random() < 0.8:
+            # two scalars (EXTRACTs' elements, reductions' results) combined
+            self.emit(r.choice(["+", "*", "-"]) + (" INT" if st[-1] == "SI" else " FLOAT"))
+            st.pop()
+            return
         x = r.random()
         if x < 0.12:  # a copy of a vector below
             d = r.choice(vec)
@@ -200,10 +206,11 @@ class Gen:
         elif x < 0.3 + self.reads and top:
             self.reduce_top(keep=True)
         elif x < 0.3 + 1.5 * self.reads and top:
-            self.emit("COPY 1 0", "CONST INT %d" % r.randrange(N))
-            self.segdes()
-            self.emit("EXTRACT %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[top])
-            st.append("S")
+            for k in range(1 if r.random() < 0.5 else 2):  # (two: elements of one vector, as a tuple's read)
+                self.emit("COPY 1 %d" % k, "CONST INT %d" % r.randrange(N))
+                self.segdes()
+                self.emit("EXTRACT %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[top])
+                st.append("S" + top)
         elif x < 0.36 + 1.5 * self.reads and top and second and len(st) > 2 and st[-3] == "B" and top == second:
             self.emit("SELECT %s" % {"I": "INT", "F": "FLOAT", "B": "BOOL"}[top])
             del st[-3:]

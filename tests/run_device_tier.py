@@ -551,6 +551,29 @@ def test_permute_group():
               "four PERMUTEs over %s without the chains: one by one: %r" % (name, m2 and m2.group(0)))
 
 
+# EXTRACTs of one element left on the device (cuda_chain.h chain_element):
+# elements 5, 7 and 11 of a Float vector (pending in a chain), one EXTRACT
+# each, then e5 + e7 * e11 printed: the three read in one launch and one
+# wait (one by one, a wait each).
+def extract1(k, depth):
+    return "COPY 1 %d\nCONST INT %d\nCONST INT %d\nMAKE_SEGDES\nEXTRACT FLOAT\n" % (depth, k, N)
+
+
+ELEMENTS = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\n" + extract1(5, 0) + extract1(7, 1) + extract1(11, 2) +
+            "* FLOAT\n+ FLOAT\nCPOP 1 1\nPOP 1 0\nRET\n")
+FAULTS["extract_one"] = ELEMENTS.replace("CONST INT 11\n", "CONST INT %d\n" % N)
+
+
+def test_elements():
+    rc_r, out_r, _ = ref(ELEMENTS)
+    for env, syncs in (({}, 1), ({"VINTERP_DEVICE_CHAINS": "off"}, 3)):
+        rc, out, err = dev(ELEMENTS, ["-d", "stats"], env=env)
+        whole = tallies(err).get("whole run")
+        check(rc_r == 0 and (rc, out) == (rc_r, out_r) and whole is not None and whole[1] == syncs,
+              "three EXTRACTs of one element %s: the reference's answer, %d wait(s): %r %r" %
+              ("left on the device" if syncs == 1 else "one by one", syncs, whole, out))
+
+
 # Gathers deferred into chains (cuda_chain.h chain_gather). ONE: one
 # segment of N; SEG: 50 segments of 400 (a host descriptor, uploaded).
 ONE = "CONST INT %d\nMAKE_SEGDES\nCONST INT %d\nMAKE_SEGDES\n" % (N, N)
@@ -852,6 +875,7 @@ def main():
     test_index_chains()
     test_chains_together()
     test_permute_group()
+    test_elements()
     test_chains()
     test_short_work()
     test_read_ahead()

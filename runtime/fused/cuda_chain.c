@@ -32,6 +32,9 @@ struct Chain {
      * SSD (both held), one check into SREC; no nodes */
     Value *sidx, *ssd;
     VkPermFault *srec;
+    /* never run on the host (chain_element's: its leaf is one element of
+     * a vector the host would read back whole) */
+    int device_only;
 };
 
 static Chain *live;
@@ -216,11 +219,40 @@ void chain_put(Value *v, void *dst_d, const int64_t *pos_d)
     free_chain(ch);
 }
 
+static void run_together(Chain **cs, int m);
+
+/* CS[0 .. M) and, after them, up to MAX in all, every other live chain of
+ * one element read (chain_element's) of one of their lengths:
+ * run_together takes them into the launch that runs CS (no launch more:
+ * each would run in one of its own), so that the values a reader wants
+ * next (a tuple's fields, one EXTRACT each) are ready with the first, and
+ * one wait (the read-ahead) brings them back. The new count. */
+static int with_kin(Chain **cs, int m, int max)
+{
+    int m0 = m;
+    for (Chain *q = live; q && m < max; q = q->next) {
+        int seen = 0, kin = 0;
+        for (int i = 0; i < m; i++) {
+            seen |= cs[i] == q;
+            kin |= i < m0 && cs[i]->n == q->n;
+        }
+        if (!seen && kin && q->device_only)
+            cs[m++] = q;
+    }
+    return m;
+}
+
 void chain_force(Value *v)
 {
     Chain *ch = chain_of(v);
-    if (ch)
+    if (!ch)
+        return;
+    if (is_scatter(ch)) {
         run_chain(ch);
+        return;
+    }
+    Chain *cs[32] = { ch };
+    run_together(cs, with_kin(cs, 1, 32));
 }
 
 static void merge(Chain *nc, Chain *q);
@@ -339,7 +371,7 @@ void chain_init(int64_t hmax)
 /* 1 when CH may run on the host (cuda_chain.h chain_host_run). */
 static int host_runnable(const Chain *ch)
 {
-    if (ch->n > host_max || ch->e.gfault || is_scatter(ch) || ch->e.no < 1)
+    if (ch->n > host_max || ch->e.gfault || is_scatter(ch) || ch->device_only || ch->e.no < 1)
         return 0;
     for (int k = 0; k < ch->e.nl; k++)
         if (ch->ls[k] || (ch->e.leaf[k].d && !ch->lv[k] && !ch->self[k]))
@@ -422,7 +454,7 @@ void chain_settle_holds(Value *const *v, int na)
 
 void chain_force_operands(Value *const *v, int na)
 {
-    Chain *cs[16];
+    Chain *cs[32];
     int m = 0;
     for (int j = 0; j < na; j++) {
         Chain *q = chain_of(v[j]);
@@ -434,7 +466,7 @@ void chain_force_operands(Value *const *v, int na)
         else if (q && !seen)
             run_chain(q);
     }
-    run_together(cs, m);
+    run_together(cs, with_kin(cs, m, 32));
 }
 
 void chain_settle_operands(Value *const *v, int na)
@@ -534,10 +566,10 @@ static int new_output(Chain *nc)
 /* Device vector A (not pending) as a leaf of NC, held (once per chain). */
 static int leaf_value(Chain *nc, Value *a)
 {
-    for (int k = 0; k < nc->e.nl; k++)
-        if (nc->lv[k] == a && !nc->ls[k])
-            return -1 - k;
     DevCopy *dc = a->dev;
+    for (int k = 0; k < nc->e.nl; k++) /* (not one element of it: chain_element's leaf) */
+        if (nc->lv[k] == a && !nc->ls[k] && nc->e.leaf[k].d == dc->d)
+            return -1 - k;
     int r = add_leaf(nc, dc->d, leaf_float(a));
     nc->lv[-1 - r] = val_ref(a);
     dc->holds++;
@@ -611,7 +643,12 @@ static void merge(Chain *nc, Chain *q)
     unlink_chain(q);
     int lmap[VK_EXPR_LEAVES];
     for (int k = 0; k < q->e.nl; k++) {
-        if (q->lv[k]) {
+        if (q->lv[k] && !q->ls[k] && q->e.leaf[k].d != ((DevCopy *)q->lv[k]->dev)->d) {
+            /* one element of a vector (chain_element): a leaf of its own */
+            lmap[k] = add_leaf(nc, q->e.leaf[k].d, (q->e.lmask >> k) & 1);
+            nc->lv[-1 - lmap[k]] = q->lv[k]; /* its reference and hold moved */
+            q->lv[k] = NULL;
+        } else if (q->lv[k]) {
             lmap[k] = q->ls[k] ? leaf_spread(nc, q->lv[k], q->ls[k]) : leaf_value(nc, q->lv[k]);
             let_go(q->lv[k]);
             if (q->ls[k])
@@ -959,6 +996,28 @@ Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, V
     stats.deferred++;
     stats.gathers++;
     return r;
+}
+
+/* ---- one element (EXTRACT) ---------------------------------------------------- */
+
+int chain_element_takes(const Value *data)
+{
+    return chain_on() && data->type != VT_PAIR && data->type != VT_SEGDES && data->len >= 1 &&
+           (on_device(data) || chain_of(data));
+}
+
+Value *chain_element(CudaExec *c, Value *data, int64_t pos)
+{
+    chain_force(data);
+    Value *r;
+    Chain *nc = chain_new(c, (ValType)data->type, 1, &r); /* (may run every chain: DATA's device copy stays) */
+    DevCopy *dc = data->dev;
+    int k = -1 - add_leaf(nc, (const char *)dc->d + (size_t)pos * (data->type == VT_FLOAT ? 8 : 4), leaf_float(data));
+    nc->lv[k] = val_ref(data);
+    dc->holds++;
+    nc->device_only = 1;
+    stats.elements++;
+    return chain_one_node(nc, r, VK_EXPR_COPY, 0, 1, -1 - k, 0);
 }
 
 /* ---- scatters at one index (PERMUTE) ---------------------------------------- */

@@ -93,6 +93,17 @@ int chain_gather_joins(const Value *data, const Value *idx, const Value *ssd, co
  * the tier reads it (chain_force_checks). SSD's and DSD's device copies
  * exist when there are several segments. */
 Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, VkPermFault *rec);
+/* EXTRACT of one element (DATA's at POS, checked: the host's index)
+ * deferred: a new vector of one element, pending, a chain of one copy
+ * whose leaf is that element of DATA's device copy (DATA held), never
+ * run on the host (which would read DATA back whole). When the host reads
+ * one such value, the chains of one element pending with it run in the
+ * same launch (chain_force: a chain's kin) and come back in one wait (the
+ * tier's read-ahead): a tuple's fields read one EXTRACT after another,
+ * one launch and one wait in all. chain_element_takes: 1 when DATA has a
+ * whole device copy (or is pending: its chain runs first). */
+int chain_element_takes(const Value *data);
+Value *chain_element(CudaExec *c, Value *data, int64_t pos);
 /* 1 when a PERMUTE of DATA at IDX over descriptor SD can be deferred
  * into a scatter group: DATA and IDX vectors with whole device copies (or
  * pending: the caller runs their chains first), as many elements as SD
@@ -159,6 +170,7 @@ typedef struct {
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
     int64_t together;  /* chains run in another's launch, wanted at the same time (not among RUNS) */
     int64_t scatters, scatter_joins, scatter_runs; /* PERMUTEs deferred; of them, joining a group; groups run */
+    int64_t elements;  /* of the deferred, EXTRACTs of one element (chain_element) */
 } ChainStats;
 const ChainStats *chain_stats(void);
 /* A short chain run where its value is wanted. A chain of at most

@@ -1176,7 +1176,13 @@ static void run_extract(CudaTier *t, Interp *it)
     int64_t m = sd->len;
     ValType ty = (ValType)data->type;
     Value *r;
-    if (m <= DEVICE_FEW_SEGMENTS) {
+    if (m == 1 && host_positions(idx, sd) && chain_element_takes(data)) {
+        /* one element, left on the device until something reads it
+         * (cuda_chain.h chain_element: read with its kin in one wait) */
+        int64_t *pos = positions(idx, sd);
+        r = chain_element(t->c, data, pos[0]);
+        free(pos);
+    } else if (m <= DEVICE_FEW_SEGMENTS) {
         int64_t *pos = positions(idx, sd);
         r = val_new(ty, m);
         if (m)
