@@ -636,6 +636,75 @@ def test_index_chains():
                   "three launches fewer: %r, %r against %r" % (name, lazy, got, on, off))
 
 
+# IFs taken ahead of their condition (cuda_guard.h): NESL's bounds check,
+# any(i < 0 or i >= LIMIT) over the iota of N (on the device: an
+# OR_REDUCE), guarding a THEN branch that writes the message and EXITs;
+# the ELSE branch goes on with AFTER, then the program prints the sum of
+# the iota. LIMIT N: the check passes; N - 1: it fails.
+PRINT_STRING = "FUNC PS_1\nPOP 1 1\nWRITE CHAR\nPOP 2 0\nCONST BOOL T\nRET\n"
+
+
+def guard_prog(limit, after="", pops=0):
+    keep = "".join("CONST INT %d\n" % k for k in range(pops))  # values the error branch pops
+    return ("FUNC MAIN1_1\n" + keep + iota(0, N) + "COPY 1 0\n" + dist(0, N) + "< INT\n" + "COPY 1 1\n" +
+            dist(limit, N) + ">= INT\nOR BOOL\nCONST INT %d\nMAKE_SEGDES\nOR_REDUCE BOOL\n" % N + "IF\n" +
+            "".join("POP 1 %d\n" % (pops - 1 - k) for k in range(pops)) +
+            "CONST INT 22\nMAKE_SEGDES\nCONST CHAR \"RUNTIME ERROR: bounds\n\"\nCALL PS_1\nPOP 1 0\n"
+            "CONST INT 0\nEXIT\nPOP 1 0\nCONST BOOL T\nELSE\nCONST BOOL F\nENDIF\nPOP 1 0\n" + after +
+            "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nRET\n" % N + PRINT_STRING)
+
+
+GUARD_RE = re.compile(r"^stats: device tier: IFs whose THEN branch is a runtime error exit taken ahead of their "
+                      r"condition \(read with a later wait\): (\d+)$", re.M)
+# what the ELSE branch may do before the failed check is read: write to
+# stderr, fail a gather's check on the device, fail an EXTRACT on the host
+GUARD_AFTER = {
+    "": "",
+    "a WRITE": "CONST INT 7\nWRITE INT\nPOP 2 0\n",
+    "a bad gather": "COPY 1 0\n" + iota(1, N) + ONE + "BPERMUTE INT\nPOP 1 0\n",
+    "a bad EXTRACT": "COPY 1 0\nCONST INT %d\nCONST INT %d\nMAKE_SEGDES\nEXTRACT INT\nPOP 1 0\n" % (N + 5, N),
+}
+
+
+def test_guards():
+    for limit in (N, N - 1):
+        for what, after in sorted(GUARD_AFTER.items()):
+            for pops in (0, 3):
+                src = guard_prog(limit, after, pops)
+                want = ref(src)
+                m = GUARD_RE.search(dev(src, ["-d", "stats"])[2])
+                name = "a bounds check that %s, then %s, %d values popped" % (
+                    "passes" if limit == N else "fails", what or "nothing", pops)
+                # (-d stats is printed at a normal end)
+                check(dev(src) == want and (limit != N or want[0] != 0 or m is not None and m.group(1) == "1"),
+                      "%s: the reference's exit status, stdout and stderr, the IF taken ahead: %r against %r" %
+                      (name, dev(src), want))
+    src = guard_prog(N)
+    got = dev(src, ["-d", "stats"], env={"VINTERP_DEVICE_GUARDS": "off"})
+    m = GUARD_RE.search(got[2])
+    check(got[1] == ref(src)[1] and m is not None and m.group(1) == "0", "VINTERP_DEVICE_GUARDS=off: none taken")
+
+
+# A gather pending (its chain's record among the tier's checks, read at
+# the host's next wait) runs in the launch of a reduction of another chain
+# of its length that an IF reads (cuda_chain.c take_kin): the iota, the
+# reduction with the gather, the gathered vector's sum: three launches
+# (four if the gather ran alone before the IF's wait).
+GATHER_KIN = ("FUNC MAIN1_1\n" + iota(0, N) + REVERSE + "COPY 1 0\nCPOP 1 2\nCPOP 1 1\n" + ONE + "BPERMUTE INT\n" +
+              iota(0, N) + dist(7, N) + "> INT\nCONST INT %d\nMAKE_SEGDES\nOR_REDUCE BOOL\nIF\nELSE\nENDIF\n" % N +
+              "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nCPOP 1 1\nPOP 1 0\nRET\n" % N)
+
+
+def test_gather_kin():
+    rc_r, out_r, _ = ref(GATHER_KIN)
+    rc, out, err = dev(GATHER_KIN, ["-d", "stats"])
+    whole = tallies(err).get("whole run")
+    m = TOGETHER_RE.search(err)
+    check(rc_r == 0 and (rc, out) == (rc_r, out_r) and whole is not None and whole[0] == 3 and m is not None and
+          m.group(1) == "1", "a pending gather in a reduction's launch: the reference's answer, three launches: %r %r" %
+          (whole, m and m.group(0)))
+
+
 def test_gathers():
     rc_r, out_r, _ = ref(SIBLINGS)
     rc, out, err = dev(SIBLINGS, ["-d", "stats"])
@@ -876,6 +945,8 @@ def main():
     test_chains_together()
     test_permute_group()
     test_elements()
+    test_gather_kin()
+    test_guards()
     test_chains()
     test_short_work()
     test_read_ahead()

@@ -115,6 +115,8 @@ typedef enum {
       "the device tier defers elementwise instructions and runs each chain of them as one kernel")              \
     X(DEVICE_READ_AHEAD, "VINTERP_DEVICE_READ_AHEAD", SK_CHOICE, 0, 0, "off|on", "on",                             \
       "a wait that reads a short device vector brings back with it those of its length near the stack's top")  \
+    X(DEVICE_GUARDS, "VINTERP_DEVICE_GUARDS", SK_CHOICE, 0, 0, "off|on", "on",                                     \
+      "the device tier takes an IF whose THEN branch is NESL's runtime error exit before its condition is read")  \
     X(DEVICE_MIN, "VINTERP_DEVICE_MIN", SK_COUNT, 1, INT64_MAX, NULL, "4096",                                      \
       "the device tier's placement: vectors made from shorter operands go to the device from this length")       \
     X(DEVICE_MEM, "VINTERP_DEVICE_MEM", SK_COUNT, 1, INT64_MAX, NULL, "9/10 of the GPU's (emulated: none)",       \

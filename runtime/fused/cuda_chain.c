@@ -154,6 +154,28 @@ static void count_run(const Chain *ch)
 }
 
 static void run_scatter(Chain *ch);
+static int runs_with(const Chain *ch, const Chain *q, int reserve);
+static void merge(Chain *nc, Chain *q);
+
+/* CH about to run (with RESERVE outputs more for the run): live chains
+ * of its length taken into it where they fit (runs_with), so that their
+ * launch is CH's (no launch more: each would run in one of its own) —
+ * one-element reads (chain_element), which the host wants with their kin,
+ * and when GATHERS those with gathers, whose records the tier reads at
+ * the host's next wait (CH a reduction's or a REPLACE's: a wait follows
+ * as a rule, for an IF; elsewhere a later gather at their index may still
+ * join them). */
+static void take_kin(Chain *ch, int reserve, int gathers)
+{
+    for (Chain *q = live; q;) {
+        Chain *next = q->next;
+        if (q != ch && (q->device_only || (gathers && q->e.gfault)) && runs_with(ch, q, reserve)) {
+            merge(ch, q);
+            stats.together++;
+        }
+        q = next;
+    }
+}
 
 static void run_chain(Chain *ch)
 {
@@ -161,6 +183,7 @@ static void run_chain(Chain *ch)
         run_scatter(ch);
         return;
     }
+    take_kin(ch, 0, 0);
     CudaExec *c = cx_current();
     if (cx_lib(c)->expr(&ch->e, ch->n) != 0)
         cx_lib_fail(c, "an elementwise chain");
@@ -172,6 +195,7 @@ static void run_chain(Chain *ch)
 void chain_reduce(Value *v, VsRop rop, void *out_d)
 {
     Chain *ch = chain_of(v);
+    take_kin(ch, 1, 1); /* (one output kept free for the reduction's temporary) */
     int k = out_of(ch, v);
     if (v->rc == 1) /* the reduction is its last reader: never written */
         ch->e.out[k].d = NULL;
@@ -201,6 +225,7 @@ int chain_put_takes(const Value *v, const void *dst_d)
 void chain_put(Value *v, void *dst_d, const int64_t *pos_d)
 {
     Chain *ch = chain_of(v);
+    take_kin(ch, 1, 1);
     int k = out_of(ch, v);
     VkExpr e = ch->e; /* the run's: one output more (not a value's) */
     int o = e.no++;
@@ -219,40 +244,11 @@ void chain_put(Value *v, void *dst_d, const int64_t *pos_d)
     free_chain(ch);
 }
 
-static void run_together(Chain **cs, int m);
-
-/* CS[0 .. M) and, after them, up to MAX in all, every other live chain of
- * one element read (chain_element's) of one of their lengths:
- * run_together takes them into the launch that runs CS (no launch more:
- * each would run in one of its own), so that the values a reader wants
- * next (a tuple's fields, one EXTRACT each) are ready with the first, and
- * one wait (the read-ahead) brings them back. The new count. */
-static int with_kin(Chain **cs, int m, int max)
-{
-    int m0 = m;
-    for (Chain *q = live; q && m < max; q = q->next) {
-        int seen = 0, kin = 0;
-        for (int i = 0; i < m; i++) {
-            seen |= cs[i] == q;
-            kin |= i < m0 && cs[i]->n == q->n;
-        }
-        if (!seen && kin && q->device_only)
-            cs[m++] = q;
-    }
-    return m;
-}
-
 void chain_force(Value *v)
 {
     Chain *ch = chain_of(v);
-    if (!ch)
-        return;
-    if (is_scatter(ch)) {
+    if (ch)
         run_chain(ch);
-        return;
-    }
-    Chain *cs[32] = { ch };
-    run_together(cs, with_kin(cs, 1, 32));
 }
 
 static void merge(Chain *nc, Chain *q);
@@ -261,11 +257,12 @@ static void merge(Chain *nc, Chain *q);
  * the kernel's bounds (leaves counted as if none were shared), at most
  * one of them with gathers (one record), and neither writing storage the
  * other reads. */
-static int runs_with(const Chain *ch, const Chain *q)
+static int runs_with(const Chain *ch, const Chain *q, int reserve)
 {
     if (ch == q || ch->n != q->n || (ch->e.gfault && q->e.gfault) || is_scatter(ch) || is_scatter(q))
         return 0;
-    if (ch->e.nn + q->e.nn > VK_EXPR_NODES || ch->e.nl + q->e.nl > VK_EXPR_LEAVES || ch->e.no + q->e.no > VK_EXPR_OUTS)
+    if (ch->e.nn + q->e.nn > VK_EXPR_NODES || ch->e.nl + q->e.nl > VK_EXPR_LEAVES ||
+        ch->e.no + q->e.no > VK_EXPR_OUTS - reserve)
         return 0;
     for (int pass = 0; pass < 2; pass++) {
         const Chain *w = pass ? q : ch, *r = pass ? ch : q;
@@ -289,7 +286,7 @@ static void run_together(Chain **cs, int m)
         if (!cs[i])
             continue;
         for (int j = i + 1; j < m; j++)
-            if (cs[j] && runs_with(cs[i], cs[j])) {
+            if (cs[j] && runs_with(cs[i], cs[j], 0)) {
                 merge(cs[i], cs[j]);
                 stats.together++;
                 cs[j] = NULL;
@@ -466,7 +463,7 @@ void chain_force_operands(Value *const *v, int na)
         else if (q && !seen)
             run_chain(q);
     }
-    run_together(cs, with_kin(cs, m, 32));
+    run_together(cs, m);
 }
 
 void chain_settle_operands(Value *const *v, int na)

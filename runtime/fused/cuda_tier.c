@@ -2,6 +2,7 @@
  * instructions it takes, and each one as a primitive call. */
 #include "runtime/fused/cuda_tier.h"
 #include "runtime/fused/cuda_chain.h"
+#include "runtime/fused/cuda_guard.h"
 #include "runtime/fused/exec_cuda_impl.h"
 #include "runtime/fused/kernel_fail.h"
 #include "runtime/fused/tuning.h"
@@ -12,6 +13,8 @@
 #include "runtime/core/settings.h"
 #include "runtime/core/trace.h"
 #include "runtime/interp/ops.h"
+#include "runtime/interp/ops_io.h"
+#include "runtime/interp/profile.h"
 #include "vcode/optable.h"
 
 #include <stdlib.h>
@@ -69,12 +72,22 @@ struct CudaTier {
     } kept[POS_KEPT];
     uint64_t kept_clock;
     int64_t pos_reused, pos_reused_bytes;
+    /* IFs taken ahead of their condition (cuda_guard.h): PEND_GUARD
+     * slots hold the condition (a device value) and the message */
+    GuardCache *guards;
+    int guards_on;
+    Value *pend_cond[DEFER_SLOTS];
+    const Value *pend_msg[DEFER_SLOTS];
+    int ncond;
+    int64_t guard_ifs;
 };
 
 /* What a pending record checks: a permute's indices (VkPermFault), an
  * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
- * range step (the same, MOD by zero read as RAND's zero range). */
-enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK };
+ * range step (the same, MOD by zero read as RAND's zero range), a fused
+ * block's record, an IF taken ahead of its condition (PEND_GUARD: the
+ * condition held, no record). */
+enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK, PEND_GUARD };
 
 /* The tier whose checks a fatal error must read first (one per process). */
 static CudaTier *pending_tier;
@@ -142,6 +155,18 @@ static void read_records(CudaTier *t, void *dst, const void *src, size_t bytes, 
     }
 }
 
+/* An IF taken ahead (slot I) whose condition was true: what its THEN
+ * branch does (cuda_guard.h), the message written and EXIT's end. */
+static void guard_failed(CudaTier *t, int i)
+{
+    rt_set_where(t->pend_prog[i], t->pend_ins[i]);
+    io_write_chars_stderr(t->pend_msg[i]);
+    prof_report(stderr);
+    fflush(stdout);
+    fflush(stderr);
+    rt_exit_status(0);
+}
+
 /* Read the pending records (AFTER_WAIT: the host waits next anyway, so
  * the read is not a wait of its own); fatal at the first that failed, in
  * the order they were left. */
@@ -160,9 +185,22 @@ static void settle(CudaTier *t, int after_wait)
         read_records(t, blk, t->blk_d, (size_t)nb * sizeof blk[0], &after_wait);
         cx_block_records_read(t->c, nb);
     }
+    int32_t cond[DEFER_SLOTS];
+    for (int i = 0; i < n; i++)
+        if (t->pend_kind[i] == PEND_GUARD)
+            read_records(t, &cond[i], ((DevCopy *)t->pend_cond[i]->dev)->d, sizeof cond[i], &after_wait);
     t->settles++;
     t->npend = t->nblk = t->last_check = 0;
     for (int i = 0; i < n; i++) {
+        if (t->pend_kind[i] == PEND_GUARD) {
+            Value *c = t->pend_cond[i];
+            t->pend_cond[i] = NULL;
+            t->ncond--;
+            val_release(c);
+            if (cond[i] != 0)
+                guard_failed(t, i);
+            continue;
+        }
         if (t->pend_kind[i] == PEND_BLOCK) {
             unsigned long long *e = blk[t->pend_blk[i]];
             ErrReplay *r = t->pend_rp[i];
@@ -209,6 +247,20 @@ static void settle_pending(void)
 {
     if (pending_tier)
         settle(pending_tier, 0);
+}
+
+/* The memory reclaim (value.h mem_set_reclaim) while the tier runs: every
+ * chain run (cuda_chain.h), and the conditions of IFs taken ahead read
+ * and let go (a wait), so that a program runs out of -m where the
+ * reference does. 1 when something went. */
+static int reclaim(void)
+{
+    int n = chain_force_all();
+    if (pending_tier && pending_tier->ncond > 0) {
+        settle(pending_tier, 0);
+        n++;
+    }
+    return n > 0;
 }
 
 /* A record for the check of the permute INS of IT (SIDE: the descriptor
@@ -271,9 +323,12 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
     t->blk_d = cx_dalloc_fixed(c, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
+    t->guards = guard_cache_new();
+    t->guards_on = settings_choice(SET_DEVICE_GUARDS, 1) == 1;
     pending_tier = t;
     rt_set_pending_check(settle_pending);
     chain_init(min);
+    mem_set_reclaim(reclaim);
     return t;
 }
 
@@ -289,9 +344,13 @@ void cuda_tier_free(CudaTier *t)
     cx_dfree(t->c, t->blk_d);
     for (ErrReplay *r; (r = cuda_tier_take_done(t));)
         r->drop(r);
-    for (int i = 0; i < t->npend; i++)
+    for (int i = 0; i < t->npend; i++) {
         if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i])
             t->pend_rp[i]->drop(t->pend_rp[i]);
+        if (t->pend_kind[i] == PEND_GUARD && t->pend_cond[i])
+            val_release(t->pend_cond[i]);
+    }
+    guard_cache_free(t->guards);
     cx_dfree(t->c, t->fault_d);
     cx_dfree(t->c, t->shape_d);
     for (int k = 0; k < POS_KEPT; k++)
@@ -365,8 +424,8 @@ static int meta_on_device(const CudaTier *t, int op, const Value *arg)
  * operands would have cost, no launch). */
 static int short_chain(Interp *it, const Instr *ins, int na)
 {
-    Value *v[3];
-    if (na > 3)
+    Value *v[3] = { NULL, NULL, NULL };
+    if (na < 1 || na > 3)
         return 0;
     for (int j = 0; j < na; j++)
         v[j] = vs_at(it, na - 1 - j);
@@ -1315,10 +1374,52 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
         chain_settle_for_host(v, na);
 }
 
+/* 1 when the tier takes IF INS ahead of its condition (cuda_guard.h):
+ * its THEN branch NESL's runtime error exit, its condition a Bool scalar
+ * that only the device has, the stack deep enough for the branch's POPs. */
+static int guard_takes(CudaTier *t, Interp *it, const Instr *ins)
+{
+    if (!t->guards_on || it->sp < 1)
+        return 0;
+    const Value *c = vs_at(it, 0);
+    if (c->type != VT_BOOL || c->len != 1 || c->lazy || !c->dev || !c->hstale)
+        return 0;
+    int msg, depth;
+    if (!guard_exit_if(t->guards, it->prog, (int)(ins - it->prog->code), &msg, &depth) || it->sp - 1 < depth)
+        return 0;
+    return 1;
+}
+
+/* IF INS taken so: its condition popped and held in a pending slot, read
+ * with the next settle (a wait the host makes anyway, I/O, a fatal error,
+ * EXIT, the end); the interpreter goes on in the ELSE branch. */
+static void guard_run(CudaTier *t, Interp *it, const Instr *ins)
+{
+    Value *c = vs_pop(it);
+    chain_force(c); /* (a pending value: its chain runs, no wait) */
+    if (t->npend == DEFER_SLOTS)
+        settle(t, 0);
+    int i = t->npend++, msg, depth;
+    (void)guard_exit_if(t->guards, it->prog, (int)(ins - it->prog->code), &msg, &depth);
+    t->pend_kind[i] = PEND_GUARD;
+    t->pend_prog[i] = it->prog;
+    t->pend_ins[i] = ins;
+    t->pend_side[i] = NULL;
+    t->pend_cond[i] = c; /* the stack's reference */
+    t->pend_msg[i] = it->consts[msg];
+    t->ncond++;
+    t->guard_ifs++;
+}
+
 int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
 {
     CudaTier *t = ctx;
     t->it = it;
+    if (ins->op == OP_IF) {
+        if (run)
+            guard_run(t, it, ins);
+        return run || guard_takes(t, it, ins);
+    }
     if (!run) {
         int take = claims(t, it, ins);
         if (chain_any())
@@ -1473,6 +1574,9 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
     fprintf(f, "stats: device tier: short chains: %lld run on the host (no launch: the host wanted their values), "
                "%lld written into a REPLACE's vector as they ran\n",
             (long long)cs->host_runs, (long long)cs->puts);
+    fprintf(f, "stats: device tier: IFs whose THEN branch is a runtime error exit taken ahead of their condition "
+               "(read with a later wait): %lld\n",
+            (long long)t->guard_ifs);
     fprintf(f, "stats: device tier: chains wanted at the same time: %lld run in another's launch\n",
             (long long)cs->together);
     fprintf(f, "stats: device tier: PERMUTEs at one index: %lld deferred, %lld of them joining another's launch; "

@@ -496,6 +496,11 @@ int interp_run(Interp *it)
             }
             break;
         case OP_IF: {
+            if (on_dev) { /* the device tier took it ahead of its condition: the ELSE branch */
+                it->dev_op(it->dev_ctx, it, ins, 1);
+                pc = ins->target;
+                break;
+            }
             if (it->opt.check) {
                 if (it->sp < 1 || it->stk[it->sp - 1]->type != VT_BOOL || it->stk[it->sp - 1]->len != 1)
                     rt_fatal_raw("vinterp: line %d: IF: top of stack not bool scalar.", ins->cline);

@@ -33,7 +33,9 @@ typedef int (*InterpBlockFn)(void *ctx, struct Interp *it, int pc);
 /* A device tier under the interpreter (the cuda backend's,
  * runtime/fused/cuda_tier.h): FN(CTX, IT, INS, 0) is 1 when it runs
  * instruction INS itself, whose operands then stay where they are;
- * FN(CTX, IT, INS, 1) runs it, after the interpreter's argument checks. */
+ * FN(CTX, IT, INS, 1) runs it, after the interpreter's argument checks.
+ * An IF it takes pops its condition, and the interpreter goes on in the
+ * ELSE branch (the tier checks the condition later: cuda_guard.h). */
 typedef int (*InterpDevFn)(void *ctx, struct Interp *it, const Instr *ins, int run);
 /* The device tier's checks left pending (InterpDevFn's instructions that
  * did not wait for theirs): SETTLE(CTX) reads them, fatal at the failing

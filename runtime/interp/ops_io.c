@@ -265,6 +265,13 @@ static void io_op_write(Interp *it, const Instr *ins)
     io_push_status(it);
 }
 
+void io_write_chars_stderr(const Value *v)
+{
+    io_failed = 0;
+    if (!io_std_closed[2])
+        io_write_value(stderr, v, TY_CHAR);
+}
+
 /* FWRITE T: v fd → msg ok. */
 static void io_op_fwrite(Interp *it, const Instr *ins)
 {

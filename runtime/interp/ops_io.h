@@ -11,5 +11,9 @@ void io_init(void);
 void io_shutdown(void);
 /* Execute one I/O instruction (ins->op is one of the eight above). */
 void io_exec(Interp *it, const Instr *ins);
+/* What WRITE CHAR of V writes (V's characters to stderr, flushed; nothing
+ * once the program closed stderr), without the stack: the device tier's
+ * replay of a runtime error branch it took ahead (cuda_guard.h). */
+void io_write_chars_stderr(const Value *v);
 
 #endif
