@@ -251,8 +251,6 @@ void chain_force(Value *v)
         run_chain(ch);
 }
 
-static void merge(Chain *nc, Chain *q);
-
 /* 1 when chain Q can be taken into CH for one run: as many elements,
  * the kernel's bounds (leaves counted as if none were shared), at most
  * one of them with gathers (one record), and neither writing storage the
@@ -458,7 +456,7 @@ void chain_force_operands(Value *const *v, int na)
         int seen = 0;
         for (int k = 0; k < m; k++)
             seen |= cs[k] == q;
-        if (q && !seen && m < 16)
+        if (q && !seen && m < 32)
             cs[m++] = q;
         else if (q && !seen)
             run_chain(q);
