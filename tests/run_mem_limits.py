@@ -55,6 +55,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ("chain_leaves", None),
         ("chain_gathers", None),
         ("gather_in_place", None),
+        ("guard_held", None),
     ]
 
 
