@@ -271,6 +271,17 @@ int vk_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *
                     const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                     const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst, int mode,
                     VkPermFault *fault_d);
+/* vk_scatter_fill_many: vk_scatter_fill of NV vectors (1 to
+ * VK_SCATTER_MANY) at one index, without flags, over one pair of
+ * descriptors: out_d[v]'s N_DST elements FILL[v]'s value (I for an esize
+ * of 4, F for 8), then IN_D[v] scattered over them (MODE 0), the index
+ * checked once into FAULT_D. Up to VK_SCATTER_FILL_ONE source elements
+ * one kernel (the fills over the grid, the scatters by its last block);
+ * else the fills in one kernel, then vk_scatter_many. */
+int vk_scatter_fill_many(int nv, const size_t *esize, const VkArg *fill, const void *const *in_d, void *const *out_d,
+                         int64_t n_src, const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
+                         const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst,
+                         VkPermFault *fault_d);
 /* vk_scatter_fill: DPERMUTE into a lazy fill: out_d's N_DST elements
  * FILL's one value (I for an esize of 4, F for 8), then vk_scatter's
  * scatter over them (MODE 0: the later element wins a collision); the

@@ -50,6 +50,7 @@
 #define vk_scatter tk_scatter
 #define vk_scatter_many tk_scatter_many
 #define vk_scatter_fill tk_scatter_fill
+#define vk_scatter_fill_many tk_scatter_fill_many
 #define vk_gather tk_gather
 #endif
 #include "kernels/kernels.h"
@@ -137,6 +138,12 @@ int tk_scatter_many(int nv, const size_t *es, const void *const *in, void *const
                     int64_t nd, int mode, VkPermFault *rec)
 {
     return emu.scatter_many(nv, es, in, out, ns, idx, sl, so, sm, dl, dof, dm, nd, mode, rec);
+}
+int tk_scatter_fill_many(int nv, const size_t *es, const VkArg *fill, const void *const *in, void *const *out,
+                         int64_t ns, const int32_t *idx, const int32_t *sl, const int64_t *so, int64_t sm,
+                         const int32_t *dl, const int64_t *dof, int64_t dm, int64_t nd, VkPermFault *rec)
+{
+    return emu.scatter_fill_many(nv, es, fill, in, out, ns, idx, sl, so, sm, dl, dof, dm, nd, rec);
 }
 int tk_scatter_fill(size_t es, const VkArg *fill, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
                     const int32_t *sl, const int64_t *so, int64_t sm, const int32_t *dl, const int64_t *dof, int64_t dm,
@@ -1535,6 +1542,90 @@ static void test_scatter_many(int64_t n, const std::vector<int32_t> &L)
     vk_free(od);
 }
 
+/* vk_scatter_fill_many of three vectors (Int, Float, Int; fills -7, 2.5,
+ * 9) at colliding indices over the segments L, then with a bad index:
+ * each vector against the runtime's rule (the fill, then the scatter in
+ * order), one record for all. */
+static void test_scatter_fill_many(int64_t n, const std::vector<int32_t> &L)
+{
+    int64_t m = (int64_t)L.size();
+    if (m == 0)
+        return;
+    std::vector<int64_t> off = offsets(L);
+    std::vector<int32_t> a(n), c(n), idx(n);
+    std::vector<double> b(n);
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (int32_t)rnd32();
+        b[i] = (double)(int32_t)rnd32() + 0.5;
+        c[i] = -(int32_t)(rnd32() % 1000);
+    }
+    for (int64_t k = 0; k < m; k++)
+        for (int64_t i = off[k]; i < off[k] + L[k]; i++)
+            idx[i] = (int32_t)(rnd32() % (uint32_t)(L[k] / 4 + 1));
+    int32_t *ad = up(a), *cd = up(c), *ld = up(L), *id = up(idx);
+    double *bd = up(b);
+    int64_t *od = up(off);
+    int32_t *oa = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4), *oc = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+    double *ob = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+    VkPermFault none = { ~0ull, 0, 0, 0 }, got;
+    VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+    const size_t es[3] = { 4, 8, 4 };
+    VkArg fill[3];
+    memset(fill, 0, sizeof fill);
+    fill[0].i = -7;
+    fill[1].f = 2.5;
+    fill[2].i = 9;
+    const void *in[3] = { ad, bd, cd };
+    void *out[3] = { oa, ob, oc };
+    std::vector<int32_t> wa(n, -7), wc(n, 9);
+    std::vector<double> wb(n, 2.5);
+    for (int64_t k = 0; k < m; k++)
+        for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
+            wa[off[k] + idx[i]] = a[i];
+            wb[off[k] + idx[i]] = b[i];
+            wc[off[k] + idx[i]] = c[i];
+        }
+    vk_memcpy_h2d(oa, a.data(), (size_t)n * 4); /* stale values under the fills */
+    vk_memcpy_h2d(oc, a.data(), (size_t)n * 4);
+    vk_memcpy_h2d(rd, &none, sizeof none);
+    int rc = vk_scatter_fill_many(3, es, fill, in, out, n, id, ld, od, m, ld, od, m, n, rd);
+    vk_memcpy_d2h(&got, rd, sizeof got);
+    CHECK(rc == 0 && got.err == ~0ull && down(oa, (size_t)n) == wa && down(ob, (size_t)n) == wb &&
+              down(oc, (size_t)n) == wc,
+          "scatter of three over fills at one index, n=%lld m=%lld: rc %d err %llx%s", (long long)n, (long long)m, rc,
+          got.err, rc ? vk_last_error() : "");
+    if (n > 0) { /* a bad index in the last non-empty segment, first of it */
+        int64_t k = m - 1;
+        while (L[k] == 0)
+            k--;
+        int64_t at = off[k], first = -1;
+        idx[at] = L[k];
+        for (int64_t kk = 0; kk < m && first < 0; kk++)
+            for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
+                if (idx[i] < 0 || idx[i] >= L[kk])
+                    first = i;
+        int32_t *bad = up(idx);
+        vk_memcpy_h2d(rd, &none, sizeof none);
+        rc = vk_scatter_fill_many(3, es, fill, in, out, n, bad, ld, od, m, ld, od, m, n, rd);
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        CHECK(rc == 0 && first == at && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
+                  got.len == L[k],
+              "scatter of three over fills, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld",
+              (long long)at, (long long)k, got.err, got.j, got.k, got.len);
+        vk_free(bad);
+    }
+    vk_free(rd);
+    vk_free(oa);
+    vk_free(ob);
+    vk_free(oc);
+    vk_free(ad);
+    vk_free(bd);
+    vk_free(cd);
+    vk_free(ld);
+    vk_free(od);
+    vk_free(id);
+}
+
 /* vk_scatter_fill of Floats: NS source elements (a few, colliding, one
  * out of range when BAD) over a fill of 2.5 of ND elements, one segment;
  * the result against the runtime's rule, the bad one's record. */
@@ -1654,6 +1745,13 @@ static void test_counts(int64_t n, const std::vector<int32_t> &L)
         for (int mode = 0; mode < 4; mode++)
             COUNTED("segmented scatter of two at one index", vk_count_scatter_many(2, n, m, 1, n, mode, 1),
                     vk_scatter_many(2, es2, in2, out2, n, idd, ld, od, m, ld, od, m, n, mode, rec));
+        VkArg fills[2];
+        memset(fills, 0, sizeof fills);
+        COUNTED("segmented scatter of two over fills at one index", vk_count_scatter_fill_many(2, n, m, 1, n, 1),
+                vk_scatter_fill_many(2, es2, fills, in2, out2, n, idd, ld, od, m, ld, od, m, n, rec));
+        COUNTED("scatter of two over fills, a few", vk_count_scatter_fill_many(2, n < 900 ? n : 900, 1, 0, n, 0),
+                vk_scatter_fill_many(2, es2, fills, in2, out2, n < 900 ? n : 900, idd, NULL, NULL, 0, NULL, NULL, 0, n,
+                                     NULL));
         COUNTED("scatter of one", vk_count_scatter_many(1, n, 1, 0, n, VK_SCATTER_ZERO, 0),
                 vk_scatter_many(1, es2, in2, out2, n, idd, NULL, NULL, 0, NULL, NULL, 0, n, VK_SCATTER_ZERO, NULL));
     }
@@ -1833,6 +1931,7 @@ int main(int argc, char **argv)
             test_dist_index(n, L);
             test_seg_permutes(n, L);
             test_scatter_many(n, L);
+            test_scatter_fill_many(n, L);
             if (avg == 1) {
                 test_scatter_fill(n < 1000 ? n : 1000, n, 0);
                 test_scatter_fill(n < 1000 ? n : 1000, n, 1);

@@ -182,6 +182,18 @@ static inline VkCount vk_count_scatter_fill(int64_t n, int64_t m, int segmented,
     return vk_count_add(vk_count_of(n_dst > 0 ? 1 : 0, 0), vk_count_scatter(n, m, segmented, n_dst, 0, flagged, record));
 }
 
+/* vk_scatter_fill_many (kernels.h): one vector, vk_scatter_fill's; up to
+ * VK_SCATTER_FILL_ONE source elements one kernel; else the fills' kernel
+ * and vk_scatter_many. */
+static inline VkCount vk_count_scatter_fill_many(int nv, int64_t n, int64_t m, int segmented, int64_t n_dst, int record)
+{
+    if (nv == 1)
+        return vk_count_scatter_fill(n, m, segmented, n_dst, 0, record);
+    if (vk_scatter_fill_one(n, n_dst))
+        return vk_count_of(1, 0);
+    return vk_count_add(vk_count_of(n_dst > 0 ? 1 : 0, 0), vk_count_scatter_many(nv, n, m, segmented, n_dst, 0, record));
+}
+
 /* vk_gather: N_DST destination elements over M segments. */
 static inline VkCount vk_count_gather(int64_t n_dst, int64_t m, int segmented, int record)
 {

@@ -135,15 +135,27 @@ template <class U>
 struct OneVec {
     const U *in;
     U *out;
+    U fillv; /* (k_fill_scatter's) */
     __device__ __forceinline__ void put(int64_t d, int64_t i) const { out[d] = in[i]; }
     __device__ __forceinline__ void clear(int64_t d) const { out[d] = 0; }
+    __device__ __forceinline__ void fill(int64_t d) const { out[d] = fillv; }
 };
 
 struct ManyVecs {
     const void *in[VK_SCATTER_MANY];
     void *out[VK_SCATTER_MANY];
+    unsigned long long fillv[VK_SCATTER_MANY]; /* (k_fill_scatter's: the bits, low 32 for 4 bytes) */
     int nv;
     unsigned wide; /* bit v: vector v's elements are 8 bytes (else 4) */
+    __device__ __forceinline__ void fill(int64_t d) const
+    {
+        for (int v = 0; v < nv; v++) {
+            if ((wide >> v) & 1)
+                ((unsigned long long *)out[v])[d] = fillv[v];
+            else
+                ((uint32_t *)out[v])[d] = (uint32_t)fillv[v];
+        }
+    }
     __device__ __forceinline__ void put(int64_t d, int64_t i) const
     {
         for (int v = 0; v < nv; v++) {
@@ -249,17 +261,18 @@ __global__ void k_scatter_one(V vs, int64_t n, const int32_t *idx, const int32_t
         record_now(err, idx, src, dst, rec);
 }
 
-/* vk_scatter_fill's one kernel: FILLV into every one of the N_DST
- * destination elements over the grid; then, every block's fill visible to
- * it, the last block scatters the N source elements: each claims its
- * destination (the stamps), then the winners write. */
-template <class U>
-__global__ void k_fill_scatter(U fillv, const U *in, int64_t n, const int32_t *idx, const int32_t *flags, Side src,
-                               Side dst, unsigned long long *winner, unsigned long long gen, int64_t n_dst, U *out,
+/* vk_scatter_fill's one kernel (of what VS writes: one vector, or several
+ * at one index): the fill value into every one of the N_DST destination
+ * elements over the grid; then, every block's fill visible to it, the
+ * last block scatters the N source elements: each claims its destination
+ * (the stamps), then the winners write. */
+template <class V>
+__global__ void k_fill_scatter(V vs, int64_t n, const int32_t *idx, const int32_t *flags, Side src, Side dst,
+                               unsigned long long *winner, unsigned long long gen, int64_t n_dst,
                                unsigned long long *err, unsigned int *done, VkPermFault *rec)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n_dst; i += (int64_t)gridDim.x * blockDim.x)
-        out[i] = fillv;
+        vs.fill(i);
     if (!vk_is_last_block(done))
         return;
     for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
@@ -268,7 +281,7 @@ __global__ void k_fill_scatter(U fillv, const U *in, int64_t n, const int32_t *i
             atomicMax(&winner[d], gen | (unsigned long long)(i + 1));
     }
     __syncthreads();
-    block_write_winners(OneVec<U>{ in, out }, n, idx, flags, src, dst, winner, gen);
+    block_write_winners(vs, n, idx, flags, src, dst, winner, gen);
     if (threadIdx.x == 0)
         record_now(err, idx, src, dst, rec);
 }
@@ -416,8 +429,8 @@ int scatter_run(const U *in, int64_t n_src, const int32_t *idx_d, const int32_t 
         VkTemp unused;
         if (stamps(n_dst, &gen, &st, unused) != 0)
             return -1;
-        k_scatter_one<OneVec<U>><<<vk_grid(n_src, 256), 256>>>(OneVec<U>{ in, out }, n_src, idx_d, flags_d, src, dst,
-                                                               st, gen, zero, n_dst, e, done, collide, rec);
+        k_scatter_one<OneVec<U>><<<vk_grid(n_src, 256), 256>>>(OneVec<U>{ in, out, 0 }, n_src, idx_d, flags_d, src,
+                                                               dst, st, gen, zero, n_dst, e, done, collide, rec);
         VK_LAUNCHED();
         return 0;
     }
@@ -552,15 +565,73 @@ extern "C" int vk_scatter_fill(size_t esize, const VkArg *fill, const void *in_d
     int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
     unsigned grid = vk_grid(n_dst, 256);
     if (esize == 4) {
-        k_fill_scatter<uint32_t><<<grid, 256>>>((uint32_t)fill->i, (const uint32_t *)in_d, n, idx_d, flags_d, src, dst,
-                                                st, gen, n_dst, (uint32_t *)out_d, e, done, rec);
+        OneVec<uint32_t> vs{ (const uint32_t *)in_d, (uint32_t *)out_d, (uint32_t)fill->i };
+        k_fill_scatter<OneVec<uint32_t>><<<grid, 256>>>(vs, n, idx_d, flags_d, src, dst, st, gen, n_dst, e, done, rec);
     } else {
         unsigned long long bits;
         memcpy(&bits, &fill->f, sizeof bits);
-        k_fill_scatter<unsigned long long><<<grid, 256>>>(bits, (const unsigned long long *)in_d, n, idx_d, flags_d,
-                                                          src, dst, st, gen, n_dst, (unsigned long long *)out_d, e,
-                                                          done, rec);
+        OneVec<unsigned long long> vs{ (const unsigned long long *)in_d, (unsigned long long *)out_d, bits };
+        k_fill_scatter<OneVec<unsigned long long>><<<grid, 256>>>(vs, n, idx_d, flags_d, src, dst, st, gen, n_dst, e,
+                                                                   done, rec);
     }
+    VK_LAUNCHED();
+    return read_check(fault_d, rec, "destination");
+}
+
+namespace {
+
+/* ManyVecs's fills: each output's N elements its fill value, one launch. */
+__global__ void k_fill_many(ManyVecs vs, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        vs.fill(i);
+}
+
+} // namespace
+
+extern "C" int vk_scatter_fill_many(int nv, const size_t *esize, const VkArg *fill, const void *const *in_d,
+                                    void *const *out_d, int64_t n_src, const int32_t *idx_d, const int32_t *slen_d,
+                                    const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
+                                    int64_t dm, int64_t n_dst, VkPermFault *fault_d)
+{
+    if (nv < 1 || nv > VK_SCATTER_MANY)
+        return vk_fail("vk_scatter_fill_many: %d vectors (1 to %d)", nv, VK_SCATTER_MANY);
+    if (nv == 1)
+        return vk_scatter_fill(esize[0], fill, in_d[0], n_src, idx_d, nullptr, slen_d, soff_d, sm, dlen_d, doff_d, dm,
+                               out_d[0], n_dst, fault_d);
+    Side src, dst;
+    ManyVecs vs;
+    memset(&vs, 0, sizeof vs);
+    vs.nv = nv;
+    for (int v = 0; v < nv; v++) {
+        if (setup(esize[v], slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, "vk_scatter_fill_many") !=
+            0)
+            return -1;
+        vs.in[v] = in_d[v];
+        vs.out[v] = out_d[v];
+        vs.wide |= (esize[v] == 8 ? 1u : 0u) << v;
+        if (esize[v] == 8)
+            memcpy(&vs.fillv[v], &fill[v].f, sizeof vs.fillv[v]);
+        else
+            vs.fillv[v] = (uint32_t)fill[v].i;
+    }
+    if (!vk_scatter_fill_one(n_src, n_dst)) { /* the fills in one launch, then the scatters at one index */
+        if (n_dst > 0) {
+            k_fill_many<<<vk_grid(n_dst, 256), 256>>>(vs, n_dst);
+            VK_LAUNCHED();
+        }
+        return vk_scatter_many(nv, esize, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst, 0,
+                               fault_d);
+    }
+    unsigned long long *e, gen, *st;
+    unsigned int *done;
+    VkTemp own, unused;
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec || stamps(n_dst, &gen, &st, unused) != 0)
+        return -1;
+    int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
+    k_fill_scatter<ManyVecs><<<vk_grid(n_dst, 256), 256>>>(vs, n, idx_d, nullptr, src, dst, st, gen, n_dst, e, done,
+                                                           rec);
     VK_LAUNCHED();
     return read_check(fault_d, rec, "destination");
 }

@@ -525,9 +525,26 @@ TUPLE_ONE = tuple_prog(dist(N - 1, N) + iota(0, N) + "- INT\n", "CONST INT %d\nM
 # within each of 50 segments of 400, j to 399 - j
 TUPLE_SEG = tuple_prog(dist(399, 50) + dist(-1, 50) + dist(400, 50) + "MAKE_SEGDES\nINDEX\n",
                        dist(400, 50) + "MAKE_SEGDES\n")
-GROUP_RE = re.compile(r"^stats: device tier: PERMUTEs at one index: (\d+) deferred, (\d+) of them joining "
-                      r"another's launch; (\d+) launches$", re.M)
+GROUP_RE = re.compile(r"^stats: device tier: scatters at one index \(PERMUTE, DPERMUTE into a fill\): (\d+) "
+                      r"deferred, (\d+) of them joining another's launch; (\d+) launches$", re.M)
+# DPERMUTEs into fills at one index (the same groups, kernels.h
+# vk_scatter_fill_many): an Int, a Float (pending) and a Bool vector of NS
+# elements written reversed into fills (0) of M, each printed: one launch
+# for the three up to 1 024 source elements (every vector on the device),
+# two above (the fills, then the scatters).
+def dperm_prog(ns, m, idx=None):
+    def step(depth, t, zero):
+        fill = "CONST %s %s\nCONST INT %d\nMAKE_SEGDES\nDIST %s\n" % (t, zero, m, t)
+        return "CPOP 1 %d\nCOPY 1 3\n" % depth + fill + "COPY 2 3\nDPERMUTE %s\nCPOP 3 1\n" % t
+    return ("FUNC MAIN1_1\n" + iota(0, ns) + iota(0, ns) + "I_TO_F\n" + iota(0, ns) + dist(7, ns) + "> INT\n" +
+            (idx or dist(ns - 1, ns) + iota(0, ns) + "- INT\n") + "CONST INT %d\nMAKE_SEGDES\n" % ns +
+            "CONST INT %d\nMAKE_SEGDES\n" % m + step(3, "BOOL", "F") + step(4, "FLOAT", "0.5") +
+            step(5, "INT", "-3") + "POP 3 0\nRET\n")
+
+
 FAULTS.update({
+    # i + 1 into fills of N: index N at the last element
+    "dpermute_group": dperm_prog(N, N, iota(1, N)),
     # i + 1: index N at the last element (the first PERMUTE's line)
     "permute_group": tuple_prog(iota(1, N), "CONST INT %d\nMAKE_SEGDES\n" % N),
     # the same with the results dropped at once, the program going on
@@ -535,6 +552,17 @@ FAULTS.update({
                                         "POP 4 0\n" + iota(0, N) + "CONST INT %d\nMAKE_SEGDES\n+_REDUCE INT\nRET\n"
                                         % N),
 })
+
+
+def test_dpermute_group():
+    for ns, m, env, launches in ((1000, 1500, {"VINTERP_DEVICE_MIN": "1"}, "1"), (N, N + 3000, {}, "1")):
+        src = dperm_prog(ns, m)
+        rc_r, out_r, _ = ref(src)
+        rc, out, err = dev(src, ["-d", "stats"], env=env)
+        g = GROUP_RE.search(err)
+        check(rc_r == 0 and (rc, out) == (rc_r, out_r) and len(out_r.splitlines()) == 3 and g is not None and
+              g.groups() == ("3", "2", launches), "three DPERMUTEs into fills at one index, %d into %d: the "
+              "reference's answer, one group: %r" % (ns, m, g and g.group(0)))
 
 
 def test_permute_group():
@@ -944,6 +972,7 @@ def main():
     test_index_chains()
     test_chains_together()
     test_permute_group()
+    test_dpermute_group()
     test_elements()
     test_gather_kin()
     test_guards()

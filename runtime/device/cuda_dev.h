@@ -55,6 +55,10 @@ typedef struct {
                         const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                         const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst, int mode,
                         VkPermFault *fault_d);
+    int (*scatter_fill_many)(int nv, const size_t *esize, const VkArg *fill, const void *const *in_d,
+                             void *const *out_d, int64_t n_src, const int32_t *idx_d, const int32_t *slen_d,
+                             const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
+                             int64_t dm, int64_t n_dst, VkPermFault *fault_d);
     int (*scatter_fill)(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src, const int32_t *idx_d,
                         const int32_t *flags_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                         const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst,

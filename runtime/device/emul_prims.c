@@ -329,6 +329,20 @@ static int em_scatter_fill(size_t es, const VkArg *fill, const void *in, int64_t
     return em_scatter(es, in, ns, idx, fl, slen, soff, sm, dlen, doff, dm, out, nd, 0, rec);
 }
 
+/* NV DPERMUTEs into fills at one index (vk_scatter_fill_many): one each. */
+static int em_scatter_fill_many(int nv, const size_t *es, const VkArg *fill, const void *const *in,
+                                void *const *out, int64_t ns, const int32_t *idx, const int32_t *slen,
+                                const int64_t *soff, int64_t sm, const int32_t *dlen, const int64_t *doff, int64_t dm,
+                                int64_t nd, VkPermFault *rec)
+{
+    if (nv < 1 || nv > VK_SCATTER_MANY)
+        return em_fail("vk_scatter_fill_many: %d vectors (1 to %d)", nv, VK_SCATTER_MANY);
+    for (int v = 0; v < nv; v++)
+        if (em_scatter_fill(es[v], &fill[v], in[v], ns, idx, NULL, slen, soff, sm, dlen, doff, dm, out[v], nd, rec) != 0)
+            return -1;
+    return 0;
+}
+
 /* Destination segment k from source segment k, in destination order;
  * where FL is given and 0, the element is 0. */
 static int em_gather(size_t es, const void *in, int64_t ns, const int32_t *idx, const int32_t *fl,
@@ -390,6 +404,7 @@ void emu_prims_bind(VkLib *lib)
     lib->scatter = em_scatter;
     lib->scatter_many = em_scatter_many;
     lib->scatter_fill = em_scatter_fill;
+    lib->scatter_fill_many = em_scatter_fill_many;
     lib->gather = em_gather;
     lib->select_flagged = em_select_flagged;
     lib->last_error = em_lib_error;

@@ -36,6 +36,7 @@ int vk_bind(void *h, const char *what, VkLib *lib, char *why, size_t len)
     SYM(scatter, "vk_scatter");
     SYM(scatter_many, "vk_scatter_many");
     SYM(scatter_fill, "vk_scatter_fill");
+    SYM(scatter_fill_many, "vk_scatter_fill_many");
     SYM(gather, "vk_gather");
     SYM(select_flagged, "vk_select_flagged");
     SYM(last_error, "vk_last_error");

@@ -27,11 +27,16 @@ struct Chain {
      * descriptors, held, and their index (held as a leaf or an output;
      * NULL once it is neither: no later gather joins) */
     Value *gsd[2], *gidx;
-    /* a scatter group (chain_scatter) when SIDX is set: PERMUTE of leaf
-     * k into output k, for each k, at the index SIDX over the descriptor
-     * SSD (both held), one check into SREC; no nodes */
-    Value *sidx, *ssd;
+    /* a scatter group (chain_scatter) when SIDX is set: leaf k scattered
+     * into output k, for each k, at the index SIDX from the descriptor SSD
+     * to SDSD (all held; the same for PERMUTE), one check into SREC; no
+     * nodes. SFILLED: DPERMUTEs into lazy fills, output k SNDST elements
+     * of SFILL[k] first; else PERMUTEs, the unclaimed positions 0. */
+    Value *sidx, *ssd, *sdsd;
     VkPermFault *srec;
+    int sfilled;
+    int64_t sndst;
+    VkArg sfill[VK_SCATTER_MANY];
     /* never run on the host (chain_element's: its leaf is one element of
      * a vector the host would read back whole) */
     int device_only;
@@ -125,10 +130,11 @@ static void free_chain(Chain *ch)
             val_release(sd);
         }
     if (ch->sidx) {
-        Value *idx = ch->sidx, *sd = ch->ssd;
-        ch->sidx = ch->ssd = NULL;
+        Value *idx = ch->sidx, *sd = ch->ssd, *dsd = ch->sdsd;
+        ch->sidx = ch->ssd = ch->sdsd = NULL;
         let_go(idx);
         val_release(sd);
+        val_release(dsd);
     }
     free(ch);
 }
@@ -1015,38 +1021,46 @@ Value *chain_element(CudaExec *c, Value *data, int64_t pos)
     return chain_one_node(nc, r, VK_EXPR_COPY, 0, 1, -1 - k, 0);
 }
 
-/* ---- scatters at one index (PERMUTE) ---------------------------------------- */
+/* ---- scatters at one index (PERMUTE, DPERMUTE into a fill) ------------------- */
 
-int chain_scatter_takes(const Value *data, const Value *idx, const Value *sd)
+int chain_scatter_takes(const Value *data, const Value *idx, const Value *ssd, const Value *dsd, int64_t n_dst,
+                        int filled)
 {
     if (!chain_on() || data->type == VT_PAIR || data->type == VT_SEGDES || idx->type != VT_INT || idx->lazy)
         return 0;
-    if (sd->type != VT_SEGDES || !sd->sane || sd->len < 1 || data->len < 1 || idx->len != data->len ||
-        sd->n != data->len)
+    if (ssd->type != VT_SEGDES || dsd->type != VT_SEGDES || !ssd->sane || !dsd->sane || ssd->len < 1 ||
+        dsd->len != ssd->len || data->len < 1 || idx->len != data->len || ssd->n != data->len || dsd->n != n_dst)
         return 0;
-    if (!vk_scatter_one_pass(data->len, data->len, VK_SCATTER_ZERO, 0))
+    if (filled ? n_dst < 1 || (!vk_scatter_fill_one(data->len, n_dst) && !vk_scatter_one_pass(data->len, n_dst, 0, 0))
+               : n_dst != data->len || !vk_scatter_one_pass(data->len, n_dst, VK_SCATTER_ZERO, 0))
         return 0;
     return (on_device(data) || chain_of(data)) && (on_device(idx) || chain_of(idx));
 }
 
-/* The scatter group that a PERMUTE at IDX over SD of N elements joins:
- * a live one at the same index and descriptor with room; NULL when none. */
-static Chain *scatter_join(const Value *idx, const Value *sd, int64_t n)
+/* The scatter group that a scatter at IDX from SSD to DSD of N elements
+ * into N_DST (FILLED: into fills) joins: a live one with all those the
+ * same and room; NULL when none. */
+static Chain *scatter_join(const Value *idx, const Value *ssd, const Value *dsd, int64_t n, int64_t n_dst, int filled)
 {
     for (Chain *ch = live; ch; ch = ch->next)
-        if (is_scatter(ch) && ch->sidx == idx && ch->n == n && same_segdes(ch->ssd, sd) && ch->e.no < VK_SCATTER_MANY)
+        if (is_scatter(ch) && ch->sidx == idx && ch->n == n && ch->sndst == n_dst && ch->sfilled == filled &&
+            same_segdes(ch->ssd, ssd) && same_segdes(ch->sdsd, dsd) && ch->e.no < VK_SCATTER_MANY)
             return ch;
     return NULL;
 }
 
-int chain_scatter_joins(const Value *idx, const Value *sd) { return scatter_join(idx, sd, idx->len) != NULL; }
+int chain_scatter_joins(const Value *idx, const Value *ssd, const Value *dsd, int64_t n_dst, int filled)
+{
+    return scatter_join(idx, ssd, dsd, idx->len, n_dst, filled) != NULL;
+}
 
-Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *rec)
+Value *chain_scatter(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, const VkArg *fill, VkPermFault *rec)
 {
     int64_t n = data->len;
-    Chain *nc = rec ? NULL : scatter_join(idx, sd, n);
+    int filled = fill != NULL;
+    Chain *nc = rec ? NULL : scatter_join(idx, ssd, dsd, n, r->len, filled);
     if (!nc && !rec)
-        rt_fatal("internal error: a PERMUTE without a record joins no scatter");
+        rt_fatal("internal error: a scatter without a record joins no group");
     if (nc) {
         stats.scatter_joins++;
     } else {
@@ -1054,8 +1068,11 @@ Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *
         nc->n = n;
         nc->sidx = val_ref(idx);
         ((DevCopy *)idx->dev)->holds++;
-        nc->ssd = val_ref(sd);
+        nc->ssd = val_ref(ssd);
+        nc->sdsd = val_ref(dsd);
         nc->srec = rec;
+        nc->sfilled = filled;
+        nc->sndst = r->len;
         link_chain(nc);
     }
     /* leaf k: output k's source, held (a vector scattered twice: twice) */
@@ -1067,6 +1084,8 @@ Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *
     nc->e.out[slot].d = ((DevCopy *)r->dev)->d;
     nc->e.out[slot].node = 0;
     nc->e.out[slot].f = data->type == VT_FLOAT;
+    if (filled)
+        nc->sfill[slot] = *fill;
     nc->ov[slot] = r;
     ((DevCopy *)r->dev)->chain = nc;
     r->hstale = 1;
@@ -1074,7 +1093,8 @@ Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *
     return r;
 }
 
-/* CH, a scatter group, run: one vk_scatter_many over its pairs. */
+/* CH, a scatter group, run: one vk_scatter_many (vk_scatter_fill_many)
+ * over its pairs. */
 static void run_scatter(Chain *ch)
 {
     CudaExec *c = cx_current();
@@ -1086,21 +1106,24 @@ static void run_scatter(Chain *ch)
         es[k] = ch->e.out[k].f ? 8 : 4;
         in[k] = ch->e.leaf[k].d;
         out[k] = ch->e.out[k].d;
-        stats.bytes += ch->n * (int64_t)es[k] * 3; /* read, written, and zeroed where nothing is */
+        stats.bytes += (ch->n * 2 + ch->sndst) * (int64_t)es[k]; /* read, written; the zeroes or the fill */
     }
     stats.bytes += ch->n * 4;
-    const Value *sd = ch->ssd;
-    const int32_t *l = NULL;
-    const int64_t *o = NULL;
-    if (sd->len != 1) {
-        const DevCopy *dc = sd->dev;
-        l = dc->d;
-        o = dc->off;
+    const Value *ssd = ch->ssd, *dsd = ch->sdsd;
+    const int32_t *sl = NULL, *dl = NULL;
+    const int64_t *so = NULL, *dof = NULL;
+    if (ssd->len != 1 || dsd->len != 1) {
+        const DevCopy *a = ssd->dev, *b = dsd->dev;
+        sl = a->d, so = a->off, dl = b->d, dof = b->off;
     }
     const int32_t *ix = ((DevCopy *)ch->sidx->dev)->d;
-    if (cx_lib(c)->scatter_many(nv, es, in, out, ch->n, ix, l, o, sd->len, l, o, sd->len, ch->n, VK_SCATTER_ZERO,
-                                ch->srec) != 0)
-        cx_lib_fail(c, "PERMUTE");
+    const VkLib *l = cx_lib(c);
+    int rc = ch->sfilled ? l->scatter_fill_many(nv, es, ch->sfill, in, out, ch->n, ix, sl, so, ssd->len, dl, dof,
+                                                dsd->len, ch->sndst, ch->srec)
+                         : l->scatter_many(nv, es, in, out, ch->n, ix, sl, so, ssd->len, dl, dof, dsd->len, ch->sndst,
+                                           VK_SCATTER_ZERO, ch->srec);
+    if (rc != 0)
+        cx_lib_fail(c, ch->sfilled ? "DPERMUTE" : "PERMUTE");
     cx_lib_called(c);
     stats.scatter_runs++;
     free_chain(ch);

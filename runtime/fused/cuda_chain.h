@@ -104,24 +104,28 @@ Value *chain_gather(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, V
  * whole device copy (or is pending: its chain runs first). */
 int chain_element_takes(const Value *data);
 Value *chain_element(CudaExec *c, Value *data, int64_t pos);
-/* 1 when a PERMUTE of DATA at IDX over descriptor SD can be deferred
- * into a scatter group: DATA and IDX vectors with whole device copies (or
- * pending: the caller runs their chains first), as many elements as SD
- * covers, few enough for one pass (kernels/vk_count.h
- * vk_scatter_one_pass). The PERMUTEs at one index over one descriptor
- * (the fields of a sequence of tuples, permuted one after another) then
- * run as one launch (kernels.h vk_scatter_many, up to VK_SCATTER_MANY
- * vectors) when anything reads one of their results, as a chain runs; a
- * group is a chain of its own kind, never taken into another, run
- * whenever one of its results goes (for its check). */
-int chain_scatter_takes(const Value *data, const Value *idx, const Value *sd);
-/* 1 when such a PERMUTE joins a live group, sharing its record. */
-int chain_scatter_joins(const Value *idx, const Value *sd);
-/* Defer it: R (new, DATA's length and type, on the device) pending; REC
- * the record of its check (NULL when chain_scatter_joins said so), in the
- * tier's pending checks in program order. SD's device copy exists when
- * it has several segments. */
-Value *chain_scatter(Value *r, Value *data, Value *idx, Value *sd, VkPermFault *rec);
+/* 1 when a scatter of DATA at IDX from descriptor SSD to DSD into N_DST
+ * elements can be deferred into a scatter group — a PERMUTE (FILLED 0:
+ * SSD and DSD its one descriptor, the unclaimed positions 0) or a
+ * DPERMUTE into a lazy fill (FILLED 1) — : DATA and IDX vectors with
+ * whole device copies (or pending: the caller runs their chains first),
+ * as many segments on each side, few enough elements for one pass
+ * (kernels/vk_count.h). The scatters at one index between the same
+ * descriptors (the fields of a sequence of tuples, one after another) then
+ * run as one launch (kernels.h vk_scatter_many, vk_scatter_fill_many: up
+ * to VK_SCATTER_MANY vectors) when anything reads one of their results,
+ * as a chain runs; a group is a chain of its own kind, never taken into
+ * another, run whenever one of its results goes (for its check). */
+int chain_scatter_takes(const Value *data, const Value *idx, const Value *ssd, const Value *dsd, int64_t n_dst,
+                        int filled);
+/* 1 when such a scatter joins a live group, sharing its record. */
+int chain_scatter_joins(const Value *idx, const Value *ssd, const Value *dsd, int64_t n_dst, int filled);
+/* Defer it: R (new, N_DST elements of DATA's type, on the device)
+ * pending; FILL the fill's value (NULL: a PERMUTE); REC the record of its
+ * check (NULL when chain_scatter_joins said so), in the tier's pending
+ * checks in program order. The descriptors' device copies exist when
+ * they have several segments. */
+Value *chain_scatter(Value *r, Value *data, Value *idx, Value *ssd, Value *dsd, const VkArg *fill, VkPermFault *rec);
 /* Every chain with a gather, and every scatter group, run now (before the
  * tier reads the pending records). A chain with a gather whose outputs
  * all go runs anyway, for its check. */
@@ -169,7 +173,7 @@ typedef struct {
     int64_t puts;      /* of RUNS: a REPLACE's scatter with them (chain_put) */
     int64_t gathers, gather_joins; /* of the deferred, BPERMUTEs; of those, joining another's record */
     int64_t together;  /* chains run in another's launch, wanted at the same time (not among RUNS) */
-    int64_t scatters, scatter_joins, scatter_runs; /* PERMUTEs deferred; of them, joining a group; groups run */
+    int64_t scatters, scatter_joins, scatter_runs; /* scatters deferred; of them, joining a group; groups run */
     int64_t elements;  /* of the deferred, EXTRACTs of one element (chain_element) */
 } ChainStats;
 const ChainStats *chain_stats(void);

@@ -807,14 +807,15 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         finish(t, it, na, chain_gather(r, data, idx, ssd, dsd, rec));
         return;
     }
-    if (op == OP_PERMUTE && chain_scatter_takes(data, idx, dsd)) { /* deferred into a scatter group */
+    if (op == OP_PERMUTE && chain_scatter_takes(data, idx, dsd, dsd, len, 0)) { /* deferred into a scatter group */
         chain_force(data);
         chain_force(idx);
         if (dsd->len > 1)
             (void)cx_on_device(t->c, dsd);
         Value *r = cx_device_value(t->c, ty, len); /* new, as the reference's (may run every chain first) */
-        VkPermFault *rec = chain_scatter_joins(idx, dsd) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
-        finish(t, it, na, chain_scatter(r, data, idx, dsd, rec));
+        VkPermFault *rec =
+            chain_scatter_joins(idx, dsd, dsd, len, 0) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
+        finish(t, it, na, chain_scatter(r, data, idx, dsd, dsd, NULL, rec));
         return;
     }
     /* the default written over when only the stack holds it, as the
@@ -837,6 +838,19 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
             fa.i = dflt->fill.i;
     } else if (copied) {
         cx_d2d(t->c, ((DevCopy *)r->dev)->d, dev_of(t, dflt), (size_t)len * es);
+    }
+    if (filled && op == OP_DPERMUTE && chain_scatter_takes(data, idx, ssd, dsd, len, 1)) {
+        /* deferred into a scatter group (DPERMUTEs into fills at one index) */
+        chain_force(data);
+        chain_force(idx);
+        if (ssd->len > 1) {
+            (void)cx_on_device(t->c, ssd);
+            (void)cx_on_device(t->c, dsd);
+        }
+        VkPermFault *rec =
+            chain_scatter_joins(idx, ssd, dsd, len, 1) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
+        finish(t, it, na, chain_scatter(r, data, idx, ssd, dsd, &fa, rec));
+        return;
     }
     void *o = ((DevCopy *)r->dev)->d;
     /* PERMUTE and FPERMUTE: the positions no element writes are 0, made
@@ -1354,7 +1368,12 @@ static void settle_chains(Interp *it, const Instr *ins, int take)
     }
     /* nor does a scatter (a new result): its operands may stay held by a
      * group (run_permute) */
-    if (take && ins->op == OP_PERMUTE && chain_scatter_takes(v[0], v[1], v[2])) {
+    if (take && ins->op == OP_PERMUTE && chain_scatter_takes(v[0], v[1], v[2], v[2], v[0]->len, 0)) {
+        chain_force_operands(v, 2);
+        return;
+    }
+    if (take && ins->op == OP_DPERMUTE && v[2]->lazy && !v[2]->dev &&
+        chain_scatter_takes(v[0], v[1], v[3], v[4], v[2]->len, 1)) {
         chain_force_operands(v, 2);
         return;
     }
@@ -1579,8 +1598,8 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
             (long long)t->guard_ifs);
     fprintf(f, "stats: device tier: chains wanted at the same time: %lld run in another's launch\n",
             (long long)cs->together);
-    fprintf(f, "stats: device tier: PERMUTEs at one index: %lld deferred, %lld of them joining another's launch; "
-               "%lld launches\n",
+    fprintf(f, "stats: device tier: scatters at one index (PERMUTE, DPERMUTE into a fill): %lld deferred, %lld of them "
+               "joining another's launch; %lld launches\n",
             (long long)cs->scatters, (long long)cs->scatter_joins, (long long)cs->scatter_runs);
     fprintf(f, "stats: device tier: read ahead: %lld waits for a short vector brought back %lld more of its length "
                "from the stack (%lld bytes)\n",

@@ -405,6 +405,21 @@ static int w_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int
          scatter_fill(esize, fill, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst,
                       fault_d));
 }
+static int w_scatter_fill_many(int nv, const size_t *esize, const VkArg *fill, const void *const *in_d,
+                               void *const *out_d, int64_t n_src, const int32_t *idx_d, const int32_t *slen_d,
+                               const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
+                               int64_t dm, int64_t n_dst, VkPermFault *fault_d)
+{
+    queued(current, vk_count_scatter_fill_many(nv, n_src, sm, slen_d != NULL, n_dst, fault_d != NULL));
+    const void *p[2 * VK_SCATTER_MANY + 6] = { idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d };
+    for (int v = 0; v < nv && v < VK_SCATTER_MANY; v++) {
+        p[6 + 2 * v] = in_d[v];
+        p[7 + 2 * v] = out_d[v];
+    }
+    PRIM_AT("scatter_fill_many", 2 * VK_SCATTER_MANY + 6, p,
+            scatter_fill_many(nv, esize, fill, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst,
+                              fault_d));
+}
 static int w_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d,
                     const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d,
                     const int64_t *doff_d, int64_t dm, void *out_d, int64_t n_dst, VkPermFault *fault_d)
@@ -515,6 +530,7 @@ void cx_wrap_lib(CudaExec *c)
     l->scatter = d->scatter ? w_scatter : NULL;
     l->scatter_many = d->scatter_many ? w_scatter_many : NULL;
     l->scatter_fill = d->scatter_fill ? w_scatter_fill : NULL;
+    l->scatter_fill_many = d->scatter_fill_many ? w_scatter_fill_many : NULL;
     l->gather = d->gather ? w_gather : NULL;
     l->select_flagged = d->select_flagged ? w_select_flagged : NULL;
     l->last_error = d->last_error ? w_last_error : NULL;
