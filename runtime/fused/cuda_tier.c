@@ -159,7 +159,6 @@ static void read_records(CudaTier *t, void *dst, const void *src, size_t bytes, 
  * branch does (cuda_guard.h), the message written and EXIT's end. */
 static void guard_failed(CudaTier *t, int i)
 {
-    rt_set_where(t->pend_prog[i], t->pend_ins[i]);
     io_write_chars_stderr(t->pend_msg[i]);
     prof_report(stderr);
     fflush(stdout);
