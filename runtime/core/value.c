@@ -51,8 +51,10 @@ void val_for_host_slow(Value *v)
             v = v->snd;
             continue;
         }
-        if (v->hstale && device_ops.to_host)
+        if (v->hstale && device_ops.to_host) {
+            val_host_storage(v);
             device_ops.to_host(v);
+        }
         if (v->dev && v->rc == 1 && device_ops.release)
             device_ops.release(v);
         return;
@@ -63,8 +65,10 @@ void val_drop_device(Value *v)
 {
     if (!val_device_on || v->type == VT_PAIR)
         return;
-    if (v->hstale && device_ops.to_host)
+    if (v->hstale && device_ops.to_host) {
+        val_host_storage(v);
         device_ops.to_host(v);
+    }
     if (v->dev && device_ops.release)
         device_ops.release(v);
 }
@@ -376,7 +380,9 @@ void val_reclaim_all(void)
 #define reg_unlink(v) ((void)0)
 #endif
 
-static Value *alloc_value(ValType t, int64_t len, int zero)
+/* LEN elements of T, charged; ZERO: cleared; !HOST: the header alone
+ * (val_new_remote). */
+static Value *alloc_value(ValType t, int64_t len, int zero, int host)
 {
     if (len < 0)
         rt_fatal("negative vector length %lld", (long long)len);
@@ -384,7 +390,7 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
         rt_fatal("vector length %lld is too large", (long long)len);
     int64_t units = val_units(t, len);
     charge(units);
-    size_t bytes = (size_t)len * val_esize(t);
+    size_t bytes = host ? (size_t)len * val_esize(t) : 0;
     uint8_t cls;
     Value *v = block_alloc(sizeof *v + bytes, &cls);
     if (!v) {
@@ -398,16 +404,31 @@ static Value *alloc_value(ValType t, int64_t len, int zero)
     v->type = (uint8_t)t;
     v->len = len;
     v->units = units;
-    v->data = len ? (void *)(v + 1) : NULL;
+    v->data = len && host ? (void *)(v + 1) : NULL;
+    v->nohost = (uint8_t)(len && !host);
     if (zero && bytes)
         memset(v->data, 0, bytes);
     return v;
 }
 
+void val_host_storage(Value *v)
+{
+    if (!v->nohost)
+        return;
+    size_t bytes = (size_t)v->len * val_esize((ValType)v->type);
+    uint8_t cls;
+    void *d = block_alloc(bytes, &cls);
+    if (!d)
+        rt_fatal("out of host memory allocating %zu bytes", bytes);
+    v->data = d;
+    v->ext = 1;
+    v->nohost = 0;
+}
+
 Value *val_resize(Value *v, int64_t len)
 {
-    if (v->lazy || v->ext)
-        rt_fatal("internal error: resizing a vector made by a fill");
+    if (v->lazy || v->ext || v->nohost)
+        rt_fatal("internal error: resizing a vector made by a fill or on a device");
     if (len < 0 || len > MAX_LEN)
         rt_fatal("vector length %lld is out of range", (long long)len);
     ValType t = (ValType)v->type;
@@ -457,8 +478,15 @@ Value *val_take_donation(Value *slot, ValType t, int64_t len)
     return val_ref(slot);
 }
 
-Value *val_new(ValType t, int64_t len) { return alloc_value(t, len, 0); }
-Value *val_new_zero(ValType t, int64_t len) { return alloc_value(t, len, 1); }
+Value *val_new(ValType t, int64_t len) { return alloc_value(t, len, 0, 1); }
+Value *val_new_zero(ValType t, int64_t len) { return alloc_value(t, len, 1, 1); }
+Value *val_new_remote(ValType t, int64_t len)
+{
+    Value *v = alloc_value(t, len, 0, 0);
+    if (t == VT_SEGDES)
+        v->sane = 1;
+    return v;
+}
 
 /* ---- lazy fills (value.h) ---------------------------------------------------- */
 
@@ -500,7 +528,7 @@ Value *val_new_fill(ValType t, int64_t len, const void *x)
     if (t == VT_SEGDES || t == VT_PAIR)
         rt_fatal("internal error: a lazy fill of a %s", val_type_name(t));
     int lazy = val_lazy_on && len >= val_lazy_min && len > 0;
-    Value *v = alloc_value(t, lazy ? 0 : len, 0);
+    Value *v = alloc_value(t, lazy ? 0 : len, 0, 1);
     if (t == VT_FLOAT)
         memcpy(&v->fill.f, x, sizeof v->fill.f);
     else
@@ -548,7 +576,7 @@ void val_unlazy(Value *v)
 
 Value *seg_new(int64_t m)
 {
-    Value *v = alloc_value(VT_SEGDES, m, 0);
+    Value *v = alloc_value(VT_SEGDES, m, 0, 1);
     v->sane = 1;
     return v;
 }

@@ -27,6 +27,8 @@ struct Value {
     uint8_t ext;        /* data is a block of its own (a fill made late), not
                            the storage behind the header */
     uint8_t ghost;      /* freed as far as -m knows, kept for a replay (held) */
+    uint8_t nohost;     /* no host storage yet (val_new_remote): data is NULL
+                           until val_host_storage gives it a block of its own */
     uint16_t held;      /* replays that hold it (val_hold; not references) */
     int64_t len;        /* elements; for SEGDES the number of segments m */
     int64_t units;      /* vector memory charged, in 8-byte units */
@@ -129,6 +131,16 @@ int64_t mem_dev_room_bytes(void);
  * exceeded or LEN is negative or absurd. */
 Value *val_new(ValType t, int64_t len);
 Value *val_new_zero(ValType t, int64_t len);
+/* A vector (or descriptor) whose contents a device copy alone will hold
+ * (the caller attaches it and sets hstale): charged against -m as
+ * val_new, but its host storage is allocated only when the host first
+ * needs it (val_host_storage; val_for_host and val_drop_device do it
+ * before the device layer's to_host): a device result the host never
+ * reads costs no host memory and no page faults. */
+Value *val_new_remote(ValType t, int64_t len);
+/* V's host storage, allocated now if V has none yet (nohost); a no-op
+ * otherwise. Fatal when the host has no memory for it. */
+void val_host_storage(Value *v);
 /* Lazy fills. DIST of one value into one long segment (NESL's constants:
  * `x * 2.0` is a DIST then a `*`) need not write the vector: a vector
  * of T (not a descriptor) with LEN elements, each *X (an int32_t or a

@@ -378,7 +378,7 @@ static int host_runnable(const Chain *ch)
         if (ch->ls[k] || (ch->e.leaf[k].d && !ch->lv[k] && !ch->self[k]))
             return 0;
     for (int k = 0; k < ch->e.no; k++)
-        if (!ch->e.out[k].d || !ch->ov[k]->data)
+        if (!ch->e.out[k].d || (!ch->ov[k]->data && !ch->ov[k]->nohost))
             return 0;
     return 1;
 }
@@ -403,6 +403,7 @@ static void run_on_host(Chain *ch)
         if (!a)
             continue;
         if (a->hstale) { /* read back as val_for_host would, the device copy kept (the chain holds it) */
+            val_host_storage(a);
             cx_d2h(c, a->data, ((DevCopy *)a->dev)->d, (size_t)a->len * val_esize((ValType)a->type));
             a->hstale = 0;
         }
@@ -412,6 +413,7 @@ static void run_on_host(Chain *ch)
     int no = e.no;
     for (int k = 0; k < no; k++) {
         outs[k] = val_ref(ch->ov[k]); /* kept while the chain goes */
+        val_host_storage(outs[k]);
         e.out[k].d = outs[k]->data;
     }
     for (int64_t i = 0; i < ch->n; i++)

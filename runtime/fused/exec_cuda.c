@@ -67,7 +67,7 @@ static Value *new_result(CudaExec *c, int var, int64_t len)
         if (v)
             val_drop_device(v);
         else
-            v = t->kind == LV_SEGDES ? seg_new(len) : val_new(lcu_val_type(t), len);
+            v = val_new_remote(t->kind == LV_SEGDES ? VT_SEGDES : lcu_val_type(t), len);
         dc = cx_new_copy(v);
         dc->d = cx_dalloc(c, (size_t)len * cx_esize(v));
     }

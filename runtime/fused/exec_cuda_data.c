@@ -653,6 +653,7 @@ static void read_with(CudaExec *c, Value *v, Value **more, int n)
     size_t bytes[READ_AHEAD_MAX + 1];
     for (int i = 0; i <= n; i++) {
         Value *u = i ? more[i - 1] : v;
+        val_host_storage(u);
         dst[i] = u->data;
         src[i] = ((DevCopy *)u->dev)->d;
         bytes[i] = (size_t)u->len * cx_esize(u);
@@ -668,6 +669,7 @@ static void hook_to_host(Value *v)
 {
     CudaExec *c = current;
     DevCopy *dc = v->dev;
+    val_host_storage(v);
     if (dc && dc->chain && chain_host_run(v))
         return; /* computed on the host, its device copy dropped (cuda_chain.h) */
     if (dc && dc->chain)
@@ -887,7 +889,7 @@ void cx_h2d_small(CudaExec *c, void *dst, const void *src, size_t bytes)
 
 Value *cx_device_segdes(CudaExec *c, int64_t m)
 {
-    Value *v = seg_new(m);
+    Value *v = val_new_remote(VT_SEGDES, m);
     DevCopy *dc = cx_new_copy(v);
     dc->d = cx_dalloc(c, (size_t)m * 4);
     /* one segment's offsets are not charged, as on the host (seg_offsets) */
@@ -908,7 +910,7 @@ Value *cx_device_take(CudaExec *c, Value *from, ValType t)
     if (!fc || from->lazy || fc->planted || fc->chain || fc->holds || !fc->d || !val_unique(from))
         return NULL;
     int64_t m = from->len;
-    Value *v = t == VT_SEGDES ? seg_new(m) : val_new(t, m);
+    Value *v = val_new_remote(t, m);
     DevCopy *dc = cx_new_copy(v);
     dc->d = fc->d;
     fc->d = NULL;
@@ -920,7 +922,7 @@ Value *cx_device_take(CudaExec *c, Value *from, ValType t)
 
 Value *cx_device_value(CudaExec *c, ValType t, int64_t len)
 {
-    Value *v = val_new(t, len);
+    Value *v = val_new_remote(t, len);
     DevCopy *dc = cx_new_copy(v);
     dc->d = cx_dalloc(c, (size_t)len * cx_esize(v));
     v->hstale = 1;
