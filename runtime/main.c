@@ -678,6 +678,8 @@ static void run_program(Cli *cl, Run *r)
     if (cl->bopt.stats) {
         fprintf(stderr, "stats: lazy fills: %lld made, %lld of them written out later\n", (long long)val_lazy_made,
                 (long long)val_lazy_written);
+        fprintf(stderr, "stats: device results: %lld made with no host storage, %lld of them given it later\n",
+                (long long)val_remote_made, (long long)val_remote_hosted);
         fprintf(stderr,
                 "stats: interpreted float sums in parallel (every term an integer, their magnitudes summing below "
                 "2^53): %lld, %lld tried that fell back to left to right\n",

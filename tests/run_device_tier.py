@@ -114,6 +114,11 @@ def test_placement():
     m = re.search(r"stats: device tier: (\d+) instructions on the device", err)
     check(m is not None and int(m.group(1)) >= 4, "dot: INDEX, I_TO_F, * and +_REDUCE on the device")
     check("stats: model: timed region" in err, "dot: the modelled time line")
+    # INDEX, I_TO_F and * make long device results the host never reads
+    # (the reduction's scalar is read): none of them gets host storage
+    m = re.search(r"stats: device results: (\d+) made with no host storage, (\d+) of them given it later", err)
+    check(m is not None and int(m.group(1)) >= 2 and int(m.group(2)) <= 1,
+          "dot: device results without host copies: %r" % (m and m.groups(),))
     # a planted long transfer: the same verdict must fail it
     rc_r, out_r, _ = ref(PLANT)
     rc, out, err = dev(PLANT, ["-d", "stats"])

@@ -411,10 +411,13 @@ static Value *alloc_value(ValType t, int64_t len, int zero, int host)
     return v;
 }
 
+int64_t val_remote_made, val_remote_hosted;
+
 void val_host_storage(Value *v)
 {
     if (!v->nohost)
         return;
+    val_remote_hosted++;
     size_t bytes = (size_t)v->len * val_esize((ValType)v->type);
     uint8_t cls;
     void *d = block_alloc(bytes, &cls);
@@ -485,6 +488,7 @@ Value *val_new_remote(ValType t, int64_t len)
     Value *v = alloc_value(t, len, 0, 0);
     if (t == VT_SEGDES)
         v->sane = 1;
+    val_remote_made += len > 0;
     return v;
 }
 

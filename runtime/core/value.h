@@ -138,6 +138,10 @@ Value *val_new_zero(ValType t, int64_t len);
  * before the device layer's to_host): a device result the host never
  * reads costs no host memory and no page faults. */
 Value *val_new_remote(ValType t, int64_t len);
+/* Made by val_new_remote with elements, and given host storage later
+ * (-d stats; the tests see a device result the host never reads stay
+ * without). */
+extern int64_t val_remote_made, val_remote_hosted;
 /* V's host storage, allocated now if V has none yet (nohost); a no-op
  * otherwise. Fatal when the host has no memory for it. */
 void val_host_storage(Value *v);
