@@ -1964,6 +1964,11 @@ int main(int argc, char **argv)
         test_map_float(n);
         test_expr(n);
     }
+#if defined(VK_TEST_HOST) && !defined(__SANITIZE_ADDRESS__)
+    /* the host's grid (2 SMs, 32 blocks of 256) evaluates chains EXPR_U
+     * elements a thread at once only past 4 * 8192 elements */
+    test_expr(70001);
+#endif
     /* unsegmented scans about VK_SCAN_ONE_BLOCK (one block, one chunk, up
      * to it; chunked past it), every operator and type */
     for (int64_t n : { (int64_t)1500, (int64_t)5000, (int64_t)VK_SCAN_ONE_BLOCK, (int64_t)VK_SCAN_ONE_BLOCK + 1 }) {

@@ -260,6 +260,23 @@ VS_FN void vk_expr_fault_record(const VkExpr *e, unsigned long long w)
 /* The same from GFAULT->j, the working word (the emulated device). */
 VS_FN void vk_expr_fault_info(const VkExpr *e) { vk_expr_fault_record(e, (unsigned long long)e->gfault->j); }
 
+/* The arguments node ND reads (a gather's source is read at its index,
+ * not as an argument). */
+VS_FN int vk_expr_nargs(const VkExprNode *nd) { return nd->op == VK_EXPR_GATHER ? 1 : nd->nargs; }
+
+/* *R = node ND of chain E at element I, from its arguments X. */
+VS_FN void vk_expr_apply(const VkExpr *e, const VkExprNode *nd, const VkCell *x, int64_t i, VkCell *r)
+{
+    if (nd->op == VK_EXPR_COPY)
+        *r = x[0];
+    else if (nd->op == VK_EXPR_INDEX) /* start + (position in the segment) * stride, wrapping */
+        r->i = (int32_t)((uint32_t)x[0].i + (uint32_t)vk_expr_seg_pos(e, -1 - nd->a[0], i) * (uint32_t)x[1].i);
+    else if (nd->op == VK_EXPR_GATHER)
+        *r = vk_expr_gather(e, -1 - nd->a[1], x[0].i, i);
+    else
+        (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], r);
+}
+
 /* Element I of every node of chain E (checked by vk_expr_ok) into R. */
 VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
 {
@@ -267,19 +284,12 @@ VS_FN void vk_expr_eval(const VkExpr *e, int64_t i, VkCell *r)
         const VkExprNode *nd = &e->node[k];
         VkCell x[3];
         x[0].f = x[1].f = x[2].f = 0.0;
-        int na = nd->op == VK_EXPR_GATHER ? 1 : nd->nargs; /* a gather's source is read at its index */
+        int na = vk_expr_nargs(nd);
         for (int j = 0; j < na; j++) {
             int a = nd->a[j];
             x[j] = a >= 0 ? r[a] : vk_expr_leaf(e, -1 - a, i);
         }
-        if (nd->op == VK_EXPR_COPY)
-            r[k] = x[0];
-        else if (nd->op == VK_EXPR_INDEX) /* start + (position in the segment) * stride, wrapping */
-            r[k].i = (int32_t)((uint32_t)x[0].i + (uint32_t)vk_expr_seg_pos(e, -1 - nd->a[0], i) * (uint32_t)x[1].i);
-        else if (nd->op == VK_EXPR_GATHER)
-            r[k] = vk_expr_gather(e, -1 - nd->a[1], x[0].i, i);
-        else
-            (void)vk_elem(nd->op, nd->ty, x[0], x[1], x[2], &r[k]);
+        vk_expr_apply(e, nd, x, i, &r[k]);
     }
 }
 

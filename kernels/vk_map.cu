@@ -62,11 +62,58 @@ __device__ __forceinline__ void expr_record(const VkExpr &e, unsigned int *done)
     }
 }
 
-__global__ void k_expr(VkExpr e, int64_t n, unsigned int *done)
+/* A thread evaluates a chain at EXPR_U elements together: each node's
+ * leaf loads (and a gather's) for all of them are issued before any is
+ * used, so that a thread has EXPR_U loads in flight where one element at
+ * a time has one: the chains are bound by memory latency, not by their
+ * instructions (the interpreted node loop leaves a thread little else to
+ * overlap). */
+const int EXPR_U = 4;
+
+/* Elements I[0..U) of every node of chain E into R[u] (vk_expr_eval, U
+ * elements at once). */
+template <int U> __device__ __forceinline__ void expr_eval_u(const VkExpr *e, const int64_t *i, VkCell (*r)[VK_EXPR_NODES])
+{
+    for (int k = 0; k < e->nn; k++) {
+        const VkExprNode *nd = &e->node[k];
+        int na = vk_expr_nargs(nd);
+        VkCell x[U][3];
+#pragma unroll
+        for (int j = 0; j < 3; j++) {
+            int a = j < na ? nd->a[j] : 0;
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (j >= na)
+                    x[u][j].f = 0.0;
+                else
+                    x[u][j] = a >= 0 ? r[u][a] : vk_expr_leaf(e, -1 - a, i[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            vk_expr_apply(e, nd, x[u], i[u], &r[u][k]);
+    }
+}
+
+__global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr(const __grid_constant__ VkExpr e, int64_t n, unsigned int *done)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
-        vk_expr_at(&e, i);
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    VkCell r[EXPR_U][VK_EXPR_NODES];
+    for (; i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
+        int64_t at[EXPR_U];
+#pragma unroll
+        for (int u = 0; u < EXPR_U; u++)
+            at[u] = i + u * step;
+        expr_eval_u<EXPR_U>(&e, at, r);
+#pragma unroll
+        for (int u = 0; u < EXPR_U; u++)
+            vk_expr_store(&e, at[u], r[u]);
+    }
+    for (; i < n; i += step) {
+        vk_expr_eval(&e, i, r[0]);
+        vk_expr_store(&e, i, r[0]);
+    }
     if (e.gfault)
         expr_record(e, done);
 }
@@ -95,19 +142,33 @@ template <> __device__ double cell_as<double>(const VkCell &c) { return c.f; }
  * fixed order: each thread's stride in turn, then the block's tree) and
  * makes the gathers' record: one launch in all. */
 template <class T>
-__global__ void k_expr_reduce(VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident, T *partial,
-                              T *out, unsigned int *done)
+__global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr_reduce(const __grid_constant__ VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident,
+                              T *partial, T *out, unsigned int *done)
 {
     typedef cub::BlockReduce<T, MAP_BLOCK> BR;
     __shared__ typename BR::TempStorage tmp;
     RopCombine<T> op{ rop };
     T acc = ident;
     int64_t b0 = (int64_t)blockIdx.x * chunk, b1 = b0 + chunk < n ? b0 + chunk : n;
-    for (int64_t i = b0 + threadIdx.x; i < b1; i += MAP_BLOCK) {
-        VkCell r[VK_EXPR_NODES];
-        vk_expr_eval(&e, i, r);
-        vk_expr_store(&e, i, r);
-        acc = op(acc, cell_as<T>(r[node]));
+    int64_t i = b0 + threadIdx.x;
+    VkCell r[EXPR_U][VK_EXPR_NODES];
+    /* EXPR_U elements at once, combined in the thread's order as one by one */
+    for (; i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
+        int64_t at[EXPR_U];
+#pragma unroll
+        for (int u = 0; u < EXPR_U; u++)
+            at[u] = i + u * MAP_BLOCK;
+        expr_eval_u<EXPR_U>(&e, at, r);
+#pragma unroll
+        for (int u = 0; u < EXPR_U; u++) {
+            vk_expr_store(&e, at[u], r[u]);
+            acc = op(acc, cell_as<T>(r[u][node]));
+        }
+    }
+    for (; i < b1; i += MAP_BLOCK) {
+        vk_expr_eval(&e, i, r[0]);
+        vk_expr_store(&e, i, r[0]);
+        acc = op(acc, cell_as<T>(r[0][node]));
     }
     T tot = BR(tmp).Reduce(acc, op);
     if (threadIdx.x == 0)

@@ -36,6 +36,7 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __launch_bounds__(...)
+#define __grid_constant__
 
 /* ---- runtime ---- */
 typedef int cudaError_t;
