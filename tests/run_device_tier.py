@@ -968,6 +968,64 @@ def test_prims():
               and len(err.strip().splitlines()) == 1, "a primitives' library that does not load: %r %r" % (rc, err))
 
 
+# Forty reductions of one device vector, each result written: forty
+# launches with a wait after each.
+REDUCES = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\n" +
+           ("COPY 1 0\nCONST INT %d\nMAKE_SEGDES\n+_REDUCE FLOAT\nWRITE FLOAT\nPOP 2 0\n" % N) * 40 +
+           "POP 1 0\nRET\n")
+EVENTS_RE = re.compile(r"^stats: cuda: kernels timed by (\d+) event pairs, (\d+) at most waiting to be read, "
+                       r"(\d+) waits for them$", re.M)
+
+
+def test_write_operands():
+    """WRITE brings back its operand alone: the long vector below the
+    scalar it writes stays on the device, and every reduction runs there."""
+    rc_r, out_r, err_r = ref(REDUCES)
+    rc, out, err = dev(REDUCES, ["-d", "stats"])
+    t = tallies(err).get("whole run", [0, 0, 0, 0])
+    m = re.search(r"instructions run there \(and the host's waits in them\):.*\+_REDUCE (\d+) ", err)
+    writes = [l for l in err.splitlines() if l.startswith("(")]
+    check(rc == 0 and out == out_r and len(writes) == 40 and writes == err_r.splitlines() and t[3] <= 40 * 8 and m and m.group(1) == "40",
+          "WRITE of a scalar over a long device vector: 40 reductions on the device, %d bytes back (%r)"
+          % (t[3], m and m.group(1)))
+
+
+def test_events():
+    """The real device's code (the driver's stand-in): events around the
+    kernels only when the run reports their time, read without a wait
+    when they are done, the host waiting only when its ring is full of
+    pending ones."""
+    rc_r, out_r, _ = ref(REDUCES)
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, "driver.log")
+
+        def logged():
+            with open(log) as f:
+                return re.match(r"events created (\d+), recorded (\d+)", f.read())
+
+        rc, out, err = dev(REDUCES, env={"VINTERP_TEST_DRIVER_LOG": log})
+        m = logged()
+        check(rc == 0 and out == out_r and m and m.group(1) == "0" and m.group(2) == "0",
+              "events: none created or recorded without -d stats (%r)" % (m and m.groups(),))
+        rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_TEST_DRIVER_LOG": log,
+                                                          "VINTERP_CUDA_EVENTS_MAX": "2"})
+        m, e = logged(), EVENTS_RE.search(err)
+        check(rc == 0 and out == out_r and e and int(e.group(1)) >= 40 and e.group(2) == "2" and e.group(3) == "0"
+              and m and int(m.group(2)) == 2 * int(e.group(1)),
+              "events: -d stats times every kernel, a ring of 2 read when done, no wait (%r, %r)"
+              % (e and e.groups(), m and m.groups()))
+        rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_CUDA_EVENTS_MAX": "2",
+                                                          "VINTERP_TEST_EVENTS_PENDING": "1"})
+        e = EVENTS_RE.search(err)
+        check(rc == 0 and out == out_r and e and int(e.group(3)) >= 10,
+              "events: a full ring of pending events waited for (%r)" % (e and e.groups(),))
+        rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_CUDA_EVENTS_MAX": "8",
+                                                          "VINTERP_TEST_EVENTS_PENDING": "1"})
+        e2 = EVENTS_RE.search(err)
+        check(rc == 0 and out == out_r and e2 and e and int(e2.group(3)) < int(e.group(3)),
+              "events: a larger ring waits less often (%r)" % (e2 and e2.groups(),))
+
+
 def main():
     test_prims()
     test_lengths_storage()
@@ -986,11 +1044,14 @@ def main():
     test_read_ahead()
     test_few_elements()
     test_placement()
+    test_write_operands()
     # the host standing in for a GPU (VINTERP_TEST_CUDA_DRIVER) runs no
     # generated kernel: the fused blocks' tests need a GPU or the emulator
     generated = not DEVICE.get("VINTERP_TEST_CUDA_DRIVER")
     if generated:
         test_model_bytes()
+    else:
+        test_events()
     test_trace()
     test_faults()
     test_good()

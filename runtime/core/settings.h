@@ -109,6 +109,8 @@ typedef enum {
       "the same for the library's sorts and permutes")                                                           \
     X(CUDA_PART_BYTES, "VINTERP_CUDA_PART_BYTES", SK_COUNT, 1, INT64_MAX, NULL, "32768 (emulated: one part)",     \
       "bytes of CUDA per NVRTC program")                                                                         \
+    X(CUDA_EVENTS_MAX, "VINTERP_CUDA_EVENTS_MAX", SK_COUNT, 1, 1 << 20, NULL, "65536",                           \
+      "-d stats on a GPU: event pairs timing kernels that may wait to be read before the host waits for them")  \
     X(DEVICE_TIER, "VINTERP_DEVICE_TIER", SK_CHOICE, 0, 0, "off|on", "off",                                         \
       "on: the cuda backend runs vector instructions on device vectors one by one, from the first (device tier)") \
     X(DEVICE_CHAINS, "VINTERP_DEVICE_CHAINS", SK_CHOICE, 0, 0, "off|on", "on",                                     \

@@ -63,7 +63,13 @@ typedef struct {
     CUresult (*EventSynchronize)(void *);
     CUresult (*EventElapsedTime)(float *, void *, void *);
     CUresult (*EventDestroy)(void *);
+    CUresult (*EventQuery)(void *); /* optional: without it a full pool is waited for */
 } Driver;
+
+typedef struct {
+    void *a, *b;
+    int kind;
+} EvPair;
 
 typedef struct {
     void *h;
@@ -113,11 +119,15 @@ typedef struct {
     int nunit_secs, unit_secs_cap;
     int threads_max;        /* the most NVRTC compiles at once */
     /* the kernels' time: event pairs around launches and primitive calls
-     * on the default stream (rd_mark), summed per kind when the pool
-     * fills or is read */
-    struct { void *a, *b; int kind; } *ev;
-    int nev, evcap, ev_open;
+     * on the default stream (rd_mark), a ring of EVCAP pairs of which the
+     * NEV from EVHEAD are recorded and not summed yet; summed when done
+     * (ev_harvest) or when the time is read. Recorded only when the run
+     * reports that time (CudaDev.time_kernels): each event is a driver
+     * call. */
+    EvPair *ev;
+    int evhead, nev, evcap, ev_open;
     double ev_secs[2];
+    int64_t ev_pairs, ev_waits; /* pairs recorded; waits for a full ring (-d stats) */
     char cache[1024];
     char err[512];
 } RealDev;
@@ -172,11 +182,11 @@ static int load_driver(Driver *d, char *why, size_t len)
     SYM(d, LaunchKernel, "cuLaunchKernel");
     SYM(d, GetErrorString, "cuGetErrorString");
     /* events: without them the kernels' time is not measured */
-    static const char *const ev[5] = { "cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime",
-                                       "cuEventDestroy_v2" };
-    void **slots[5] = { (void **)&d->EventCreate, (void **)&d->EventRecord, (void **)&d->EventSynchronize,
-                        (void **)&d->EventElapsedTime, (void **)&d->EventDestroy };
-    for (int i = 0; i < 5; i++) {
+    static const char *const ev[6] = { "cuEventCreate",     "cuEventRecord",     "cuEventSynchronize",
+                                       "cuEventElapsedTime", "cuEventDestroy_v2", "cuEventQuery" };
+    void **slots[6] = { (void **)&d->EventCreate,      (void **)&d->EventRecord,  (void **)&d->EventSynchronize,
+                        (void **)&d->EventElapsedTime, (void **)&d->EventDestroy, (void **)&d->EventQuery };
+    for (int i = 0; i < 6; i++) {
         void *f = dlsym(d->h, ev[i]);
         memcpy(slots[i], &f, sizeof f);
     }
@@ -269,55 +279,100 @@ static int rd_h2d_staged(CudaDev *d, void *dst, const void *src, size_t n)
 static int rd_d2d(CudaDev *d, void *dst, const void *src, size_t n) { return ((RealDev *)d)->vk.d2d(dst, src, n); }
 static int rd_memset0(CudaDev *d, void *dst, size_t n) { return ((RealDev *)d)->vk.memset0(dst, n); }
 
-/* The pool's spans summed (waits for the last one). */
-static void ev_flush(RealDev *r)
+/* The ring of event pairs grows from EV_FIRST pairs to at most
+ * $VINTERP_CUDA_EVENTS_MAX (65536); past it a full ring is waited for.
+ * The launches the host runs ahead of the device (the driver queues about
+ * a thousand) fit well below. */
+#define EV_FIRST 1024
+
+/* The recorded pairs summed, from the oldest: every one (WAIT: the host
+ * waits for the last), or those done (none waited for: cuEventQuery). */
+static void ev_harvest(RealDev *r, int wait)
 {
-    if (r->nev == 0)
-        return;
-    r->cu.EventSynchronize(r->ev[r->nev - 1].b);
-    for (int i = 0; i < r->nev; i++) {
+    if (wait && r->nev > 0)
+        r->cu.EventSynchronize(r->ev[(r->evhead + r->nev - 1) % r->evcap].b);
+    while (r->nev > 0) {
+        EvPair *p = &r->ev[r->evhead];
+        if (!wait && (!r->cu.EventQuery || r->cu.EventQuery(p->b) != 0))
+            break;
         float ms = 0;
-        if (r->cu.EventElapsedTime(&ms, r->ev[i].a, r->ev[i].b) == 0)
-            r->ev_secs[r->ev[i].kind] += 1e-3 * (double)ms;
+        if (r->cu.EventElapsedTime(&ms, p->a, p->b) == 0)
+            r->ev_secs[p->kind] += 1e-3 * (double)ms;
+        r->evhead = (r->evhead + 1) % r->evcap;
+        r->nev--;
     }
-    r->nev = 0;
+}
+
+/* The ring twice as large (its pairs in order at the front): 0, or -1
+ * when it cannot grow. */
+static int ev_grow(RealDev *r)
+{
+    int64_t most = settings_count(SET_CUDA_EVENTS_MAX, 65536);
+    int cap = r->evcap ? 2 * r->evcap : EV_FIRST;
+    if (cap > most)
+        cap = (int)most;
+    if (cap <= r->evcap)
+        return -1;
+    EvPair *n = calloc((size_t)cap, sizeof *n);
+    if (!n)
+        return -1;
+    for (int i = 0; i < r->evcap; i++)
+        n[i] = r->ev[(r->evhead + i) % r->evcap];
+    for (int i = r->evcap; i < cap; i++)
+        if (r->cu.EventCreate(&n[i].a, 0) != 0 || r->cu.EventCreate(&n[i].b, 0) != 0) {
+            for (int j = r->evcap; j <= i; j++) {
+                if (n[j].a)
+                    r->cu.EventDestroy(n[j].a);
+                if (n[j].b)
+                    r->cu.EventDestroy(n[j].b);
+            }
+            free(n);
+            return -1;
+        }
+    free(r->ev);
+    r->ev = n;
+    r->evhead = 0;
+    r->evcap = cap;
+    return 0;
 }
 
 static void rd_mark(CudaDev *d, int begin, int kind)
 {
     RealDev *r = (RealDev *)d;
     if (begin) {
+        if (r->evcap == 0 && ev_grow(r) != 0)
+            return; /* no events: this span is not timed */
         if (r->nev == r->evcap)
-            ev_flush(r);
-        r->ev_open = r->cu.EventRecord(r->ev[r->nev].a, NULL) == 0;
-        r->ev[r->nev].kind = kind;
+            ev_harvest(r, 0);
+        if (r->nev == r->evcap && ev_grow(r) != 0) {
+            ev_harvest(r, 1);
+            r->ev_waits++;
+        }
+        EvPair *p = &r->ev[(r->evhead + r->nev) % r->evcap];
+        r->ev_open = r->cu.EventRecord(p->a, NULL) == 0;
+        p->kind = kind;
     } else if (r->ev_open) {
         r->ev_open = 0;
-        if (r->cu.EventRecord(r->ev[r->nev].b, NULL) == 0)
+        if (r->cu.EventRecord(r->ev[(r->evhead + r->nev) % r->evcap].b, NULL) == 0) {
             r->nev++;
+            r->ev_pairs++;
+        }
     }
 }
 
 static double rd_kernel_seconds(CudaDev *d, int kind)
 {
     RealDev *r = (RealDev *)d;
-    ev_flush(r);
+    ev_harvest(r, 1);
     return r->ev_secs[kind & 1];
 }
 
-/* The event pool (256 pairs); 0, or -1 when events are not there. */
-static int ev_open(RealDev *r)
+/* 1 when the driver has what the events need (the ring is made at the
+ * first mark: a run that does not time its kernels creates none). */
+static int ev_usable(const RealDev *r)
 {
-    if (!r->cu.EventCreate || !r->cu.EventRecord || !r->cu.EventSynchronize || !r->cu.EventElapsedTime)
-        return -1;
-    r->evcap = 256;
-    r->ev = calloc((size_t)r->evcap, sizeof *r->ev);
-    if (!r->ev)
-        return -1;
-    for (int i = 0; i < r->evcap; i++)
-        if (r->cu.EventCreate(&r->ev[i].a, 0) != 0 || r->cu.EventCreate(&r->ev[i].b, 0) != 0)
-            return -1;
-    return 0;
+    return r->cu.EventCreate && r->cu.EventRecord && r->cu.EventSynchronize && r->cu.EventElapsedTime &&
+           r->cu.EventDestroy;
 }
 
 static const char *rd_error(CudaDev *d)
@@ -829,6 +884,10 @@ static void rd_report(CudaDev *d, FILE *f)
                "load %.6f s; cache %s; device pool %zu bytes in use, %zu cached\n",
             r->compiled, r->hits, r->rejected, r->compile_seconds, r->load_seconds, r->cache[0] ? r->cache : "off",
             used, cached);
+    if (r->evcap > 0)
+        fprintf(f, "stats: cuda: kernels timed by %lld event pairs, %d at most waiting to be read, %lld waits for "
+                   "them\n",
+                (long long)r->ev_pairs, r->evcap, (long long)r->ev_waits);
     if (r->nunit_secs > 0) {
         /* NVRTC's seconds per unit compiled, the slowest first */
         double *s = malloc((size_t)r->nunit_secs * sizeof *s);
@@ -1012,7 +1071,7 @@ CudaDev *cuda_real_open(int dev, const JitOptions *jo, const char *compile_only_
     d->build = rd_build;
     d->func = rd_func;
     d->launch = rd_launch;
-    if (!r->compile_only && ev_open(r) == 0) {
+    if (!r->compile_only && ev_usable(r)) {
         d->mark = rd_mark;
         d->kernel_seconds = rd_kernel_seconds;
     }

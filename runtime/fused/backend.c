@@ -71,6 +71,7 @@ Backend *backend_new(const Program *p, const BackendOptions *o, Executor *x, cha
         b->perturb = o->perturb;
     b->x = x;
     x->no_donations = o->check;
+    x->time_kernels = o->stats || o->profiling;
     b->nblocks = dfg_blocks(p, &b->blocks);
     b->entries = calloc((size_t)b->nblocks + 1, sizeof *b->entries);
     b->block_at = malloc((size_t)(p->ncode ? p->ncode : 1) * sizeof *b->block_at);

@@ -217,6 +217,8 @@ static void check_prim_ptrs(CudaExec *c, const char *who, int n, const void *con
 
 void cx_kmark(CudaExec *c, int begin, int kind)
 {
+    if (!c->base.time_kernels)
+        return;
     if (c->dev->mark) {
         c->dev->mark(c->dev, begin, kind);
         return;

@@ -47,6 +47,11 @@ struct Executor {
      * preparing steps ahead need not expect offers (exec_cuda.c
      * speculate_donation). */
     int no_donations;
+    /* Set by the backend: 1 when the run reports its kernels' time (-d
+     * stats, --profile). Otherwise an executor need not time them: the
+     * cuda executor then records no events around its launches (each a
+     * driver call). */
+    int time_kernels;
     /* 1: a tiered block's code may come in two stages (the cuda executor
      * on a GPU: NVRTC's quick compile, then the full one): build with
      * JitBuildStats.fast and prepare with FAST give the quick code, and

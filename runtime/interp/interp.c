@@ -315,6 +315,22 @@ void interp_host_operands(Interp *it, const Instr *ins)
     case OP_IF: /* the condition only */
         k = 1;
         break;
+    /* I/O reads the operands VCODE.md gives it, no more (the op table
+     * does not list them): WRITE's one, not the vectors below it */
+    case OP_READ:
+        return;
+    case OP_WRITE: case OP_FCLOSE: case OP_FREAD:
+        k = 1;
+        break;
+    case OP_FOPEN: case OP_FWRITE:
+        k = 2;
+        break;
+    case OP_FREAD_CHAR:
+        k = 3;
+        break;
+    case OP_SPAWN:
+        k = 4;
+        break;
     default: {
         static int8_t nargs[OP_COUNT]; /* the op table's argument counts + 1; 0: not looked up yet */
         int8_t *na = &nargs[ins->op];

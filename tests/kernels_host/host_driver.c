@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { OK = 0, NO_DEVICE = 101, NOT_SUPPORTED = 801 };
+enum { OK = 0, NO_DEVICE = 101, NOT_READY = 600, NOT_SUPPORTED = 801 };
 
 static int ctx;
 
@@ -119,7 +119,28 @@ int cuGetErrorString(int e, const char **s)
 }
 
 /* Events: the host's clock when recorded (the primitives ran at their
- * call, so the time between two events is theirs). */
+ * call, so the time between two events is theirs). For the tests:
+ * $VINTERP_TEST_EVENTS_PENDING=1 makes cuEventQuery say every event is
+ * still pending (a device far behind the host), and
+ * $VINTERP_TEST_DRIVER_LOG=FILE gets, at exit, how many events were
+ * created and recorded. */
+static long events_created, events_recorded;
+
+static void log_events(void)
+{
+    const char *path = getenv("VINTERP_TEST_DRIVER_LOG");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (f) {
+        fprintf(f, "events created %ld, recorded %ld\n", events_created, events_recorded);
+        fclose(f);
+    }
+}
+
+__attribute__((constructor)) static void driver_loaded(void)
+{
+    if (getenv("VINTERP_TEST_DRIVER_LOG"))
+        atexit(log_events);
+}
 typedef struct {
     double t;
 } Event;
@@ -135,13 +156,21 @@ int cuEventCreate(void **e, unsigned flags)
 {
     (void)flags;
     *e = calloc(1, sizeof(Event));
+    events_created += *e != NULL;
     return *e ? OK : NOT_SUPPORTED;
 }
 int cuEventRecord(void *e, void *stream)
 {
     (void)stream;
     ((Event *)e)->t = now();
+    events_recorded++;
     return OK;
+}
+int cuEventQuery(void *e)
+{
+    (void)e;
+    const char *p = getenv("VINTERP_TEST_EVENTS_PENDING");
+    return p && strcmp(p, "1") == 0 ? NOT_READY : OK;
 }
 int cuEventSynchronize(void *e)
 {
