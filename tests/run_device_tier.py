@@ -114,6 +114,9 @@ def test_placement():
     m = re.search(r"stats: device tier: (\d+) instructions on the device", err)
     check(m is not None and int(m.group(1)) >= 4, "dot: INDEX, I_TO_F, * and +_REDUCE on the device")
     check("stats: model: timed region" in err, "dot: the modelled time line")
+    check(re.search(r"^stats: model: the host's own work beside it \(.*\): timed region [0-9.]+ s, whole run [0-9.]+ s$",
+                    err, re.M) is not None or "VINTERP_TEST_CUDA_DRIVER" in DEVICE,
+          "dot: the host's own work beside the model (the emulated device)")
     # INDEX, I_TO_F and * make long device results the host never reads
     # (the reduction's scalar is read): none of them gets host storage
     m = re.search(r"stats: device results: (\d+) made with no host storage, (\d+) of them given it later", err)

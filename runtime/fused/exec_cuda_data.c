@@ -450,6 +450,8 @@ struct Tally cx_tally(CudaExec *c)
     t.ksecs = cx_kernel_seconds(c, 0) + cx_kernel_seconds(c, 1);
     t.dbytes = (c->tier ? cuda_tier_bytes(c->tier) : 0) + c->kbytes;
     t.dops = c->dops + c->lib_copies;
+    t.wall = rt_seconds();
+    t.dsecs = t.ksecs + c->transfer_seconds;
     return t;
 }
 
@@ -492,6 +494,8 @@ static void timer_hook(int start)
     c->t_region.ksecs = t.ksecs - c->t_start.ksecs;
     c->t_region.dbytes = t.dbytes - c->t_start.dbytes;
     c->t_region.dops = t.dops - c->t_start.dops;
+    c->t_region.wall = t.wall - c->t_start.wall;
+    c->t_region.dsecs = t.dsecs - c->t_start.dsecs;
     c->regions++;
 }
 

@@ -105,11 +105,15 @@ struct CudaExec {
     void *wait_d;               /* a word read back to wait for the device (device_wait) */
     /* what the program's timed region did (START_TIMER to STOP_TIMER, the
      * last one): counters at its start and its end */
-    struct Tally { int64_t launches, syncs, h2d, d2h, dbytes, dops; double ksecs; } t_start, t_region;
+    /* WALL: the host's clock; DSECS: the device's own seconds as the
+     * host saw them (kernels, copies; the emulated device's work runs on
+     * the host), so that WALL - DSECS is the host's own work */
+    struct Tally { int64_t launches, syncs, h2d, d2h, dbytes, dops; double ksecs, wall, dsecs; } t_start, t_region;
     int64_t dops;               /* copies and clears on the device (the model prices each as a launch) */
     int64_t lib_kernels, lib_copies; /* what the primitives queued (kernels/vk_count.h) */
     int64_t kbytes;             /* the model's bytes of the generated kernels' SOACs (soac_bytes) */
     int regions;
+    double t_made;              /* the host's clock when the executor was made */
     /* the largest uploads of vectors (-d stats): bytes, block and variable */
     struct Upload { int64_t bytes; int line0, line1, var; } top_up[4];
     int64_t vec_up_bytes, vec_up_count;
