@@ -1300,6 +1300,94 @@ static void test_seg_shape(const std::vector<int32_t> &L)
     vk_free(recd);
 }
 
+/* A bad index planted in IDX (N > 0 elements over the segments L at
+ * offsets OFF): the first of the last non-empty segment set to that
+ * segment's length. Its position, its segment in *SEG; -1 when an index
+ * before it is bad already (a record names the first bad one). */
+static int64_t plant_bad_index(std::vector<int32_t> &idx, const std::vector<int32_t> &L,
+                               const std::vector<int64_t> &off, int64_t *seg)
+{
+    int64_t m = (int64_t)L.size(), k = m - 1;
+    while (L[k] == 0)
+        k--;
+    int64_t at = off[k], first = -1;
+    idx[at] = L[k];
+    for (int64_t kk = 0; kk < m && first < 0; kk++)
+        for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
+            if (idx[i] < 0 || idx[i] >= L[kk])
+                first = i;
+    *seg = k;
+    return first == at ? at : -1;
+}
+
+/* Three vectors (Int, Float, Int) of N random elements, up on the device,
+ * with room there for three results and a permute record: the operands of
+ * the scatters of several vectors at one index. */
+struct Three {
+    int64_t n;
+    std::vector<int32_t> a, c;
+    std::vector<double> b;
+    int32_t *ad, *cd, *oa, *oc;
+    double *bd, *ob;
+    VkPermFault *rd;
+    const size_t es[3] = { 4, 8, 4 };
+    const void *in[3];
+    void *out[3];
+    explicit Three(int64_t n_) : n(n_), a(n_), c(n_), b(n_)
+    {
+        for (int64_t i = 0; i < n; i++) {
+            a[i] = (int32_t)rnd32();
+            b[i] = (double)(int32_t)rnd32() + 0.5;
+            c[i] = -(int32_t)(rnd32() % 1000);
+        }
+        ad = up(a);
+        cd = up(c);
+        bd = up(b);
+        oa = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+        oc = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
+        ob = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
+        rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
+        in[0] = ad, in[1] = bd, in[2] = cd;
+        out[0] = oa, out[1] = ob, out[2] = oc;
+    }
+    ~Three()
+    {
+        for (void *p : { (void *)ad, (void *)cd, (void *)bd, (void *)oa, (void *)oc, (void *)ob, (void *)rd })
+            vk_free(p);
+    }
+    Three(const Three &) = delete;
+    Three &operator=(const Three &) = delete;
+    /* the record set to "no fault" before a run, and read after it */
+    void clear_record()
+    {
+        VkPermFault none = { ~0ull, 0, 0, 0 };
+        vk_memcpy_h2d(rd, &none, sizeof none);
+    }
+    VkPermFault record()
+    {
+        VkPermFault got;
+        vk_memcpy_d2h(&got, rd, sizeof got);
+        return got;
+    }
+    /* the results equal WA, WB, WC */
+    bool results(const std::vector<int32_t> &wa, const std::vector<double> &wb, const std::vector<int32_t> &wc)
+    {
+        return down(oa, (size_t)n) == wa && down(ob, (size_t)n) == wb && down(oc, (size_t)n) == wc;
+    }
+    /* W's element at each I's destination set to source element I, as a
+     * scatter in order does */
+    void scatter_into(const std::vector<int32_t> &idx, const std::vector<int32_t> &L, const std::vector<int64_t> &off,
+                      std::vector<int32_t> &wa, std::vector<double> &wb, std::vector<int32_t> &wc) const
+    {
+        for (size_t k = 0; k < L.size(); k++)
+            for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
+                wa[off[k] + idx[i]] = a[i];
+                wb[off[k] + idx[i]] = b[i];
+                wc[off[k] + idx[i]] = c[i];
+            }
+    }
+};
+
 /* Segmented permutes over the segments L (empty ones among them): a
  * scatter with collisions and flags that zeroes what it does not write
  * (VK_SCATTER_ZERO, twice into one buffer: the second call's unwritten
@@ -1388,23 +1476,14 @@ static void test_seg_permutes(int64_t n, const std::vector<int32_t> &L)
         CHECK(rc == 0 && down(out, (size_t)n) == wg, "segmented gather, n=%lld m=%lld: %s", (long long)n,
               (long long)m, rc ? vk_last_error() : "a wrong result");
         if (round == 1 && n > 0) { /* a bad index in the last non-empty segment, first of it */
-            int64_t k = m - 1;
-            while (L[k] == 0)
-                k--;
-            int64_t at = off[k];
-            idx[at] = L[k];
+            int64_t k, at = plant_bad_index(idx, L, off, &k);
             int32_t *bd = up(idx);
             for (int g = 0; g < 2; g++) {
                 vk_memcpy_h2d(rd, &none, sizeof none);
                 rc = g ? vk_gather(4, xd, n, bd, NULL, ld, od, m, ld, od, m, out, n, rd)
                        : vk_scatter(4, xd, n, bd, fl[at] ? fd : NULL, ld, od, m, ld, od, m, out, n, VK_SCATTER_ZERO, rd);
                 vk_memcpy_d2h(&got, rd, sizeof got);
-                int64_t first = -1; /* the first bad position in order: the planted one unless an earlier is bad */
-                for (int64_t kk = 0; kk < m && first < 0; kk++)
-                    for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
-                        if (idx[i] < 0 || idx[i] >= L[kk])
-                            first = i;
-                CHECK(rc == 0 && first == at && got.err == ((unsigned long long)at << 1) && got.j == L[k] &&
+                CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] &&
                           got.k == k && got.len == L[k],
                       "segmented %s, a bad index at %lld (segment %lld of %d): err %llx j %lld k %lld len %lld",
                       g ? "gather" : "scatter", (long long)at, (long long)k, L[k], got.err, got.j, got.k, got.len);
@@ -1456,24 +1535,10 @@ static void test_scatter_many(int64_t n, const std::vector<int32_t> &L)
     if (m == 0)
         return;
     std::vector<int64_t> off = offsets(L);
-    std::vector<int32_t> a(n), c(n), dflt(n);
-    std::vector<double> b(n);
-    for (int64_t i = 0; i < n; i++) {
-        a[i] = (int32_t)rnd32();
-        b[i] = (double)(int32_t)rnd32() + 0.5;
-        c[i] = -(int32_t)(rnd32() % 1000);
-        dflt[i] = 7;
-    }
-    int32_t *ad = up(a), *cd = up(c), *ld = up(L);
-    double *bd = up(b);
+    Three t(n);
+    std::vector<int32_t> dflt(n, 7);
+    int32_t *ld = up(L);
     int64_t *od = up(off);
-    int32_t *oa = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4), *oc = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
-    double *ob = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
-    VkPermFault none = { ~0ull, 0, 0, 0 }, got;
-    VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
-    const size_t es[3] = { 4, 8, 4 };
-    const void *in[3] = { ad, bd, cd };
-    void *out[3] = { oa, ob, oc };
     for (int round = 0; round < 3; round++) { /* a permutation; colliding; colliding over a default */
         std::vector<int32_t> idx(n);
         for (int64_t k = 0; k < m; k++) {
@@ -1489,43 +1554,28 @@ static void test_scatter_many(int64_t n, const std::vector<int32_t> &L)
         if (round == 2) {
             wa = wc = dflt;
             wb.assign(n, 7.0);
-            std::vector<double> db(n, 7.0);
-            vk_memcpy_h2d(oa, dflt.data(), (size_t)n * 4);
-            vk_memcpy_h2d(oc, dflt.data(), (size_t)n * 4);
-            vk_memcpy_h2d(ob, db.data(), (size_t)n * 8);
+            vk_memcpy_h2d(t.oa, dflt.data(), (size_t)n * 4);
+            vk_memcpy_h2d(t.oc, dflt.data(), (size_t)n * 4);
+            vk_memcpy_h2d(t.ob, wb.data(), (size_t)n * 8);
         } else { /* stale values where nothing should be left */
-            vk_memcpy_h2d(oa, a.data(), (size_t)n * 4);
-            vk_memcpy_h2d(oc, a.data(), (size_t)n * 4);
+            vk_memcpy_h2d(t.oa, t.a.data(), (size_t)n * 4);
+            vk_memcpy_h2d(t.oc, t.a.data(), (size_t)n * 4);
         }
-        for (int64_t k = 0; k < m; k++)
-            for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
-                wa[off[k] + idx[i]] = a[i];
-                wb[off[k] + idx[i]] = b[i];
-                wc[off[k] + idx[i]] = c[i];
-            }
+        t.scatter_into(idx, L, off, wa, wb, wc);
         int32_t *id = up(idx);
-        vk_memcpy_h2d(rd, &none, sizeof none);
-        int rc = vk_scatter_many(3, es, in, out, n, id, ld, od, m, ld, od, m, n, mode, rd);
-        vk_memcpy_d2h(&got, rd, sizeof got);
-        CHECK(rc == 0 && got.err == ~0ull && down(oa, (size_t)n) == wa && down(ob, (size_t)n) == wb &&
-                  down(oc, (size_t)n) == wc,
+        t.clear_record();
+        int rc = vk_scatter_many(3, t.es, t.in, t.out, n, id, ld, od, m, ld, od, m, n, mode, t.rd);
+        VkPermFault got = t.record();
+        CHECK(rc == 0 && got.err == ~0ull && t.results(wa, wb, wc),
               "scatter of three at one index, round %d, n=%lld m=%lld: rc %d err %llx%s", round, (long long)n,
               (long long)m, rc, got.err, rc ? vk_last_error() : "");
         if (round == 1 && n > 0) { /* a bad index in the last non-empty segment, first of it */
-            int64_t k = m - 1;
-            while (L[k] == 0)
-                k--;
-            int64_t at = off[k], first = -1;
-            idx[at] = L[k];
-            for (int64_t kk = 0; kk < m && first < 0; kk++)
-                for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
-                    if (idx[i] < 0 || idx[i] >= L[kk])
-                        first = i;
+            int64_t k, at = plant_bad_index(idx, L, off, &k);
             int32_t *bad = up(idx);
-            vk_memcpy_h2d(rd, &none, sizeof none);
-            rc = vk_scatter_many(3, es, in, out, n, bad, ld, od, m, ld, od, m, n, VK_SCATTER_ZERO, rd);
-            vk_memcpy_d2h(&got, rd, sizeof got);
-            CHECK(rc == 0 && first == at && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
+            t.clear_record();
+            rc = vk_scatter_many(3, t.es, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, VK_SCATTER_ZERO, t.rd);
+            got = t.record();
+            CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
                       got.len == L[k],
                   "scatter of three, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld",
                   (long long)at, (long long)k, got.err, got.j, got.k, got.len);
@@ -1533,13 +1583,6 @@ static void test_scatter_many(int64_t n, const std::vector<int32_t> &L)
         }
         vk_free(id);
     }
-    vk_free(rd);
-    vk_free(oa);
-    vk_free(ob);
-    vk_free(oc);
-    vk_free(ad);
-    vk_free(bd);
-    vk_free(cd);
     vk_free(ld);
     vk_free(od);
 }
@@ -1554,75 +1597,41 @@ static void test_scatter_fill_many(int64_t n, const std::vector<int32_t> &L)
     if (m == 0)
         return;
     std::vector<int64_t> off = offsets(L);
-    std::vector<int32_t> a(n), c(n), idx(n);
-    std::vector<double> b(n);
-    for (int64_t i = 0; i < n; i++) {
-        a[i] = (int32_t)rnd32();
-        b[i] = (double)(int32_t)rnd32() + 0.5;
-        c[i] = -(int32_t)(rnd32() % 1000);
-    }
+    Three t(n);
+    std::vector<int32_t> idx(n);
     for (int64_t k = 0; k < m; k++)
         for (int64_t i = off[k]; i < off[k] + L[k]; i++)
             idx[i] = (int32_t)(rnd32() % (uint32_t)(L[k] / 4 + 1));
-    int32_t *ad = up(a), *cd = up(c), *ld = up(L), *id = up(idx);
-    double *bd = up(b);
+    int32_t *ld = up(L), *id = up(idx);
     int64_t *od = up(off);
-    int32_t *oa = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4), *oc = (int32_t *)vk_alloc((size_t)(n ? n : 1) * 4);
-    double *ob = (double *)vk_alloc((size_t)(n ? n : 1) * 8);
-    VkPermFault none = { ~0ull, 0, 0, 0 }, got;
-    VkPermFault *rd = (VkPermFault *)vk_alloc(sizeof(VkPermFault));
-    const size_t es[3] = { 4, 8, 4 };
     VkArg fill[3];
     memset(fill, 0, sizeof fill);
     fill[0].i = -7;
     fill[1].f = 2.5;
     fill[2].i = 9;
-    const void *in[3] = { ad, bd, cd };
-    void *out[3] = { oa, ob, oc };
     std::vector<int32_t> wa(n, -7), wc(n, 9);
     std::vector<double> wb(n, 2.5);
-    for (int64_t k = 0; k < m; k++)
-        for (int64_t i = off[k]; i < off[k] + L[k]; i++) {
-            wa[off[k] + idx[i]] = a[i];
-            wb[off[k] + idx[i]] = b[i];
-            wc[off[k] + idx[i]] = c[i];
-        }
-    vk_memcpy_h2d(oa, a.data(), (size_t)n * 4); /* stale values under the fills */
-    vk_memcpy_h2d(oc, a.data(), (size_t)n * 4);
-    vk_memcpy_h2d(rd, &none, sizeof none);
-    int rc = vk_scatter_fill_many(3, es, fill, in, out, n, id, ld, od, m, ld, od, m, n, rd);
-    vk_memcpy_d2h(&got, rd, sizeof got);
-    CHECK(rc == 0 && got.err == ~0ull && down(oa, (size_t)n) == wa && down(ob, (size_t)n) == wb &&
-              down(oc, (size_t)n) == wc,
+    t.scatter_into(idx, L, off, wa, wb, wc);
+    vk_memcpy_h2d(t.oa, t.a.data(), (size_t)n * 4); /* stale values under the fills */
+    vk_memcpy_h2d(t.oc, t.a.data(), (size_t)n * 4);
+    t.clear_record();
+    int rc = vk_scatter_fill_many(3, t.es, fill, t.in, t.out, n, id, ld, od, m, ld, od, m, n, t.rd);
+    VkPermFault got = t.record();
+    CHECK(rc == 0 && got.err == ~0ull && t.results(wa, wb, wc),
           "scatter of three over fills at one index, n=%lld m=%lld: rc %d err %llx%s", (long long)n, (long long)m, rc,
           got.err, rc ? vk_last_error() : "");
     if (n > 0) { /* a bad index in the last non-empty segment, first of it */
-        int64_t k = m - 1;
-        while (L[k] == 0)
-            k--;
-        int64_t at = off[k], first = -1;
-        idx[at] = L[k];
-        for (int64_t kk = 0; kk < m && first < 0; kk++)
-            for (int64_t i = off[kk]; i < off[kk] + L[kk] && first < 0; i++)
-                if (idx[i] < 0 || idx[i] >= L[kk])
-                    first = i;
+        int64_t k, at = plant_bad_index(idx, L, off, &k);
         int32_t *bad = up(idx);
-        vk_memcpy_h2d(rd, &none, sizeof none);
-        rc = vk_scatter_fill_many(3, es, fill, in, out, n, bad, ld, od, m, ld, od, m, n, rd);
-        vk_memcpy_d2h(&got, rd, sizeof got);
-        CHECK(rc == 0 && first == at && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
+        t.clear_record();
+        rc = vk_scatter_fill_many(3, t.es, fill, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, t.rd);
+        got = t.record();
+        CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
                   got.len == L[k],
               "scatter of three over fills, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld",
               (long long)at, (long long)k, got.err, got.j, got.k, got.len);
         vk_free(bad);
     }
-    vk_free(rd);
-    vk_free(oa);
-    vk_free(ob);
-    vk_free(oc);
-    vk_free(ad);
-    vk_free(bd);
-    vk_free(cd);
     vk_free(ld);
     vk_free(od);
     vk_free(id);

@@ -504,6 +504,35 @@ extern "C" int vk_scatter(size_t esize, const void *in_d, int64_t n_src, const i
     return read_check(fault_d, rec, "destination");
 }
 
+namespace {
+
+/* *VS: the NV vectors IN_D to OUT_D of sizes ESIZE (and their FILL
+ * values, when not NULL), with the source's and the destination's sides
+ * (*SRC, *DST) set up as for each of them; -1 when setup refuses one. */
+int many_vecs(int nv, const size_t *esize, const VkArg *fill, const void *const *in_d, void *const *out_d,
+              const int32_t *slen_d, const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
+              int64_t dm, int64_t n_src, int64_t n_dst, Side *src, Side *dst, ManyVecs *vs, const char *who)
+{
+    memset(vs, 0, sizeof *vs);
+    vs->nv = nv;
+    for (int v = 0; v < nv; v++) {
+        if (setup(esize[v], slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, src, dst, who) != 0)
+            return -1;
+        vs->in[v] = in_d[v];
+        vs->out[v] = out_d[v];
+        vs->wide |= (esize[v] == 8 ? 1u : 0u) << v;
+        if (!fill)
+            continue;
+        if (esize[v] == 8)
+            memcpy(&vs->fillv[v], &fill[v].f, sizeof vs->fillv[v]);
+        else
+            vs->fillv[v] = (uint32_t)fill[v].i;
+    }
+    return 0;
+}
+
+} // namespace
+
 extern "C" int vk_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *const *out_d,
                                int64_t n_src, const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d,
                                int64_t sm, const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst,
@@ -521,15 +550,9 @@ extern "C" int vk_scatter_many(int nv, const size_t *esize, const void *const *i
     }
     Side src, dst;
     ManyVecs vs;
-    memset(&vs, 0, sizeof vs);
-    vs.nv = nv;
-    for (int v = 0; v < nv; v++) {
-        if (setup(esize[v], slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, "vk_scatter_many") != 0)
-            return -1;
-        vs.in[v] = in_d[v];
-        vs.out[v] = out_d[v];
-        vs.wide |= (esize[v] == 8 ? 1u : 0u) << v;
-    }
+    if (many_vecs(nv, esize, nullptr, in_d, out_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst,
+                  &vs, "vk_scatter_many") != 0)
+        return -1;
     unsigned long long *e, gen, *st;
     unsigned int *done, *collide;
     VkTemp own, unused;
@@ -601,20 +624,9 @@ extern "C" int vk_scatter_fill_many(int nv, const size_t *esize, const VkArg *fi
                                out_d[0], n_dst, fault_d);
     Side src, dst;
     ManyVecs vs;
-    memset(&vs, 0, sizeof vs);
-    vs.nv = nv;
-    for (int v = 0; v < nv; v++) {
-        if (setup(esize[v], slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, "vk_scatter_fill_many") !=
-            0)
-            return -1;
-        vs.in[v] = in_d[v];
-        vs.out[v] = out_d[v];
-        vs.wide |= (esize[v] == 8 ? 1u : 0u) << v;
-        if (esize[v] == 8)
-            memcpy(&vs.fillv[v], &fill[v].f, sizeof vs.fillv[v]);
-        else
-            vs.fillv[v] = (uint32_t)fill[v].i;
-    }
+    if (many_vecs(nv, esize, fill, in_d, out_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_src, n_dst, &src, &dst, &vs,
+                  "vk_scatter_fill_many") != 0)
+        return -1;
     if (!vk_scatter_fill_one(n_src, n_dst)) { /* the fills in one launch, then the scatters at one index */
         if (n_dst > 0) {
             k_fill_many<<<vk_grid(n_dst, 256), 256>>>(vs, n_dst);

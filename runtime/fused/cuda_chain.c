@@ -455,21 +455,28 @@ void chain_settle_holds(Value *const *v, int na)
         }
 }
 
-void chain_force_operands(Value *const *v, int na)
+/* The chains of V[0 .. NA) (each once, at most CAP of them) into CS;
+ * how many. */
+static int chains_of(Value *const *v, int na, Chain **cs, int cap)
 {
-    Chain *cs[32];
     int m = 0;
-    for (int j = 0; j < na; j++) {
+    for (int j = 0; j < na && m < cap; j++) {
         Chain *q = chain_of(v[j]);
         int seen = 0;
         for (int k = 0; k < m; k++)
             seen |= cs[k] == q;
-        if (q && !seen && m < 32)
+        if (q && !seen)
             cs[m++] = q;
-        else if (q && !seen)
-            run_chain(q);
     }
-    run_together(cs, m);
+    return m;
+}
+
+void chain_force_operands(Value *const *v, int na)
+{
+    Chain *cs[32];
+    int m;
+    while ((m = chains_of(v, na, cs, 32)) > 0) /* a run chain is no operand's any more */
+        run_together(cs, m);
 }
 
 void chain_settle_operands(Value *const *v, int na)
@@ -690,20 +697,6 @@ static void merge(Chain *nc, Chain *q)
     free(q);
 }
 
-/* The chains of V[0 .. NA) (each once) into CS; how many. */
-static int chains_of(Value *const *v, int na, Chain **cs)
-{
-    int m = 0;
-    for (int j = 0; j < na; j++) {
-        Chain *q = chain_of(v[j]);
-        int seen = 0;
-        for (int k = 0; k < m; k++)
-            seen |= cs[k] == q;
-        if (q && !seen)
-            cs[m++] = q;
-    }
-    return m;
-}
 
 Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValType rt, int64_t n, int self)
 {
@@ -715,7 +708,7 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     /* what the chain may grow to; past the kernel's bounds, the operands'
      * chains run first (their results then leaves) */
     Chain *cs[3];
-    int m = chains_of(v, na, cs);
+    int m = chains_of(v, na, cs, 3);
     int nodes = 1, leaves = na, outs = 1;
     for (int k = 0; k < m; k++) {
         nodes += cs[k]->e.nn;
@@ -731,12 +724,12 @@ Value *chain_defer(CudaExec *c, const Instr *ins, Value *const *v, int na, ValTy
     /* the result's storage, as the reference's (a new vector may first
      * run every chain to make room: mem_set_reclaim) */
     Value *r = self >= 0 ? val_ref(v[self]) : cx_device_value(c, rt, n);
-    m = chains_of(v, na, cs);
+    m = chains_of(v, na, cs, 3);
     /* one chain's gathers at most (one record): the others' chains run */
     for (int k = 0, seen = 0; k < m; k++)
         if (cs[k]->e.gfault && seen++)
             run_chain(cs[k]);
-    m = chains_of(v, na, cs);
+    m = chains_of(v, na, cs, 3);
     Chain *nc;
     if (m) {
         nc = cs[0];

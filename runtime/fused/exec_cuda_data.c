@@ -382,18 +382,31 @@ static int w_scatter(size_t esize, const void *in_d, int64_t n_src, const int32_
          scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, mode,
                  fault_d));
 }
+/* The pointers a scatter of NV vectors at one index receives, for the
+ * pointer check: its index, descriptors and record, then each vector's
+ * source and destination (NULL past NV). */
+#define MANY_PTRS (2 * VK_SCATTER_MANY + 6)
+static void many_ptrs(const void **p, int nv, const void *const *in_d, void *const *out_d, const int32_t *idx_d,
+                      const int32_t *slen_d, const int64_t *soff_d, const int32_t *dlen_d, const int64_t *doff_d,
+                      const VkPermFault *fault_d)
+{
+    const void *fixed[6] = { idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d };
+    for (int i = 0; i < MANY_PTRS; i++)
+        p[i] = i < 6 ? fixed[i] : NULL;
+    for (int v = 0; v < nv && v < VK_SCATTER_MANY; v++) {
+        p[6 + 2 * v] = in_d[v];
+        p[7 + 2 * v] = out_d[v];
+    }
+}
 static int w_scatter_many(int nv, const size_t *esize, const void *const *in_d, void *const *out_d, int64_t n_src,
                           const int32_t *idx_d, const int32_t *slen_d, const int64_t *soff_d, int64_t sm,
                           const int32_t *dlen_d, const int64_t *doff_d, int64_t dm, int64_t n_dst, int mode,
                           VkPermFault *fault_d)
 {
     queued(current, vk_count_scatter_many(nv, n_src, sm, slen_d != NULL, n_dst, mode, fault_d != NULL));
-    const void *p[2 * VK_SCATTER_MANY + 6] = { idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d };
-    for (int v = 0; v < nv && v < VK_SCATTER_MANY; v++) {
-        p[6 + 2 * v] = in_d[v];
-        p[7 + 2 * v] = out_d[v];
-    }
-    PRIM_AT("scatter_many", 2 * VK_SCATTER_MANY + 6, p,
+    const void *p[MANY_PTRS];
+    many_ptrs(p, nv, in_d, out_d, idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d);
+    PRIM_AT("scatter_many", MANY_PTRS, p,
             scatter_many(nv, esize, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst, mode,
                          fault_d));
 }
@@ -413,12 +426,9 @@ static int w_scatter_fill_many(int nv, const size_t *esize, const VkArg *fill, c
                                int64_t dm, int64_t n_dst, VkPermFault *fault_d)
 {
     queued(current, vk_count_scatter_fill_many(nv, n_src, sm, slen_d != NULL, n_dst, fault_d != NULL));
-    const void *p[2 * VK_SCATTER_MANY + 6] = { idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d };
-    for (int v = 0; v < nv && v < VK_SCATTER_MANY; v++) {
-        p[6 + 2 * v] = in_d[v];
-        p[7 + 2 * v] = out_d[v];
-    }
-    PRIM_AT("scatter_fill_many", 2 * VK_SCATTER_MANY + 6, p,
+    const void *p[MANY_PTRS];
+    many_ptrs(p, nv, in_d, out_d, idx_d, slen_d, soff_d, dlen_d, doff_d, fault_d);
+    PRIM_AT("scatter_fill_many", MANY_PTRS, p,
             scatter_fill_many(nv, esize, fill, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst,
                               fault_d));
 }
