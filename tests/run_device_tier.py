@@ -1006,11 +1006,11 @@ def test_events():
             with open(log) as f:
                 return re.match(r"events created (\d+), recorded (\d+)", f.read())
 
-        rc, out, err = dev(REDUCES, env={"VINTERP_TEST_DRIVER_LOG": log})
+        rc, out, err = dev(REDUCES, env={"KHOST_DRIVER_LOG": log})
         m = logged()
         check(rc == 0 and out == out_r and m and m.group(1) == "0" and m.group(2) == "0",
               "events: none created or recorded without -d stats (%r)" % (m and m.groups(),))
-        rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_TEST_DRIVER_LOG": log,
+        rc, out, err = dev(REDUCES, ["-d", "stats"], env={"KHOST_DRIVER_LOG": log,
                                                           "VINTERP_CUDA_EVENTS_MAX": "2"})
         m, e = logged(), EVENTS_RE.search(err)
         check(rc == 0 and out == out_r and e and int(e.group(1)) >= 40 and e.group(2) == "2" and e.group(3) == "0"
@@ -1018,12 +1018,12 @@ def test_events():
               "events: -d stats times every kernel, a ring of 2 read when done, no wait (%r, %r)"
               % (e and e.groups(), m and m.groups()))
         rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_CUDA_EVENTS_MAX": "2",
-                                                          "VINTERP_TEST_EVENTS_PENDING": "1"})
+                                                          "KHOST_EVENTS_PENDING": "1"})
         e = EVENTS_RE.search(err)
         check(rc == 0 and out == out_r and e and int(e.group(3)) >= 10,
               "events: a full ring of pending events waited for (%r)" % (e and e.groups(),))
         rc, out, err = dev(REDUCES, ["-d", "stats"], env={"VINTERP_CUDA_EVENTS_MAX": "8",
-                                                          "VINTERP_TEST_EVENTS_PENDING": "1"})
+                                                          "KHOST_EVENTS_PENDING": "1"})
         e2 = EVENTS_RE.search(err)
         check(rc == 0 and out == out_r and e2 and e and int(e2.group(3)) < int(e.group(3)),
               "events: a larger ring waits less often (%r)" % (e2 and e2.groups(),))

@@ -120,15 +120,15 @@ int cuGetErrorString(int e, const char **s)
 
 /* Events: the host's clock when recorded (the primitives ran at their
  * call, so the time between two events is theirs). For the tests:
- * $VINTERP_TEST_EVENTS_PENDING=1 makes cuEventQuery say every event is
+ * $KHOST_EVENTS_PENDING=1 makes cuEventQuery say every event is
  * still pending (a device far behind the host), and
- * $VINTERP_TEST_DRIVER_LOG=FILE gets, at exit, how many events were
+ * $KHOST_DRIVER_LOG=FILE gets, at exit, how many events were
  * created and recorded. */
 static long events_created, events_recorded;
 
 static void log_events(void)
 {
-    const char *path = getenv("VINTERP_TEST_DRIVER_LOG");
+    const char *path = getenv("KHOST_DRIVER_LOG");
     FILE *f = path ? fopen(path, "w") : NULL;
     if (f) {
         fprintf(f, "events created %ld, recorded %ld\n", events_created, events_recorded);
@@ -138,7 +138,7 @@ static void log_events(void)
 
 __attribute__((constructor)) static void driver_loaded(void)
 {
-    if (getenv("VINTERP_TEST_DRIVER_LOG"))
+    if (getenv("KHOST_DRIVER_LOG"))
         atexit(log_events);
 }
 typedef struct {
@@ -169,7 +169,7 @@ int cuEventRecord(void *e, void *stream)
 int cuEventQuery(void *e)
 {
     (void)e;
-    const char *p = getenv("VINTERP_TEST_EVENTS_PENDING");
+    const char *p = getenv("KHOST_EVENTS_PENDING");
     return p && strcmp(p, "1") == 0 ? NOT_READY : OK;
 }
 int cuEventSynchronize(void *e)
