@@ -993,6 +993,78 @@ static VkExprNode node(int op, int ty, int nargs, int a0, int a1 = 0, int a2 = 0
     return nd;
 }
 
+#ifndef VK_TEST_EMULATED
+/* The milliseconds of RUN (a launch), the median of 9 after a warm-up,
+ * timed with events. */
+template <class F> static double median_ms(F run)
+{
+    cudaEvent_t t0, t1;
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+    std::vector<double> ms;
+    for (int r = 0; r < 10; r++) {
+        cudaEventRecord(t0, 0);
+        run();
+        cudaEventRecord(t1, 0);
+        cudaEventSynchronize(t1);
+        float m = 0;
+        cudaEventElapsedTime(&m, t0, t1);
+        if (r > 0)
+            ms.push_back((double)m);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    return ms[ms.size() / 2];
+}
+
+/* The device tier's chains beside the copy bandwidth (--bandwidth): a dot
+ * product (vk_expr_reduce of x * y over 2^27 Floats each: 2 GiB read)
+ * and an elementwise chain (z = x * y + x: 2 GiB read, 1 GiB written). */
+static int expr_bandwidth()
+{
+    const int64_t n = (int64_t)1 << 27;
+    const size_t bytes = (size_t)n * 8;
+    double *x = (double *)vk_alloc(bytes), *y = (double *)vk_alloc(bytes), *z = (double *)vk_alloc(bytes);
+    double *s = (double *)vk_alloc(8);
+    if (!x || !y || !z || !s || vk_memset0(x, bytes) != 0 || vk_memset0(y, bytes) != 0) {
+        printf("expr bandwidth: %s\n", vk_last_error());
+        return 1;
+    }
+    VkExpr e;
+    memset(&e, 0, sizeof e);
+    e.leaf[0] = vec_arg(x);
+    e.leaf[1] = vec_arg(y);
+    e.nl = 2;
+    e.lmask = 3;
+    e.node[0] = node(VK_OP_MUL, VS_FLOAT, 2, -1, -2);
+    e.nn = 1;
+    e.out[0].d = NULL, e.out[0].node = 0, e.out[0].f = 1; /* the products written nowhere */
+    e.no = 1;
+    int rc = 0;
+    double dot = median_ms([&] { rc |= vk_expr_reduce(&e, 0, VS_FADD, n, s); });
+    VkExpr m = e;
+    m.node[1] = node(VK_OP_ADD, VS_FLOAT, 2, 0, -1);
+    m.nn = 2;
+    m.out[0].d = z, m.out[0].node = 1, m.out[0].f = 1;
+    m.no = 1;
+    double map = median_ms([&] { rc |= vk_expr(&m, n); });
+    if (rc != 0) {
+        printf("expr bandwidth: %s\n", vk_last_error());
+        return 1;
+    }
+    printf("vk_expr_reduce, a dot product of 2^27 Floats: %.3f ms, %.1f GB/s read (median of 9)\n", dot,
+           2.0 * (double)bytes / (dot * 1e-3) / 1e9);
+    printf("vk_expr, z = x * y + x over 2^27 Floats: %.3f ms, %.1f GB/s read + written (median of 9)\n", map,
+           3.0 * (double)bytes / (map * 1e-3) / 1e9);
+    vk_free(x);
+    vk_free(y);
+    vk_free(z);
+    vk_free(s);
+    return 0;
+}
+#endif
+
 static void test_expr(int64_t n)
 {
     std::vector<double> x(n);
@@ -1896,7 +1968,7 @@ int main(int argc, char **argv)
 {
 #ifndef VK_TEST_EMULATED
     if (argc > 1 && strcmp(argv[1], "--bandwidth") == 0)
-        return vk_device_count() > 0 && vk_init(0) == 0 ? bandwidth() : 1;
+        return vk_device_count() > 0 && vk_init(0) == 0 ? bandwidth() | expr_bandwidth() : 1;
     if (argc > 1 && strcmp(argv[1], "--plant-oob") == 0)
         return vk_device_count() > 0 && vk_init(0) == 0 ? plant_oob() : 1;
 #else

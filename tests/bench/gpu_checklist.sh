@@ -410,8 +410,11 @@ do_big() {
         bw=2958.0
         say "- device copy bandwidth: (dry run: the H100's $bw GB/s assumed)"
     else
-        bw=$(timeout 20 bin/test_kernels --bandwidth | awk '/copy bandwidth/ { print $3 }')
+        timeout 30 bin/test_kernels --bandwidth >"$out/bandwidth.txt" 2>&1
+        bw=$(awk '/copy bandwidth/ { print $3 }' "$out/bandwidth.txt")
         say "- device copy bandwidth: ${bw:-?} GB/s"
+        # the device tier's chain kernels beside it (a dot product, a map)
+        grep '^vk_expr' "$out/bandwidth.txt" | while read -r l; do say "  $l"; done
     fi
     for p in dotp_100m:16 black_scholes_20m:48; do
         [ $(($(date +%s) - s0)) -lt 50 ] || { say "  (big: out of time before ${p%%:*})"; break; }
