@@ -1065,6 +1065,47 @@ static int expr_bandwidth()
 }
 #endif
 
+/* Chains about the length the kernels evaluate four elements at a time
+ * (vk_map.cu EXPR_U_NODES): x + 0.5 + 0.5 ... (NODES nodes) over Floats
+ * x, written out and summed (vk_expr, vk_expr_reduce), against the same
+ * on the host (exact in any order: multiples of 2^-16 below 2^15). */
+static void test_expr_long(int64_t n, int nodes)
+{
+    std::vector<double> x(n), want(n);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = (double)(int32_t)rnd32() / 65536.0;
+        want[i] = x[i];
+        for (int k = 1; k < nodes; k++)
+            want[i] += 0.5;
+    }
+    double *xd = up(x), *od = (double *)vk_alloc((size_t)(n ? n : 1) * 8), *sd = (double *)vk_alloc(8);
+    VkExpr e;
+    memset(&e, 0, sizeof e);
+    e.leaf[0] = vec_arg(xd);
+    e.leaf[1] = vec_arg(NULL);
+    e.leaf[1].f = 0.5;
+    e.nl = 2;
+    e.lmask = 3;
+    e.node[0] = node(VK_EXPR_COPY, VS_FLOAT, 1, -1);
+    for (int k = 1; k < nodes; k++)
+        e.node[k] = node(VK_OP_ADD, VS_FLOAT, 2, k - 1, -2);
+    e.nn = nodes;
+    e.out[0].d = od, e.out[0].node = nodes - 1, e.out[0].f = 1;
+    e.no = 1;
+    int rc = vk_expr(&e, n);
+    CHECK(rc == 0 && down(od, (size_t)n) == want, "vk_expr, a chain of %d nodes, n %lld", nodes, (long long)n);
+    /* the sum in the reduction's own order: exact in any (47 bits at most) */
+    rc = vk_expr_reduce(&e, nodes - 1, VS_FADD, n, sd);
+    for (int64_t i = 0; i < n; i++)
+        sum += want[i];
+    CHECK(rc == 0 && down(sd, 1)[0] == sum, "vk_expr_reduce Float +, a chain of %d nodes, n %lld", nodes,
+          (long long)n);
+    vk_free(xd);
+    vk_free(od);
+    vk_free(sd);
+}
+
 static void test_expr(int64_t n)
 {
     std::vector<double> x(n);
@@ -2044,11 +2085,14 @@ int main(int argc, char **argv)
         test_map_int(n);
         test_map_float(n);
         test_expr(n);
+        test_expr_long(n, 20);
+        test_expr_long(n, 16);
     }
 #if defined(VK_TEST_HOST) && !defined(__SANITIZE_ADDRESS__)
     /* the host's grid (2 SMs, 32 blocks of 256) evaluates chains EXPR_U
      * elements a thread at once only past 4 * 8192 elements */
     test_expr(70001);
+    test_expr_long(70001, 20);
 #endif
     /* unsegmented scans about VK_SCAN_ONE_BLOCK (one block, one chunk, up
      * to it; chunked past it), every operator and type */

@@ -69,6 +69,12 @@ __device__ __forceinline__ void expr_record(const VkExpr &e, unsigned int *done)
  * instructions (the interpreted node loop leaves a thread little else to
  * overlap). */
 const int EXPR_U = 4;
+/* ... for chains of at most EXPR_U_NODES nodes: a thread's nodes' values
+ * live in local memory (R below), EXPR_U times as many of them at once,
+ * and a larger chain's four elements' would overflow the caches (a
+ * 60-node chain, 2 KB a thread); 16 nodes four times take what 64 nodes
+ * took once. A larger chain runs one element at a time. */
+const int EXPR_U_NODES = 16;
 
 /* Elements I[0..U) of every node of chain E into R[u] (vk_expr_eval, U
  * elements at once). */
@@ -100,7 +106,7 @@ __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr(const __grid_constant__ V
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     VkCell r[EXPR_U][VK_EXPR_NODES];
-    for (; i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
+    for (; e.nn <= EXPR_U_NODES && i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
         int64_t at[EXPR_U];
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++)
@@ -153,7 +159,7 @@ __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr_reduce(const __grid_const
     int64_t i = b0 + threadIdx.x;
     VkCell r[EXPR_U][VK_EXPR_NODES];
     /* EXPR_U elements at once, combined in the thread's order as one by one */
-    for (; i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
+    for (; e.nn <= EXPR_U_NODES && i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
         int64_t at[EXPR_U];
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++)
