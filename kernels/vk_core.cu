@@ -288,27 +288,21 @@ extern "C" int vk_memcpy_h2d_staged(void *dst_d, const void *src, size_t bytes)
     return 0;
 }
 
-extern "C" int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes)
-{
-    if (bytes == 0)
-        return 0;
-    VK_CUDA(cudaMemcpy(dst, src_d, bytes, cudaMemcpyDeviceToHost));
-    /* the stream is drained up to here: the staging ring is free again */
-    std::lock_guard<std::mutex> lock(stage_mu);
-    stage_pos = 0;
-    return 0;
-}
-
-/* The pinned buffer of vk_memcpy_d2h_many, grown to the largest batch up
- * to BACK_MAX; a larger batch, or none to be had, reads one by one. */
+/* The pinned buffer the reads back go through (the driver reads into
+ * pinned memory with less delay than into pageable memory, which it
+ * stages), grown to the largest batch up to BACK_MAX. */
 namespace {
 constexpr size_t BACK_MAX = 16 << 20;
+/* a single read back of at most this many bytes goes through it too (the
+ * waits for a reduction's sum or a descriptor's shape) */
+constexpr size_t BACK_SMALL = 64 << 10;
 std::mutex back_mu;
 char *back_buf;
 size_t back_cap;
-} // namespace
 
-extern "C" int vk_memcpy_d2h_many(int n, void *const *dst, const void *const *src_d, const size_t *bytes)
+/* The N pieces read back through the pinned buffer, one wait: 1, or 0
+ * (nothing read) when the buffer cannot hold them. */
+int read_pinned(int n, void *const *dst, const void *const *src_d, const size_t *bytes, int *rc)
 {
     size_t total = 0;
     for (int i = 0; i < n; i++)
@@ -324,27 +318,65 @@ extern "C" int vk_memcpy_d2h_many(int n, void *const *dst, const void *const *sr
         else
             (void)cudaGetLastError();
     }
-    if (total > back_cap) {
-        for (int i = 0; i < n; i++)
-            if (int rc = vk_memcpy_d2h(dst[i], src_d[i], bytes[i]))
-                return rc;
+    if (total > back_cap)
         return 0;
-    }
+    *rc = 0;
     size_t at = 0;
+    cudaError_t e;
     for (int i = 0; i < n; i++) {
-        if (bytes[i])
-            VK_CUDA(cudaMemcpyAsync(back_buf + at, src_d[i], bytes[i], cudaMemcpyDeviceToHost, 0));
+        if (bytes[i] &&
+            (e = cudaMemcpyAsync(back_buf + at, src_d[i], bytes[i], cudaMemcpyDeviceToHost, 0)) != cudaSuccess) {
+            *rc = vk_cuda_fail(e, "cudaMemcpyAsync (a read back)", __FILE__, __LINE__);
+            return 1;
+        }
         at += (bytes[i] + 15) & ~(size_t)15;
     }
-    VK_CUDA(cudaStreamSynchronize(0));
+    if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
+        *rc = vk_cuda_fail(e, "cudaStreamSynchronize (a read back)", __FILE__, __LINE__);
+        return 1;
+    }
     at = 0;
     for (int i = 0; i < n; i++) {
         memcpy(dst[i], back_buf + at, bytes[i]);
         at += (bytes[i] + 15) & ~(size_t)15;
     }
-    /* the stream is drained up to here: the staging ring is free again */
-    std::lock_guard<std::mutex> slock(stage_mu);
+    return 1;
+}
+
+/* The stream is drained up to here: the staging ring is free again. */
+void stage_drained()
+{
+    std::lock_guard<std::mutex> lock(stage_mu);
     stage_pos = 0;
+}
+} // namespace
+
+extern "C" int vk_memcpy_d2h(void *dst, const void *src_d, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    int rc;
+    if (bytes <= BACK_SMALL && read_pinned(1, &dst, &src_d, &bytes, &rc)) {
+        if (rc == 0)
+            stage_drained();
+        return rc;
+    }
+    VK_CUDA(cudaMemcpy(dst, src_d, bytes, cudaMemcpyDeviceToHost));
+    stage_drained();
+    return 0;
+}
+
+extern "C" int vk_memcpy_d2h_many(int n, void *const *dst, const void *const *src_d, const size_t *bytes)
+{
+    int rc;
+    if (read_pinned(n, dst, src_d, bytes, &rc)) {
+        if (rc == 0)
+            stage_drained();
+        return rc;
+    }
+    for (int i = 0; i < n; i++) /* too large for the buffer, or none to be had: one by one */
+        if ((rc = vk_memcpy_d2h(dst[i], src_d[i], bytes[i])) != 0)
+            return rc;
     return 0;
 }
 
