@@ -104,6 +104,11 @@ int vk_memset0(void *dst_d, size_t bytes);
 /* 1: Float ADD/MUL scans and reductions strictly left to right (exact). */
 void vk_set_float_exact(int on);
 
+/* Chains of at most N nodes (vk_expr, vk_expr_reduce) are evaluated four
+ * elements a thread at once (16 by default: vk_map.cu); 0: every chain
+ * one element at a time (test_kernels --bandwidth times both). */
+void vk_set_expr_four_nodes(int n);
+
 /* Force a strategy for vk_seg_reduce / vk_seg_scan / vk_reduce / vk_scan
  * (for tests and tuning); VK_STRAT_AUTO (the default) picks by average
  * segment length, see kernels/vk_scan.cu. */

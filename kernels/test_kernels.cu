@@ -1041,22 +1041,26 @@ static int expr_bandwidth()
     e.nn = 1;
     e.out[0].d = NULL, e.out[0].node = 0, e.out[0].f = 1; /* the products written nowhere */
     e.no = 1;
-    int rc = 0;
-    double dot = median_ms([&] { rc |= vk_expr_reduce(&e, 0, VS_FADD, n, s); });
     VkExpr m = e;
     m.node[1] = node(VK_OP_ADD, VS_FLOAT, 2, 0, -1);
     m.nn = 2;
     m.out[0].d = z, m.out[0].node = 1, m.out[0].f = 1;
     m.no = 1;
-    double map = median_ms([&] { rc |= vk_expr(&m, n); });
-    if (rc != 0) {
-        printf("expr bandwidth: %s\n", vk_last_error());
-        return 1;
+    int rc = 0;
+    for (int four : { 1, 0 }) { /* four elements a thread (the default), then one */
+        vk_set_expr_four_nodes(four ? 16 : 0);
+        double dot = median_ms([&] { rc |= vk_expr_reduce(&e, 0, VS_FADD, n, s); });
+        double map = median_ms([&] { rc |= vk_expr(&m, n); });
+        if (rc != 0) {
+            printf("expr bandwidth: %s\n", vk_last_error());
+            return 1;
+        }
+        printf("vk_expr_reduce, a dot product of 2^27 Floats, %s: %.3f ms, %.1f GB/s read (median of 9)\n",
+               four ? "four elements a thread" : "one element a thread", dot, 2.0 * (double)bytes / (dot * 1e-3) / 1e9);
+        printf("vk_expr, z = x * y + x over 2^27 Floats, %s: %.3f ms, %.1f GB/s read + written (median of 9)\n",
+               four ? "four elements a thread" : "one element a thread", map, 3.0 * (double)bytes / (map * 1e-3) / 1e9);
     }
-    printf("vk_expr_reduce, a dot product of 2^27 Floats: %.3f ms, %.1f GB/s read (median of 9)\n", dot,
-           2.0 * (double)bytes / (dot * 1e-3) / 1e9);
-    printf("vk_expr, z = x * y + x over 2^27 Floats: %.3f ms, %.1f GB/s read + written (median of 9)\n", map,
-           3.0 * (double)bytes / (map * 1e-3) / 1e9);
+    vk_set_expr_four_nodes(16);
     vk_free(x);
     vk_free(y);
     vk_free(z);
@@ -1066,7 +1070,7 @@ static int expr_bandwidth()
 #endif
 
 /* Chains about the length the kernels evaluate four elements at a time
- * (vk_map.cu EXPR_U_NODES): x + 0.5 + 0.5 ... (NODES nodes) over Floats
+ * (vk_set_expr_four_nodes, 16): x + 0.5 + 0.5 ... (NODES nodes) over Floats
  * x, written out and summed (vk_expr, vk_expr_reduce), against the same
  * on the host (exact in any order: multiples of 2^-16 below 2^15). */
 static void test_expr_long(int64_t n, int nodes)
@@ -2089,10 +2093,15 @@ int main(int argc, char **argv)
         test_expr_long(n, 16);
     }
 #if defined(VK_TEST_HOST) && !defined(__SANITIZE_ADDRESS__)
-    /* the host's grid (2 SMs, 32 blocks of 256) evaluates chains EXPR_U
-     * elements a thread at once only past 4 * 8192 elements */
+    /* the host's grid (2 SMs, 32 blocks of 256) evaluates chains four
+     * elements a thread at once only past 4 * 8192 elements; then every
+     * chain one at a time (vk_set_expr_four_nodes(0)) */
     test_expr(70001);
     test_expr_long(70001, 20);
+    vk_set_expr_four_nodes(0);
+    test_expr(70001);
+    test_expr_long(70001, 16);
+    vk_set_expr_four_nodes(16);
 #endif
     /* unsegmented scans about VK_SCAN_ONE_BLOCK (one block, one chunk, up
      * to it; chunked past it), every operator and type */

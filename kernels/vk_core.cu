@@ -140,8 +140,11 @@ extern "C" void vk_queued(int64_t *kernels, int64_t *copies)
 
 static int opt_exact;
 static VkStrategy opt_strategy = VK_STRAT_AUTO;
+static int opt_four_nodes = VK_EXPR_FOUR_NODES;
 
 extern "C" void vk_set_float_exact(int on) { opt_exact = on != 0; }
+extern "C" void vk_set_expr_four_nodes(int n) { opt_four_nodes = n < 0 ? 0 : n; }
+int vk_opt_expr_four_nodes(void) { return opt_four_nodes; }
 extern "C" void vk_set_strategy(VkStrategy s) { opt_strategy = s; }
 int vk_opt_float_exact(void) { return opt_exact; }
 VkStrategy vk_opt_strategy(void) { return opt_strategy; }

@@ -93,6 +93,10 @@ int vk_ready(void);
 int vk_sm_count(void);
 /* Options (vk_core.cu). */
 int vk_opt_float_exact(void);
+/* vk_set_expr_four_nodes: the chains a thread evaluates four elements of
+ * at once have at most this many nodes (VK_EXPR_FOUR_NODES by default). */
+#define VK_EXPR_FOUR_NODES 16
+int vk_opt_expr_four_nodes(void);
 VkStrategy vk_opt_strategy(void);
 
 /* A pool block freed when it goes out of scope (the single ordered stream

@@ -69,12 +69,12 @@ __device__ __forceinline__ void expr_record(const VkExpr &e, unsigned int *done)
  * instructions (the interpreted node loop leaves a thread little else to
  * overlap). */
 const int EXPR_U = 4;
-/* ... for chains of at most EXPR_U_NODES nodes: a thread's nodes' values
- * live in local memory (R below), EXPR_U times as many of them at once,
- * and a larger chain's four elements' would overflow the caches (a
- * 60-node chain, 2 KB a thread); 16 nodes four times take what 64 nodes
- * took once. A larger chain runs one element at a time. */
-const int EXPR_U_NODES = 16;
+/* ... for chains of at most UNODES nodes (vk_opt_expr_four_nodes, 16 by
+ * default): a thread's nodes' values live in local memory (R below),
+ * EXPR_U times as many of them at once, and a larger chain's four
+ * elements' would overflow the caches (a 60-node chain, 2 KB a thread);
+ * 16 nodes four times take what 64 nodes took once. A larger chain runs
+ * one element at a time. */
 
 /* Elements I[0..U) of every node of chain E into R[u] (vk_expr_eval, U
  * elements at once). */
@@ -101,12 +101,13 @@ template <int U> __device__ __forceinline__ void expr_eval_u(const VkExpr *e, co
     }
 }
 
-__global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr(const __grid_constant__ VkExpr e, int64_t n, unsigned int *done)
+__global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr(const __grid_constant__ VkExpr e, int64_t n, int unodes,
+                                                       unsigned int *done)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     VkCell r[EXPR_U][VK_EXPR_NODES];
-    for (; e.nn <= EXPR_U_NODES && i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
+    for (; e.nn <= unodes && i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
         int64_t at[EXPR_U];
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++)
@@ -149,7 +150,7 @@ template <> __device__ double cell_as<double>(const VkCell &c) { return c.f; }
  * makes the gathers' record: one launch in all. */
 template <class T>
 __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr_reduce(const __grid_constant__ VkExpr e, int node, int rop, int64_t n, int64_t chunk, T ident,
-                              T *partial, T *out, unsigned int *done)
+                              int unodes, T *partial, T *out, unsigned int *done)
 {
     typedef cub::BlockReduce<T, MAP_BLOCK> BR;
     __shared__ typename BR::TempStorage tmp;
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr_reduce(const __grid_const
     int64_t i = b0 + threadIdx.x;
     VkCell r[EXPR_U][VK_EXPR_NODES];
     /* EXPR_U elements at once, combined in the thread's order as one by one */
-    for (; e.nn <= EXPR_U_NODES && i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
+    for (; e.nn <= unodes && i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
         int64_t at[EXPR_U];
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++)
@@ -206,7 +207,8 @@ int expr_reduce(const VkExpr *e, int node, VsRop rop, int64_t n, T ident, void *
     unsigned long long *ew;
     if (!done && vk_words(&ew, &done) != 0)
         return -1;
-    k_expr_reduce<T><<<grid, MAP_BLOCK>>>(*e, node, (int)rop, n, chunk, ident, part.as<T>(), (T *)out_d, done);
+    k_expr_reduce<T><<<grid, MAP_BLOCK>>>(*e, node, (int)rop, n, chunk, ident, vk_opt_expr_four_nodes(),
+                                                                part.as<T>(), (T *)out_d, done);
     VK_LAUNCHED();
     return 0;
 }
@@ -264,7 +266,7 @@ extern "C" int vk_expr(const VkExpr *e, int64_t n)
     if (expr_prepare(e, n, &w, &done) != 0)
         return -1;
     if (n > 0) {
-        k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, done);
+        k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, vk_opt_expr_four_nodes(), done);
         VK_LAUNCHED();
     }
     return 0;
@@ -304,7 +306,7 @@ int expr_reduce_run(const VkExpr *e, int node, VsRop rop, int64_t n, void *out_d
         w.out[w.no].f = f;
         w.no++;
         if (n > 0) {
-            k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, done);
+            k_expr<<<vk_grid(n, MAP_BLOCK), MAP_BLOCK>>>(w, n, vk_opt_expr_four_nodes(), done);
             VK_LAUNCHED();
         }
         return vk_reduce(rop, vals.p, n > 0 ? n : 0, out_d);
