@@ -293,7 +293,8 @@ extern "C" int vk_memcpy_h2d_staged(void *dst_d, const void *src, size_t bytes)
 
 /* The pinned buffer the reads back go through (the driver reads into
  * pinned memory with less delay than into pageable memory, which it
- * stages), grown to the largest batch up to BACK_MAX. */
+ * stages), grown by doubling from BACK_SMALL to hold the largest batch,
+ * up to BACK_MAX. */
 namespace {
 constexpr size_t BACK_MAX = 16 << 20;
 /* a single read back of at most this many bytes goes through it too (the
@@ -312,12 +313,19 @@ int read_pinned(int n, void *const *dst, const void *const *src_d, const size_t 
         total += (bytes[i] + 15) & ~(size_t)15;
     std::lock_guard<std::mutex> lock(back_mu);
     if (total > back_cap && total <= BACK_MAX) {
+        /* at least BACK_SMALL, else twice as large: few reallocations
+         * (each a pinned allocation, slow) */
+        size_t cap = back_cap ? 2 * back_cap : BACK_SMALL;
+        while (cap < total)
+            cap *= 2;
+        if (cap > BACK_MAX)
+            cap = BACK_MAX;
         if (back_buf)
             (void)cudaFreeHost(back_buf);
         back_buf = nullptr;
         back_cap = 0;
-        if (cudaMallocHost((void **)&back_buf, total) == cudaSuccess)
-            back_cap = total;
+        if (cudaMallocHost((void **)&back_buf, cap) == cudaSuccess)
+            back_cap = cap;
         else
             (void)cudaGetLastError();
     }
