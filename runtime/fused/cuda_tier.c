@@ -1,10 +1,11 @@
 /* runtime/fused/cuda_tier.c — the device tier (see cuda_tier.h): which
- * instructions it takes, and each one as a primitive call. */
+ * instructions it takes, and each one as a primitive call (the checks it
+ * leaves pending on the device: cuda_tier_checks.c). */
 #include "runtime/fused/cuda_tier.h"
+#include "runtime/fused/cuda_tier_impl.h"
 #include "runtime/fused/cuda_chain.h"
 #include "runtime/fused/cuda_guard.h"
 #include "runtime/fused/exec_cuda_impl.h"
-#include "runtime/fused/kernel_fail.h"
 #include "runtime/fused/tuning.h"
 #include "kernels/rand_jump.h"
 #include "kernels/vk_elem.h"
@@ -13,8 +14,6 @@
 #include "runtime/core/settings.h"
 #include "runtime/core/trace.h"
 #include "runtime/interp/ops.h"
-#include "runtime/interp/ops_io.h"
-#include "runtime/interp/profile.h"
 #include "vcode/optable.h"
 
 #include <stdlib.h>
@@ -22,75 +21,6 @@
 
 _Static_assert((int)VK_OP_B_TO_I == (int)OP_B_TO_I && (int)VK_OP_COUNT == (int)OP_COUNT,
                "kernels/vk_elem.h numbers the instructions as vcode/program.h");
-
-/* Checks left pending on the device at once, at most. */
-enum { DEFER_SLOTS = DEVICE_DEFER_SLOTS };
-
-struct CudaTier {
-    CudaExec *c;
-    int64_t min;                        /* the placement threshold, elements */
-    unsigned long long *fault_d;        /* the fault record of vk_map */
-    VkShape *shape_d;                   /* a device descriptor's shape (vk_seg_shape) */
-    int64_t ran[OP_COUNT];              /* instructions run here, by opcode */
-    int64_t waits[OP_COUNT];            /* the host's waits in them, by opcode */
-    int64_t fell[OP_COUNT], fell_bytes[OP_COUNT]; /* run on the host with device operands */
-    int64_t up_count, up_bytes;         /* host vectors uploaded as operands */
-    int64_t up_op[OP_COUNT], up_op_bytes[OP_COUNT]; /* the same by instruction */
-    int op;                             /* the instruction running */
-    int64_t dbytes;                     /* read and written in device memory by the primitives */
-    int64_t in_place;                   /* elementwise results written over an argument */
-    int64_t short_reads, short_bytes;   /* host instructions that read short device vectors */
-    Interp *it;                         /* the interpreter of the last instruction (the read-ahead's stack) */
-    int ahead_on;                       /* $VINTERP_DEVICE_READ_AHEAD */
-    int64_t ahead_waits, ahead_vals, ahead_bytes; /* reads that brought back more (cuda_tier_read_ahead) */
-    int64_t short_op[OP_COUNT], short_op_bytes[OP_COUNT]; /* the same by instruction */
-    /* checks left pending on the device: their records and instructions */
-    VkPermFault *pend_d;
-    int npend, settling;
-    const Program *pend_prog[DEFER_SLOTS];
-    const Instr *pend_ins[DEFER_SLOTS];
-    const char *pend_side[DEFER_SLOTS];
-    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK */
-    /* PEND_BLOCK: a fused block run's error record (of blk_d, zero until
-     * a kernel fails, which ends the run: never cleared) and its replay
-     * (NULL while the block runs: the backend's own replay is set then) */
-    unsigned long long *blk_d;
-    int nblk, last_check;               /* records of blk_d in use; 1 + the last other check's slot */
-    int8_t pend_blk[DEFER_SLOTS];
-    ErrReplay *pend_rp[DEFER_SLOTS];
-    ErrReplay *done[DEFER_SLOTS];       /* replays read clean, to be dropped (cuda_tier_take_done) */
-    int ndone;
-    int64_t deferred, settles, settle_waits;
-    int64_t taken; /* LENGTHS and MAKE_SEGDES given their argument's storage */
-    int64_t blk_records, blk_deferred;  /* fused block runs' records; of them, left to a later wait */
-    int64_t mem_declined[OP_COUNT];     /* left on the host: the device memory would not hold them */
-    int64_t in_blocks[OP_COUNT];        /* of ran: a fused block's host steps (cuda_tier_meta_step) */
-    /* EXTRACT's and REPLACE's positions uploaded lately (positions_up) */
-    struct {
-        int64_t *pd, *h, m; /* on the device (the executor's own memory) and the host's copy */
-        uint64_t used;
-    } kept[POS_KEPT];
-    uint64_t kept_clock;
-    int64_t pos_reused, pos_reused_bytes;
-    /* IFs taken ahead of their condition (cuda_guard.h): PEND_GUARD
-     * slots hold the condition (a device value) and the message */
-    GuardCache *guards;
-    int guards_on;
-    Value *pend_cond[DEFER_SLOTS];
-    const Value *pend_msg[DEFER_SLOTS];
-    int ncond;
-    int64_t guard_ifs;
-};
-
-/* What a pending record checks: a permute's indices (VkPermFault), an
- * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
- * range step (the same, MOD by zero read as RAND's zero range), a fused
- * block's record, an IF taken ahead of its condition (PEND_GUARD: the
- * condition held, no record). */
-enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK, PEND_GUARD };
-
-/* The tier whose checks a fatal error must read first (one per process). */
-static CudaTier *pending_tier;
 
 typedef enum {
     K_NONE, K_ELEM, K_RAND, K_DIST, K_INDEX, K_SCAN, K_REDUCE, K_PERM, K_PACK, K_EXTRACT, K_REPLACE, K_MAKE_SEGDES,
@@ -134,183 +64,6 @@ static int nargs_of(int op)
     return na[op] - 1;
 }
 
-/* ---- checks left pending on the device ---------------------------------------- */
-
-static void run_replay(void *arg)
-{
-    ErrReplay *r = arg;
-    r->replay(r);
-}
-
-/* BYTES of records down: a wait of their own unless *AFTER_WAIT (the
- * device idle already); it is, after. */
-static void read_records(CudaTier *t, void *dst, const void *src, size_t bytes, int *after_wait)
-{
-    if (*after_wait) {
-        cx_d2h_after_wait(t->c, dst, src, bytes);
-    } else {
-        cx_d2h(t->c, dst, src, bytes);
-        t->settle_waits++;
-        *after_wait = 1;
-    }
-}
-
-/* An IF taken ahead (slot I) whose condition was true: what its THEN
- * branch does (cuda_guard.h), the message written and EXIT's end. */
-static void guard_failed(CudaTier *t, int i)
-{
-    io_write_chars_stderr(t->pend_msg[i]);
-    prof_report(stderr);
-    fflush(stdout);
-    fflush(stderr);
-    rt_exit_status(0);
-}
-
-/* Read the pending records (AFTER_WAIT: the host waits next anyway, so
- * the read is not a wait of its own); fatal at the first that failed, in
- * the order they were left. */
-static void settle(CudaTier *t, int after_wait)
-{
-    if (t->npend == 0 || t->settling)
-        return;
-    t->settling = 1;
-    chain_force_checks(); /* a chain's gathers write their record when it runs (cuda_chain.h) */
-    int n = t->npend, nc = t->last_check, nb = t->nblk;
-    VkPermFault rec[DEFER_SLOTS];
-    unsigned long long blk[DEFER_SLOTS][4];
-    if (nc > 0)
-        read_records(t, rec, t->pend_d, (size_t)nc * sizeof rec[0], &after_wait);
-    if (nb > 0) {
-        read_records(t, blk, t->blk_d, (size_t)nb * sizeof blk[0], &after_wait);
-        cx_block_records_read(t->c, nb);
-    }
-    int32_t cond[DEFER_SLOTS];
-    for (int i = 0; i < n; i++)
-        if (t->pend_kind[i] == PEND_GUARD)
-            read_records(t, &cond[i], ((DevCopy *)t->pend_cond[i]->dev)->d, sizeof cond[i], &after_wait);
-    t->settles++;
-    t->npend = t->nblk = t->last_check = 0;
-    for (int i = 0; i < n; i++) {
-        if (t->pend_kind[i] == PEND_GUARD) {
-            Value *c = t->pend_cond[i];
-            t->pend_cond[i] = NULL;
-            t->ncond--;
-            val_release(c);
-            if (cond[i] != 0)
-                guard_failed(t, i);
-            continue;
-        }
-        if (t->pend_kind[i] == PEND_BLOCK) {
-            unsigned long long *e = blk[t->pend_blk[i]];
-            ErrReplay *r = t->pend_rp[i];
-            if (!e[0])
-                continue;
-            if (r) { /* a block run that ended: its replay reports it */
-                rt_set_where(r->prog, r->where);
-                rt_set_replay(run_replay, r);
-            }
-            kernel_fail((int)e[0], (int64_t)e[1], (int64_t)e[2], (int64_t)e[3]);
-        }
-        if (rec[i].err == ~0ull)
-            continue;
-        rt_set_where(t->pend_prog[i], t->pend_ins[i]);
-        if (t->pend_kind[i] != PEND_PERMUTE) {
-            int code = (int)(rec[i].err & 7);
-            if (t->pend_kind[i] == PEND_RAND && code == VS_MOD0)
-                code = VS_RAND0;
-            rt_fatal(vs_fault_format(code), (long long)(rec[i].err >> 3));
-        }
-        if (rec[i].err & 1)
-            ops_permute_no_partner(rec[i].k, t->pend_side[i]);
-        ops_permute_bad_index((int64_t)(rec[i].err >> 1), rec[i].j, rec[i].len);
-    }
-    /* clean: the replays are done with (dropped between block runs) */
-    for (int i = 0; i < n; i++)
-        if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i]) {
-            if (t->ndone < DEFER_SLOTS)
-                t->done[t->ndone++] = t->pend_rp[i];
-            else
-                t->pend_rp[i]->drop(t->pend_rp[i]);
-            t->pend_rp[i] = NULL;
-        }
-    t->settling = 0;
-}
-
-void cuda_tier_settle(void *ctx)
-{
-    chain_force_all(); /* I/O: what it reads written, and -m as the reference's */
-    settle(ctx, 0);
-}
-void cuda_tier_before_wait(CudaTier *t) { settle(t, 1); }
-static void settle_pending(void)
-{
-    if (pending_tier)
-        settle(pending_tier, 0);
-}
-
-/* The memory reclaim (value.h mem_set_reclaim) while the tier runs: every
- * chain run (cuda_chain.h), and the conditions of IFs taken ahead read
- * and let go (a wait), so that a program runs out of -m where the
- * reference does. 1 when something went. */
-static int reclaim(void)
-{
-    int n = chain_force_all();
-    if (pending_tier && pending_tier->ncond > 0) {
-        settle(pending_tier, 0);
-        n++;
-    }
-    return n > 0;
-}
-
-/* A record for the check of the permute INS of IT (SIDE: the descriptor
- * its error names) or of KIND; all taken: the pending ones read first (a
- * wait). A fault record (PEND_MAP, PEND_RAND) is its ERR, set to "none"
- * here (a few bytes up, no wait). */
-static VkPermFault *defer_slot(CudaTier *t, Interp *it, const Instr *ins, const char *side, int kind)
-{
-    if (t->npend == DEFER_SLOTS)
-        settle(t, 0);
-    int i = t->npend++;
-    t->last_check = i + 1;
-    t->pend_prog[i] = it->prog;
-    t->pend_ins[i] = ins;
-    t->pend_side[i] = side;
-    t->pend_kind[i] = (int8_t)kind;
-    t->deferred++;
-    if (kind != PEND_PERMUTE) {
-        unsigned long long none = VK_NO_FAULT;
-        cx_h2d_small(t->c, &t->pend_d[i].err, &none, sizeof none);
-    }
-    return t->pend_d + i;
-}
-
-unsigned long long *cuda_tier_block_record(CudaTier *t)
-{
-    if (t->npend == DEFER_SLOTS)
-        settle(t, 0);
-    int i = t->npend++, j = t->nblk++;
-    t->pend_kind[i] = PEND_BLOCK;
-    t->pend_blk[i] = (int8_t)j;
-    t->pend_rp[i] = NULL;
-    t->blk_records++;
-    return t->blk_d + 4 * j;
-}
-
-int cuda_tier_block_defer(CudaTier *t, const unsigned long long *rec, ErrReplay *r)
-{
-    for (int i = t->npend - 1; i >= 0; i--)
-        if (t->pend_kind[i] == PEND_BLOCK && t->blk_d + 4 * t->pend_blk[i] == rec) {
-            t->pend_rp[i] = r;
-            t->blk_deferred++;
-            return 1;
-        }
-    return 0;
-}
-
-ErrReplay *cuda_tier_take_done(CudaTier *t) { return t->ndone ? t->done[--t->ndone] : NULL; }
-
-void cuda_tier_settle_now(CudaTier *t) { settle(t, 0); }
-
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 {
     CudaTier *t = rt_xcalloc(1, sizeof *t);
@@ -319,15 +72,11 @@ CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
     t->ahead_on = settings_choice(SET_DEVICE_READ_AHEAD, 1) == 1;
     t->fault_d = cx_dalloc_fixed(c, sizeof *t->fault_d);
     t->shape_d = cx_dalloc_fixed(c, sizeof *t->shape_d);
-    t->pend_d = cx_dalloc_fixed(c, DEFER_SLOTS * sizeof *t->pend_d);
-    t->blk_d = cx_dalloc_fixed(c, DEFER_SLOTS * 4 * sizeof *t->blk_d);
-    cx_memset0(c, t->blk_d, DEFER_SLOTS * 4 * sizeof *t->blk_d);
     t->guards = guard_cache_new();
     t->guards_on = settings_choice(SET_DEVICE_GUARDS, 1) == 1;
-    pending_tier = t;
-    rt_set_pending_check(settle_pending);
+    tier_checks_init(t);
     chain_init(min);
-    mem_set_reclaim(reclaim);
+    mem_set_reclaim(tier_reclaim); /* after chain_init's own */
     return t;
 }
 
@@ -335,20 +84,7 @@ void cuda_tier_free(CudaTier *t)
 {
     if (!t)
         return;
-    if (pending_tier == t) {
-        pending_tier = NULL;
-        rt_set_pending_check(NULL);
-    }
-    cx_dfree(t->c, t->pend_d);
-    cx_dfree(t->c, t->blk_d);
-    for (ErrReplay *r; (r = cuda_tier_take_done(t));)
-        r->drop(r);
-    for (int i = 0; i < t->npend; i++) {
-        if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i])
-            t->pend_rp[i]->drop(t->pend_rp[i]);
-        if (t->pend_kind[i] == PEND_GUARD && t->pend_cond[i])
-            val_release(t->pend_cond[i]);
-    }
+    tier_checks_free(t);
     guard_cache_free(t->guards);
     cx_dfree(t->c, t->fault_d);
     cx_dfree(t->c, t->shape_d);
@@ -648,7 +384,7 @@ static void run_elem(CudaTier *t, Interp *it, const Instr *ins, int na)
     int may_fail = ins->type != TY_FLOAT && (ins->op == OP_DIV || ins->op == OP_MOD);
     Value *r = in_place(t, v, na, rt, n);
     /* Int / and %: their faults checked on the device, read later (settle) */
-    unsigned long long *fault = may_fail ? &defer_slot(t, it, ins, NULL, PEND_MAP)->err : NULL;
+    unsigned long long *fault = may_fail ? &tier_defer_slot(t, it, ins, NULL, PEND_MAP)->err : NULL;
     VsElem ty = ins->type == TY_FLOAT ? VS_FLOAT : ins->type == TY_BOOL ? VS_BOOL : VS_INT;
     if (cx_lib(t->c)->map(ins->op, ty, fmask, rt == VT_FLOAT, args, na, n, ((DevCopy *)r->dev)->d, fault) != 0)
         cx_lib_fail(t->c, vc_ops[ins->op].name);
@@ -678,7 +414,7 @@ static void run_rand(CudaTier *t, Interp *it, const Instr *ins)
     vkr_jump(st->ring, &st->k, (uint64_t)n);
     memset(&args[0], 0, sizeof args[0]);
     args[0].d = o;
-    if (l->map(OP_MOD, VS_INT, 0, 0, args, 2, n, o, &defer_slot(t, it, ins, NULL, PEND_RAND)->err) != 0)
+    if (l->map(OP_MOD, VS_INT, 0, 0, args, 2, n, o, &tier_defer_slot(t, it, ins, NULL, PEND_RAND)->err) != 0)
         cx_lib_fail(t->c, "RAND");
     cx_lib_called(t->c);
     cx_lib_called(t->c);
@@ -802,7 +538,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         }
         Value *r = cx_device_value(t->c, ty, len); /* new, as the reference's (may run every chain first) */
         VkPermFault *rec =
-            chain_gather_joins(data, idx, ssd, dsd) ? NULL : defer_slot(t, it, ins, "source", PEND_PERMUTE);
+            chain_gather_joins(data, idx, ssd, dsd) ? NULL : tier_defer_slot(t, it, ins, "source", PEND_PERMUTE);
         finish(t, it, na, chain_gather(r, data, idx, ssd, dsd, rec));
         return;
     }
@@ -813,7 +549,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
             (void)cx_on_device(t->c, dsd);
         Value *r = cx_device_value(t->c, ty, len); /* new, as the reference's (may run every chain first) */
         VkPermFault *rec =
-            chain_scatter_joins(idx, dsd, dsd, len, 0) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
+            chain_scatter_joins(idx, dsd, dsd, len, 0) ? NULL : tier_defer_slot(t, it, ins, "destination", PEND_PERMUTE);
         finish(t, it, na, chain_scatter(r, data, idx, dsd, dsd, NULL, rec));
         return;
     }
@@ -847,7 +583,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
             (void)cx_on_device(t->c, dsd);
         }
         VkPermFault *rec =
-            chain_scatter_joins(idx, ssd, dsd, len, 1) ? NULL : defer_slot(t, it, ins, "destination", PEND_PERMUTE);
+            chain_scatter_joins(idx, ssd, dsd, len, 1) ? NULL : tier_defer_slot(t, it, ins, "destination", PEND_PERMUTE);
         finish(t, it, na, chain_scatter(r, data, idx, ssd, dsd, &fa, rec));
         return;
     }
@@ -868,7 +604,7 @@ static void run_permute(CudaTier *t, Interp *it, const Instr *ins)
         const void *in = ns > 0 ? dev_of(t, data) : NULL;
         const int32_t *ix = dev_of(t, idx), *fl = dev_of(t, flags);
         /* the index check does not wait: its record is read later (settle) */
-        VkPermFault *rec = defer_slot(t, it, ins, gather ? "source" : "destination", PEND_PERMUTE);
+        VkPermFault *rec = tier_defer_slot(t, it, ins, gather ? "source" : "destination", PEND_PERMUTE);
         int rc = gather   ? l->gather(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
                  : filled ? l->scatter_fill(es, &fa, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len, rec)
                           : l->scatter(es, in, ns, ix, fl, sl, so, ssd->len, dl, dof, dsd->len, o, len,
@@ -1415,17 +1151,9 @@ static void guard_run(CudaTier *t, Interp *it, const Instr *ins)
 {
     Value *c = vs_pop(it);
     chain_force(c); /* (a pending value: its chain runs, no wait) */
-    if (t->npend == DEFER_SLOTS)
-        settle(t, 0);
-    int i = t->npend++, msg, depth;
+    int msg, depth;
     (void)guard_exit_if(t->guards, it->prog, (int)(ins - it->prog->code), &msg, &depth);
-    t->pend_kind[i] = PEND_GUARD;
-    t->pend_prog[i] = it->prog;
-    t->pend_ins[i] = ins;
-    t->pend_side[i] = NULL;
-    t->pend_cond[i] = c; /* the stack's reference */
-    t->pend_msg[i] = it->consts[msg];
-    t->ncond++;
+    tier_hold_guard(t, it, ins, c, it->consts[msg]);
     t->guard_ifs++;
 }
 
