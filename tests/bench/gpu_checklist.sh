@@ -486,8 +486,10 @@ do_devtier() {
             >"$out/$name.dt" 2>"$out/$name.dt.plain.err"
         rc=$?
         w2=$(date +%s.%N)
+        # the issue's trace of dotp_100m (Perfetto), and where the time went
+        # in the timed region for the programs the model misprices
         trace=
-        [ "$name" = dotp_100m ] && trace="-d trace=$out/dotp_100m.trace.json" # the issue's trace (Perfetto)
+        case $name in dotp_100m | black_scholes_20m | bh_16k | radix_10m) trace="-d trace=$out/$name.trace.json" ;; esac
         # shellcheck disable=SC2086
         VINTERP_DEVICE_TIER=on timeout 30 bin/vinterp --backend=cuda --tier=off -m 2000000000 -d stats $trace "$f" \
             >"$out/$name.dts" 2>"$out/$name.dt.err"
@@ -502,6 +504,10 @@ do_devtier() {
         say "  $(grep '^stats: model' "$out/$name.dt.err" | cut -c8-200)"
         grep '^stats: device tier: [0-9]* instructions ran on the host' "$out/$name.dt.err" | cut -c1-300 |
             while read -r l; do say "  $l"; done
+        if [ -n "$trace" ] && [ -f "$out/$name.trace.json" ]; then
+            say "  the trace's timed region (tests/bench/trace_summary.py; under -d stats and the trace):"
+            timeout 60 python3 tests/bench/trace_summary.py "$out/$name.trace.json" 2>&1 | while read -r l; do say "    $l"; done
+        fi
     done
     # The chains measured (runtime/fused/cuda_chain.h): the two big
     # programs with every elementwise instruction a launch of its own.
