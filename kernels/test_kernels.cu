@@ -1491,6 +1491,24 @@ struct Three {
     {
         return down(oa, (size_t)n) == wa && down(ob, (size_t)n) == wb && down(oc, (size_t)n) == wc;
     }
+    /* A bad index planted in IDX (plant_bad_index), RUN (the call, given
+     * the indices on the device) with it: one record must name it, WHAT
+     * the call in the message. */
+    template <class F>
+    void check_bad_index(std::vector<int32_t> &idx, const std::vector<int32_t> &L, const std::vector<int64_t> &off,
+                         const char *what, F run)
+    {
+        int64_t k, at = plant_bad_index(idx, L, off, &k);
+        int32_t *bad = up(idx);
+        clear_record();
+        int rc = run(bad);
+        VkPermFault got = record();
+        CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
+                  got.len == L[k],
+              "%s, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld", what, (long long)at,
+              (long long)k, got.err, got.j, got.k, got.len);
+        vk_free(bad);
+    }
     /* W's element at each I's destination set to source element I, as a
      * scatter in order does */
     void scatter_into(const std::vector<int32_t> &idx, const std::vector<int32_t> &L, const std::vector<int64_t> &off,
@@ -1686,18 +1704,10 @@ static void test_scatter_many(int64_t n, const std::vector<int32_t> &L)
         CHECK(rc == 0 && got.err == ~0ull && t.results(wa, wb, wc),
               "scatter of three at one index, round %d, n=%lld m=%lld: rc %d err %llx%s", round, (long long)n,
               (long long)m, rc, got.err, rc ? vk_last_error() : "");
-        if (round == 1 && n > 0) { /* a bad index in the last non-empty segment, first of it */
-            int64_t k, at = plant_bad_index(idx, L, off, &k);
-            int32_t *bad = up(idx);
-            t.clear_record();
-            rc = vk_scatter_many(3, t.es, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, VK_SCATTER_ZERO, t.rd);
-            got = t.record();
-            CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
-                      got.len == L[k],
-                  "scatter of three, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld",
-                  (long long)at, (long long)k, got.err, got.j, got.k, got.len);
-            vk_free(bad);
-        }
+        if (round == 1 && n > 0) /* a bad index in the last non-empty segment, first of it */
+            t.check_bad_index(idx, L, off, "scatter of three", [&](int32_t *bad) {
+                return vk_scatter_many(3, t.es, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, VK_SCATTER_ZERO, t.rd);
+            });
         vk_free(id);
     }
     vk_free(ld);
@@ -1737,18 +1747,10 @@ static void test_scatter_fill_many(int64_t n, const std::vector<int32_t> &L)
     CHECK(rc == 0 && got.err == ~0ull && t.results(wa, wb, wc),
           "scatter of three over fills at one index, n=%lld m=%lld: rc %d err %llx%s", (long long)n, (long long)m, rc,
           got.err, rc ? vk_last_error() : "");
-    if (n > 0) { /* a bad index in the last non-empty segment, first of it */
-        int64_t k, at = plant_bad_index(idx, L, off, &k);
-        int32_t *bad = up(idx);
-        t.clear_record();
-        rc = vk_scatter_fill_many(3, t.es, fill, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, t.rd);
-        got = t.record();
-        CHECK(rc == 0 && at >= 0 && got.err == ((unsigned long long)at << 1) && got.j == L[k] && got.k == k &&
-                  got.len == L[k],
-              "scatter of three over fills, a bad index at %lld (segment %lld): err %llx j %lld k %lld len %lld",
-              (long long)at, (long long)k, got.err, got.j, got.k, got.len);
-        vk_free(bad);
-    }
+    if (n > 0) /* a bad index in the last non-empty segment, first of it */
+        t.check_bad_index(idx, L, off, "scatter of three over fills", [&](int32_t *bad) {
+            return vk_scatter_fill_many(3, t.es, fill, t.in, t.out, n, bad, ld, od, m, ld, od, m, n, t.rd);
+        });
     vk_free(ld);
     vk_free(od);
     vk_free(id);

@@ -76,10 +76,15 @@ const int EXPR_U = 4;
  * 16 nodes four times take what 64 nodes took once. A larger chain runs
  * one element at a time. */
 
-/* Elements I[0..U) of every node of chain E into R[u] (vk_expr_eval, U
- * elements at once). */
-template <int U> __device__ __forceinline__ void expr_eval_u(const VkExpr *e, const int64_t *i, VkCell (*r)[VK_EXPR_NODES])
+/* Elements I[u] = I0 + u * STRIDE (u < U) of every node of chain E into
+ * R[u] (vk_expr_eval, U elements at once). */
+template <int U>
+__device__ __forceinline__ void expr_eval_u(const VkExpr *e, int64_t i0, int64_t stride, int64_t *i,
+                                            VkCell (*r)[VK_EXPR_NODES])
 {
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        i[u] = i0 + u * stride;
     for (int k = 0; k < e->nn; k++) {
         const VkExprNode *nd = &e->node[k];
         int na = vk_expr_nargs(nd);
@@ -109,10 +114,7 @@ __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr(const __grid_constant__ V
     VkCell r[EXPR_U][VK_EXPR_NODES];
     for (; e.nn <= unodes && i + (EXPR_U - 1) * step < n; i += EXPR_U * step) {
         int64_t at[EXPR_U];
-#pragma unroll
-        for (int u = 0; u < EXPR_U; u++)
-            at[u] = i + u * step;
-        expr_eval_u<EXPR_U>(&e, at, r);
+        expr_eval_u<EXPR_U>(&e, i, step, at, r);
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++)
             vk_expr_store(&e, at[u], r[u]);
@@ -162,10 +164,7 @@ __global__ void __launch_bounds__(MAP_BLOCK, 4) k_expr_reduce(const __grid_const
     /* EXPR_U elements at once, combined in the thread's order as one by one */
     for (; e.nn <= unodes && i + (EXPR_U - 1) * MAP_BLOCK < b1; i += EXPR_U * MAP_BLOCK) {
         int64_t at[EXPR_U];
-#pragma unroll
-        for (int u = 0; u < EXPR_U; u++)
-            at[u] = i + u * MAP_BLOCK;
-        expr_eval_u<EXPR_U>(&e, at, r);
+        expr_eval_u<EXPR_U>(&e, i, MAP_BLOCK, at, r);
 #pragma unroll
         for (int u = 0; u < EXPR_U; u++) {
             vk_expr_store(&e, at[u], r[u]);

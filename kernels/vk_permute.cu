@@ -565,6 +565,29 @@ extern "C" int vk_scatter_many(int nv, const size_t *esize, const void *const *i
     return read_check(fault_d, rec, "destination");
 }
 
+namespace {
+
+/* The fills and the scatter over them in one launch (k_fill_scatter) of
+ * the vectors VS (OneVec or ManyVecs), the index checks into FAULT_D's
+ * record (or read here). */
+template <class V>
+int fill_scatter_one(const V &vs, int64_t n_src, const int32_t *idx_d, const int32_t *flags_d, const Side &src,
+                     const Side &dst, int64_t n_dst, VkPermFault *fault_d)
+{
+    unsigned long long *e, gen, *st;
+    unsigned int *done;
+    VkTemp own, unused;
+    VkPermFault *rec = check_words(fault_d, own, &e, &done);
+    if (!rec || stamps(n_dst, &gen, &st, unused) != 0)
+        return -1;
+    int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
+    k_fill_scatter<V><<<vk_grid(n_dst, 256), 256>>>(vs, n, idx_d, flags_d, src, dst, st, gen, n_dst, e, done, rec);
+    VK_LAUNCHED();
+    return read_check(fault_d, rec, "destination");
+}
+
+} // namespace
+
 extern "C" int vk_scatter_fill(size_t esize, const VkArg *fill, const void *in_d, int64_t n_src,
                                const int32_t *idx_d, const int32_t *flags_d, const int32_t *slen_d,
                                const int64_t *soff_d, int64_t sm, const int32_t *dlen_d, const int64_t *doff_d,
@@ -579,26 +602,14 @@ extern "C" int vk_scatter_fill(size_t esize, const VkArg *fill, const void *in_d
         return vk_scatter(esize, in_d, n_src, idx_d, flags_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, out_d, n_dst, 0,
                           fault_d);
     }
-    unsigned long long *e, gen, *st;
-    unsigned int *done;
-    VkTemp own, unused;
-    VkPermFault *rec = check_words(fault_d, own, &e, &done);
-    if (!rec || stamps(n_dst, &gen, &st, unused) != 0)
-        return -1;
-    int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
-    unsigned grid = vk_grid(n_dst, 256);
     if (esize == 4) {
         OneVec<uint32_t> vs{ (const uint32_t *)in_d, (uint32_t *)out_d, (uint32_t)fill->i };
-        k_fill_scatter<OneVec<uint32_t>><<<grid, 256>>>(vs, n, idx_d, flags_d, src, dst, st, gen, n_dst, e, done, rec);
-    } else {
-        unsigned long long bits;
-        memcpy(&bits, &fill->f, sizeof bits);
-        OneVec<unsigned long long> vs{ (const unsigned long long *)in_d, (unsigned long long *)out_d, bits };
-        k_fill_scatter<OneVec<unsigned long long>><<<grid, 256>>>(vs, n, idx_d, flags_d, src, dst, st, gen, n_dst, e,
-                                                                   done, rec);
+        return fill_scatter_one(vs, n_src, idx_d, flags_d, src, dst, n_dst, fault_d);
     }
-    VK_LAUNCHED();
-    return read_check(fault_d, rec, "destination");
+    unsigned long long bits;
+    memcpy(&bits, &fill->f, sizeof bits);
+    OneVec<unsigned long long> vs{ (const unsigned long long *)in_d, (unsigned long long *)out_d, bits };
+    return fill_scatter_one(vs, n_src, idx_d, flags_d, src, dst, n_dst, fault_d);
 }
 
 namespace {
@@ -635,17 +646,7 @@ extern "C" int vk_scatter_fill_many(int nv, const size_t *esize, const VkArg *fi
         return vk_scatter_many(nv, esize, in_d, out_d, n_src, idx_d, slen_d, soff_d, sm, dlen_d, doff_d, dm, n_dst, 0,
                                fault_d);
     }
-    unsigned long long *e, gen, *st;
-    unsigned int *done;
-    VkTemp own, unused;
-    VkPermFault *rec = check_words(fault_d, own, &e, &done);
-    if (!rec || stamps(n_dst, &gen, &st, unused) != 0)
-        return -1;
-    int64_t n = src.m == 0 ? 0 : n_src; /* no source segment: nothing scattered */
-    k_fill_scatter<ManyVecs><<<vk_grid(n_dst, 256), 256>>>(vs, n, idx_d, nullptr, src, dst, st, gen, n_dst, e, done,
-                                                           rec);
-    VK_LAUNCHED();
-    return read_check(fault_d, rec, "destination");
+    return fill_scatter_one(vs, n_src, idx_d, nullptr, src, dst, n_dst, fault_d);
 }
 
 extern "C" int vk_gather(size_t esize, const void *in_d, int64_t n_src, const int32_t *idx_d,
