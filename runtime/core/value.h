@@ -227,7 +227,7 @@ static inline void val_release(Value *v) { if (--v->rc == 0) val_free(v); }
  * use of a value's contents goes through val_for_host. Values start with
  * a valid host copy and no device copy. */
 typedef struct {
-    void (*to_host)(Value *v);      /* fill v->data from v->dev; clears hstale */
+    void (*to_host)(Value *v);      /* fill v->data (allocated first: val_host_storage) from v->dev; clears hstale */
     void (*release)(Value *v);      /* free v->dev (v is being freed or rewritten) */
     /* elements POS[0..M) of v->dev to BUF (WRITE = 0) or from BUF (WRITE
      * = 1), BUF holding M elements of v's element size */

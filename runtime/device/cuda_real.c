@@ -122,8 +122,8 @@ typedef struct {
      * on the default stream (rd_mark), a ring of EVCAP pairs of which the
      * NEV from EVHEAD are recorded and not summed yet; summed when done
      * (ev_harvest) or when the time is read. Recorded only when the run
-     * reports that time (CudaDev.time_kernels): each event is a driver
-     * call. */
+     * reports that time (the executor's time_kernels: exec_cuda_data.c
+     * cx_kmark): each event is a driver call. */
     EvPair *ev;
     int evhead, nev, evcap, ev_open;
     double ev_secs[2];

@@ -687,8 +687,7 @@ static void read_with(CudaExec *c, Value *v, Value **more, int n)
 static void hook_to_host(Value *v)
 {
     CudaExec *c = current;
-    DevCopy *dc = v->dev;
-    val_host_storage(v);
+    DevCopy *dc = v->dev; /* (its host storage made by value.c before this hook) */
     if (dc && dc->chain && chain_host_run(v))
         return; /* computed on the host, its device copy dropped (cuda_chain.h) */
     if (dc && dc->chain)
