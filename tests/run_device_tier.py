@@ -188,6 +188,19 @@ FAULTS.update({
     "bpermute_then_div": "FUNC MAIN1_1\n" + BPERM_BAD + "CONST INT 1\nCONST INT 0\n/ INT\nRET\n",
     "bpermute_then_exit": "FUNC MAIN1_1\n" + BPERM_BAD + "CONST INT 0\nEXIT\nRET\n",
     "bpermute_after_70": "FUNC MAIN1_1\n" + BPERM_GOOD * 70 + BPERM_BAD + "POP 1 0\nCONST INT 3\nRET\n",
+    # EXTRACT's and REPLACE's indices on the device are checked there
+    # without a wait (a record read at the next): the first error still
+    # the one reported, before a later host error, EXIT, or a read of the
+    # vector a bad REPLACE wrote
+    "extract_then_div": FAULTS["extract_device"].replace("RET\n", "CONST INT 1\nCONST INT 0\n/ INT\nRET\n"),
+    "replace_then_exit": FAULTS["replace_device"].replace("RET\n", "CONST INT 0\nEXIT\nRET\n"),
+    "replace_then_read": FAULTS["replace_device"].replace("RET\n", "CONST INT 20000\nMAKE_SEGDES\n+_REDUCE INT\n"
+                                                          "CONST INT 0\n= INT\nIF\nCONST INT 1\nELSE\n"
+                                                          "CONST INT 2\nENDIF\nRET\n"),
+    # ... but not where the data is empty (no element 0 for a bad
+    # index's position): 5000 empty segments, indices 0 on the device
+    "extract_empty": "FUNC MAIN1_1\nCONST INT ()\n" + iota(0, 5000) + dist(0, 5000) + "* INT\n" + dist(0, 5000) +
+                     "MAKE_SEGDES\nEXTRACT INT\nRET\n",
     # the same for Int / (and RAND's range): its fault record read later
     "div_then_exit": FAULTS["div"].replace("RET\n", "CONST INT 0\nEXIT\nRET\n"),
     "rand_then_div": FAULTS["rand"].replace("RET\n", "CONST INT 1\nCONST INT 0\n/ INT\nRET\n"),
@@ -223,6 +236,11 @@ def test_good():
             m = re.search(r"stats: device tier: (\d+) checks \(.*\) left on the device, read in (\d+) reads", err)
             check(m is not None and int(m.group(1)) == 71 and int(m.group(2)) >= 2,
                   "bpermute_70: 71 checks left pending, read in 2 or more reads: %r" % (m and m.group(0)))
+        if name in ("extract_device", "replace_device"):  # the check left pending: no wait of its own
+            op = name.split("_")[0].upper()
+            check(re.search(r" %s 1 \(0\)" % op, ran) is not None, "%s: no wait in the %s: %r" % (name, op, ran))
+            m = re.search(r"EXTRACT's and REPLACE's indices: (\d+)\) left on the device", err)
+            check(m is not None and m.group(1) == "1", "%s: its check left on the device: %r" % (name, m and m.group(0)))
         if name == "fill_segdes":
             check(region_ok(err) and "MAKE_SEGDES" in ran,
                   "fill_segdes: the descriptor made on the device, nothing long moved: %r" % ran)

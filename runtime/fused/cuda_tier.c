@@ -857,13 +857,8 @@ static void positions_checked(CudaTier *t, Value *idx, Value *sd, const unsigned
     cx_d2h(t->c, &f, fault_d, sizeof f);
     if (f == VK_NO_FAULT)
         return;
-    int64_t k = (int64_t)(f >> 3);
-    int32_t ix = idx->fill.i, len;
-    if (!idx->lazy)
-        cx_d2h(t->c, &ix, (const int32_t *)((DevCopy *)idx->dev)->d + k, sizeof ix);
-    cx_d2h(t->c, &len, (const int32_t *)((DevCopy *)sd->dev)->d + k, sizeof len);
     cx_dfree(t->c, pd);
-    ops_bad_segment_index(k, ix, len > 0 ? len : 0);
+    tier_bad_position(t, idx, sd, (int64_t)(f >> 3));
 }
 
 /* Whether V's elements are on the host (a lazy fill's are). */
@@ -932,10 +927,13 @@ static void positions_release(CudaTier *t, int64_t *pd)
 
 /* EXTRACT's and REPLACE's positions made on the device from the indices
  * IDX and the descriptor SD (uploaded when on the host). Indices on the
- * host are checked there; indices on the device are checked there and,
- * unless FAULT_D is given (the caller reads it), the check's record is
+ * host are checked there; indices on the device are checked there: the
+ * caller reads the record when it gives FAULT_D, else it is left pending
+ * (tier_defer_positions: read with the host's next wait; a bad index
+ * makes position 0) when the data DATA_LEN long has an element 0, else
  * read back at once (a wait). */
-static int64_t *positions_dev(CudaTier *t, Value *idx, Value *sd, unsigned long long *fault_d)
+static int64_t *positions_dev(CudaTier *t, Interp *it, const Instr *ins, Value *idx, Value *sd,
+                              unsigned long long *fault_d, int64_t data_len)
 {
     int64_t m = sd->len;
     int host_check = on_host(idx) && on_host(sd);
@@ -946,13 +944,17 @@ static int64_t *positions_dev(CudaTier *t, Value *idx, Value *sd, unsigned long 
     DevCopy *dc = cx_on_device(t->c, sd);
     VkArg a = arg_of(t, idx, 0);
     int64_t *pd = cx_dalloc(t->c, (size_t)m * sizeof *pd);
+    int defer = !host_check && !fault_d && data_len > 0;
     unsigned long long *fd = fault_d ? fault_d : t->fault_d, none = VK_NO_FAULT;
-    cx_h2d_small(t->c, fd, &none, sizeof none);
+    if (defer)
+        fd = &tier_defer_positions(t, it, ins, idx, sd)->err;
+    else
+        cx_h2d_small(t->c, fd, &none, sizeof none);
     if (cx_lib(t->c)->seg_positions(&a, dc->d, dc->off, m, pd, fd) != 0)
         cx_lib_fail(t->c, vc_ops[t->op].name);
     cx_lib_called(t->c);
     t->dbytes += m * (4 + 4 + 8 + 8);
-    if (!host_check && !fault_d)
+    if (!host_check && !fault_d && !defer)
         positions_checked(t, idx, sd, fd, pd);
     return pd;
 }
@@ -978,7 +980,7 @@ static Value *gather_at(CudaTier *t, Value *data, int64_t *pd, int64_t m)
  * reads it); short with the indices on the device: gathered there and
  * read back with the check's record; long: gathered from positions made
  * on the device. */
-static void run_extract(CudaTier *t, Interp *it)
+static void run_extract(CudaTier *t, Interp *it, const Instr *ins)
 {
     Value *data = vs_at(it, 2), *idx = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len;
@@ -1010,7 +1012,7 @@ static void run_extract(CudaTier *t, Interp *it)
         size_t es = val_esize(ty), body = ((size_t)m * es + 7) / 8 * 8;
         char *tmp = cx_dalloc(t->c, body + 8);
         unsigned long long *fd = (unsigned long long *)(tmp + body);
-        int64_t *pd = positions_dev(t, idx, sd, fd);
+        int64_t *pd = positions_dev(t, it, ins, idx, sd, fd, 0);
         if (data->len && cx_lib(t->c)->elems_get(es, ((DevCopy *)data->dev)->d, pd, m, tmp) != 0)
             cx_lib_fail(t->c, "EXTRACT");
         cx_lib_called(t->c);
@@ -1029,7 +1031,7 @@ static void run_extract(CudaTier *t, Interp *it)
         memcpy(r->data, buf, (size_t)m * es);
         free(buf);
     } else {
-        r = gather_at(t, data, positions_dev(t, idx, sd, NULL), m);
+        r = gather_at(t, data, positions_dev(t, it, ins, idx, sd, NULL, data->len), m);
     }
     finish(t, it, 3, r);
 }
@@ -1038,7 +1040,7 @@ static void run_extract(CudaTier *t, Interp *it)
  * in a copy on the device; a few new elements written from the host (the
  * indices checked there), more scattered from the device at positions
  * made there. */
-static void run_replace(CudaTier *t, Interp *it)
+static void run_replace(CudaTier *t, Interp *it, const Instr *ins)
 {
     Value *data = vs_at(it, 3), *idx = vs_at(it, 2), *vals = vs_at(it, 1), *sd = vs_at(it, 0);
     int64_t m = sd->len, *pos = NULL, *pd = NULL;
@@ -1049,7 +1051,7 @@ static void run_replace(CudaTier *t, Interp *it)
         else
             pd = positions_up(t, pos, m);
     } else {
-        pd = positions_dev(t, idx, sd, NULL);
+        pd = positions_dev(t, it, ins, idx, sd, NULL, data->len);
     }
     Value *r;
     if (val_unique(data)) {
@@ -1185,8 +1187,8 @@ int cuda_tier_op(void *ctx, Interp *it, const Instr *ins, int run)
     case K_REDUCE: run_fold(t, it, ins, 0); break;
     case K_PERM: run_permute(t, it, ins); break;
     case K_PACK: run_pack(t, it); break;
-    case K_EXTRACT: run_extract(t, it); break;
-    case K_REPLACE: run_replace(t, it); break;
+    case K_EXTRACT: run_extract(t, it, ins); break;
+    case K_REPLACE: run_replace(t, it, ins); break;
     case K_MAKE_SEGDES: run_make_segdes(t, it); break;
     case K_LENGTHS: run_lengths(t, it); break;
     case K_RANK: run_rank(t, it, ins); break;
@@ -1297,9 +1299,10 @@ void cuda_tier_report(const CudaTier *t, FILE *f)
                 fprintf(f, " %s %lld", vc_ops[op].name, (long long)t->mem_declined[op]);
         fputc('\n', f);
     }
-    fprintf(f, "stats: device tier: %lld checks (permutes' indices, Int / and %%, RAND's range) left on the device, "
-               "read in %lld reads (%lld of them waits of their own: I/O, EXIT, the end, 64 pending)\n",
-            (long long)t->deferred, (long long)t->settles, (long long)t->settle_waits);
+    fprintf(f, "stats: device tier: %lld checks (permutes' indices, Int / and %%, RAND's range, EXTRACT's and "
+               "REPLACE's indices: %lld) left on the device, read in %lld reads (%lld of them waits of their own: I/O, "
+               "EXIT, the end, 64 pending)\n",
+            (long long)t->deferred, (long long)t->pos_deferred, (long long)t->settles, (long long)t->settle_waits);
     fprintf(f, "stats: device tier: fused block runs' error records among them: %lld, %lld of them read after the "
                "block's end (with a later wait)\n",
             (long long)t->blk_records, (long long)t->blk_deferred);

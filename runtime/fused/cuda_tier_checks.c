@@ -1,7 +1,7 @@
 /* runtime/fused/cuda_tier_checks.c — the checks the device tier leaves
  * pending on the device (cuda_tier_impl.h): permutes' indices, Int / and
- * %, RAND's range, fused block runs' error records and the conditions of
- * IFs taken ahead, each in a slot, read together with a wait the host
+ * %, RAND's range, EXTRACT's and REPLACE's indices, fused block runs'
+ * error records and the conditions of IFs taken ahead, each in a slot, read together with a wait the host
  * makes anyway, in program order, the first failure reported as the
  * reference reports it. */
 #include "runtime/fused/cuda_tier_impl.h"
@@ -79,6 +79,18 @@ void tier_settle(CudaTier *t, int after_wait)
                 guard_failed(t, i);
             continue;
         }
+        if (t->pend_kind[i] == PEND_POSITIONS) {
+            Value *idx = t->pend_cond[i], *sd = t->pend_sd[i];
+            t->pend_cond[i] = t->pend_sd[i] = NULL;
+            t->ncond--;
+            if (rec[i].err != ~0ull) {
+                rt_set_where(t->pend_prog[i], t->pend_ins[i]);
+                tier_bad_position(t, idx, sd, (int64_t)(rec[i].err >> 3));
+            }
+            val_release(idx);
+            val_release(sd);
+            continue;
+        }
         if (t->pend_kind[i] == PEND_BLOCK) {
             unsigned long long *e = blk[t->pend_blk[i]];
             ErrReplay *r = t->pend_rp[i];
@@ -128,8 +140,8 @@ static void settle_pending(void)
 }
 
 /* The memory reclaim (value.h mem_set_reclaim) while the tier runs: every
- * chain run (cuda_chain.h), and the conditions of IFs taken ahead read
- * and let go (a wait), so that a program runs out of -m where the
+ * chain run (cuda_chain.h), and the values the pending slots hold (IFs'
+ * conditions, EXTRACT's and REPLACE's indices) read and let go (a wait), so that a program runs out of -m where the
  * reference does. 1 when something went. */
 int tier_reclaim(void)
 {
@@ -186,6 +198,37 @@ ErrReplay *cuda_tier_take_done(CudaTier *t) { return t->ndone ? t->done[--t->ndo
 
 void cuda_tier_settle_now(CudaTier *t) { tier_settle(t, 0); }
 
+VkPermFault *tier_defer_positions(CudaTier *t, Interp *it, const Instr *ins, Value *idx, Value *sd)
+{
+    VkPermFault *rec = tier_defer_slot(t, it, ins, NULL, PEND_POSITIONS);
+    int i = t->npend - 1;
+    t->pend_cond[i] = val_ref(idx);
+    t->pend_sd[i] = val_ref(sd);
+    t->ncond++;
+    t->pos_deferred++;
+    return rec;
+}
+
+/* Element K of the Int vector or descriptor V, wherever it is (a wait when
+ * only the device has it). */
+static int32_t int_at(CudaTier *t, Value *v, int64_t k)
+{
+    if (v->lazy)
+        return v->fill.i;
+    int32_t x;
+    if (v->dev && v->hstale)
+        cx_d2h(t->c, &x, (const int32_t *)((DevCopy *)v->dev)->d + k, sizeof x);
+    else
+        x = ((const int32_t *)v->data)[k];
+    return x;
+}
+
+void tier_bad_position(CudaTier *t, Value *idx, Value *sd, int64_t k)
+{
+    int32_t ix = int_at(t, idx, k), len = int_at(t, sd, k);
+    ops_bad_segment_index(k, ix, len > 0 ? len : 0);
+}
+
 void tier_hold_guard(CudaTier *t, Interp *it, const Instr *ins, Value *c, const Value *msg)
 {
     if (t->npend == DEFER_SLOTS)
@@ -222,7 +265,9 @@ void tier_checks_free(CudaTier *t)
     for (int i = 0; i < t->npend; i++) {
         if (t->pend_kind[i] == PEND_BLOCK && t->pend_rp[i])
             t->pend_rp[i]->drop(t->pend_rp[i]);
-        if (t->pend_kind[i] == PEND_GUARD && t->pend_cond[i])
+        if ((t->pend_kind[i] == PEND_GUARD || t->pend_kind[i] == PEND_POSITIONS) && t->pend_cond[i])
             val_release(t->pend_cond[i]);
+        if (t->pend_kind[i] == PEND_POSITIONS && t->pend_sd[i])
+            val_release(t->pend_sd[i]);
     }
 }

@@ -39,7 +39,7 @@ struct CudaTier {
     const Program *pend_prog[DEFER_SLOTS];
     const Instr *pend_ins[DEFER_SLOTS];
     const char *pend_side[DEFER_SLOTS];
-    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK */
+    int8_t pend_kind[DEFER_SLOTS];      /* PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK, PEND_GUARD, PEND_POSITIONS */
     /* PEND_BLOCK: a fused block run's error record (of blk_d, zero until
      * a kernel fails, which ends the run: never cleared) and its replay
      * (NULL while the block runs: the backend's own replay is set then) */
@@ -67,7 +67,11 @@ struct CudaTier {
     int guards_on;
     Value *pend_cond[DEFER_SLOTS];
     const Value *pend_msg[DEFER_SLOTS];
-    int ncond;
+    /* PEND_POSITIONS: EXTRACT's or REPLACE's indices (in pend_cond) and
+     * descriptor held until read, for the message of a bad one */
+    Value *pend_sd[DEFER_SLOTS];
+    int ncond;                          /* values the slots hold (PEND_GUARD, PEND_POSITIONS) */
+    int64_t pos_deferred;               /* PEND_POSITIONS slots left */
     int64_t guard_ifs;
 };
 
@@ -75,8 +79,10 @@ struct CudaTier {
  * elementwise instruction's faults (its ERR a vk_map fault record), RAND's
  * range step (the same, MOD by zero read as RAND's zero range), a fused
  * block's record, an IF taken ahead of its condition (PEND_GUARD: the
- * condition held, no record). */
-enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK, PEND_GUARD };
+ * condition held, no record), EXTRACT's or REPLACE's indices on the device
+ * (PEND_POSITIONS: ERR vk_seg_positions' record, the indices and the
+ * descriptor held). */
+enum { PEND_PERMUTE, PEND_MAP, PEND_RAND, PEND_BLOCK, PEND_GUARD, PEND_POSITIONS };
 
 /* The checks' own state made and freed (cuda_tier_new, cuda_tier_free):
  * their records on the device, and T as the tier whose checks a fatal
@@ -96,6 +102,14 @@ VkPermFault *tier_defer_slot(CudaTier *t, Interp *it, const Instr *ins, const ch
  * ahead (cuda_guard.h), held in a slot with its message MSG until the
  * next settle reads it. */
 void tier_hold_guard(CudaTier *t, Interp *it, const Instr *ins, Value *c, const Value *msg);
+/* A record for the check of EXTRACT's or REPLACE's indices IDX on the
+ * device (vk_seg_positions' FAULT_D: its ERR), IDX and the descriptor SD
+ * held (references taken here) until the next settle reads it. */
+VkPermFault *tier_defer_positions(CudaTier *t, Interp *it, const Instr *ins, Value *idx, Value *sd);
+/* The reference's message for EXTRACT's or REPLACE's bad index in
+ * segment K of SD (IDX's element K read from wherever it is); does not
+ * return. */
+__attribute__((noreturn)) void tier_bad_position(CudaTier *t, Value *idx, Value *sd, int64_t k);
 /* The memory reclaim while the tier runs (value.h mem_set_reclaim). */
 int tier_reclaim(void);
 
