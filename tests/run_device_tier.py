@@ -259,11 +259,41 @@ MEM = ("FUNC MAIN1_1\n" + iota(0, N) + "I_TO_F\nCOPY 1 0\n* FLOAT\nCOPY 1 0\n+ F
        "+_REDUCE FLOAT\nRET\n" % N)
 
 
+EXTRACT_MEM = ("FUNC MAIN1_1\n" + SEG5000 + iota(0, 5000) + dist(1251, 5000) + "/ INT\nCPOP 1 1\nEXTRACT INT\n"
+               "POP 1 0\n" + iota(0, 60000) + "CONST INT 60000\nMAKE_SEGDES\n+_REDUCE INT\nRET\n")
+
+
 def test_memory():
     for mem in (60000, 40000, 25000, 12000):
         r = ref(MEM, mem)
         d = dev(MEM, mem=mem)
         check(r == d, "-m %d: the reference's result or message: %r against %r" % (mem, d[2], r[2]))
+    # EXTRACT's indices on the device are held for their pending check
+    # (tier_defer_positions) past the point where the reference lets them
+    # go: a later vector that needs their room must still fit where it
+    # fits for the reference (the slots read and let go first). The
+    # reference's least -m found by bisection, then both sides of it.
+    lo, hi = 1000, 4000000
+    while hi - lo > 64:
+        mid = (lo + hi) // 2
+        if ref(EXTRACT_MEM, mid)[0] == 0:
+            hi = mid
+        else:
+            lo = mid
+    for mem in (lo, hi, hi + 4096):
+        r = ref(EXTRACT_MEM, mem)
+        d = dev(EXTRACT_MEM, mem=mem)
+        check(r == d and (mem == lo) == (r[0] != 0),
+              "EXTRACT's held indices, -m %d: the reference's result or message: %r against %r" % (mem, d, r))
+    # ... and on a device that holds the later vector only once they have
+    # gone, it is made there (the pending checks read to make room)
+    rc_r, out_r, _ = ref(EXTRACT_MEM)
+    # (the INDEX of 60000 asks room for three times its 8-byte elements,
+    # 1.44 MB; the held indices and descriptor take 80 KB)
+    rc, out, err = dev(EXTRACT_MEM, ["-d", "stats"], env={"VINTERP_DEVICE_MEM": "1500000"})
+    m = re.search(r"stats: device tier: instructions run there.*", err)
+    check((rc, out) == (rc_r, out_r) and m is not None and " EXTRACT 1 (0)" in m.group(0) and " INDEX 3 " in m.group(0),
+          "EXTRACT's held indices let go for a later vector's room on the device: %r" % (m and m.group(0)))
     # a device smaller than the data: what does not fit stays on the host
     rc_r, out_r, _ = ref(MEM)
     for dmem in (50000, 600000, 100000000):

@@ -111,10 +111,11 @@ CudaTier *cuda_tier_current(void)
 static int on_dev(const Value *v) { return v->type != VT_PAIR && v->type != VT_SEGDES && v->dev != NULL; }
 
 /* Whether the device ledger can take BYTES more, once the pending chains
- * have let their leaves go if it could not (as the reference would have). */
+ * have let their leaves go and the pending checks the values they hold
+ * (tier_reclaim) if it could not (as the reference would have). */
 static int room_for(int64_t bytes)
 {
-    return bytes <= mem_dev_room_bytes() || (chain_force_all() && bytes <= mem_dev_room_bytes());
+    return bytes <= mem_dev_room_bytes() || (tier_reclaim() && bytes <= mem_dev_room_bytes());
 }
 
 /* Whether the device memory left ($VINTERP_DEVICE_MEM, -m) holds what
