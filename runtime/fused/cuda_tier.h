@@ -34,8 +34,8 @@
  * under --tier=eager a kernel step with a parameter that lives on the
  * device alone runs there whatever its size.
  *
- * Faults (Int / and %, RAND's zero range) and the permutes' index checks
- * do not wait: each leaves a record on the device, read with the
+ * Faults (Int / and %, RAND's zero range) and the permutes', EXTRACT's
+ * and REPLACE's index checks do not wait: each leaves a record on the device, read with the
  * host's next wait (any read back), before I/O, EXIT, the end of the run
  * and any other fatal error (cuda_tier_settle), so that the first error
  * in program order is the one reported, at its line, and nothing is
