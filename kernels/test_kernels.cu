@@ -58,6 +58,7 @@
 #include "kernels/vk_elem.h" /* the opcodes (VK_OP_*) only: the expected values are computed here */
 #include "runtime/fused/bound_rules.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -1067,6 +1068,69 @@ static int expr_bandwidth()
     vk_free(s);
     return 0;
 }
+
+/* What the model prices at 5 us a launch and 10 us a wait (--bandwidth),
+ * on the host's clock, each the median of 5 rounds: a chain's launch
+ * (vk_expr, its VkExpr of about 1.6 KB a kernel parameter) and a plain
+ * map's (vk_map) over 1024 Floats, 2000 back to back with one wait at the
+ * end; and a wait, an 8-byte read back (vk_memcpy_d2h) after one such
+ * launch each time (the device tier's short work: a launch, then the host
+ * reads a value). */
+static int launch_costs()
+{
+    const int64_t n = 1024;
+    const int calls = 2000;
+    double *x = (double *)vk_alloc((size_t)n * 8), *z = (double *)vk_alloc((size_t)n * 8);
+    if (!x || !z || vk_memset0(x, (size_t)n * 8) != 0) {
+        printf("launch costs: %s\n", vk_last_error());
+        return 1;
+    }
+    VkExpr m;
+    memset(&m, 0, sizeof m);
+    m.leaf[0] = vec_arg(x);
+    m.nl = 1;
+    m.lmask = 1;
+    m.node[0] = node(VK_OP_ADD, VS_FLOAT, 2, -1, -1);
+    m.nn = 1;
+    m.out[0].d = z, m.out[0].node = 0, m.out[0].f = 1;
+    m.no = 1;
+    VkArg args[2] = { vec_arg(x), vec_arg(x) };
+    int rc = 0;
+    auto us_per = [&](int kind) {
+        std::vector<double> us;
+        for (int r = 0; r < 6; r++) {
+            rc |= vk_sync();
+            auto t0 = std::chrono::steady_clock::now();
+            for (int k = 0; k < calls; k++) {
+                if (kind == 0)
+                    rc |= vk_expr(&m, n);
+                else
+                    rc |= vk_map(VK_OP_ADD, VS_FLOAT, 3, 1, args, 2, n, z, NULL);
+                if (kind == 2) {
+                    double v;
+                    rc |= vk_memcpy_d2h(&v, z, sizeof v);
+                }
+            }
+            rc |= vk_sync();
+            double dt = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            if (r > 0)
+                us.push_back(dt / calls);
+        }
+        std::sort(us.begin(), us.end());
+        return us[us.size() / 2];
+    };
+    double chain = us_per(0), map = us_per(1), wait = us_per(2);
+    if (rc != 0) {
+        printf("launch costs: %s\n", vk_last_error());
+        return 1;
+    }
+    printf("launch costs (host clock, %d calls over 1024 Floats, median of 5): a chain (vk_expr) %.2f us, a map "
+           "(vk_map) %.2f us, a map then an 8-byte read back (a wait) %.2f us\n",
+           calls, chain, map, wait);
+    vk_free(x);
+    vk_free(z);
+    return 0;
+}
 #endif
 
 /* Chains about the length the kernels evaluate four elements at a time
@@ -2015,7 +2079,7 @@ int main(int argc, char **argv)
 {
 #ifndef VK_TEST_EMULATED
     if (argc > 1 && strcmp(argv[1], "--bandwidth") == 0)
-        return vk_device_count() > 0 && vk_init(0) == 0 ? bandwidth() | expr_bandwidth() : 1;
+        return vk_device_count() > 0 && vk_init(0) == 0 ? bandwidth() | expr_bandwidth() | launch_costs() : 1;
     if (argc > 1 && strcmp(argv[1], "--plant-oob") == 0)
         return vk_device_count() > 0 && vk_init(0) == 0 ? plant_oob() : 1;
 #else

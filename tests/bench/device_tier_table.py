@@ -10,7 +10,11 @@ markdown table for tests/bench/RESULTS.md. A measurement, not a test: the
 emulated device's seconds mean nothing; the counts are what a GPU would do.
 Beside the model, the host's own work in the timed region (this machine's
 wall time less the emulated device's kernels and copies: the interpreter,
-the tier and its calls, which the model does not price).
+the tier and its calls, which the model does not price), `ref`'s timed
+region on this machine (the median of three runs, side by side with the
+tier's), and their ratio: the most the device tier could gain over `ref`
+with a device that took no time at all, since the host's own work stays
+(Amdahl's bound).
 
 Each program runs as `vinterp --backend=cuda --tier=off -d stats -m 1000000000`
 with VINTERP_CUDA_EMULATE=1 VINTERP_DEVICE_TIER=on (the device tier alone:
@@ -38,14 +42,29 @@ def mb(b):
     return "%.1f" % (b / 1e6) if b >= 1e5 else "%d B" % b
 
 
+def ref_timed(vc):
+    """ref's timed region (the program's last line, NESL's timer) in seconds, the median of three runs."""
+    secs = []
+    for _ in range(3):
+        p = subprocess.run([INTERP, "--backend=ref", "-m", "1000000000", vc], capture_output=True, text=True,
+                           cwd=os.path.dirname(vc))
+        m = re.search(r"([0-9.]+(?:e[-+]?[0-9]+)?)", (p.stdout.splitlines() or [""])[-1])
+        if p.returncode != 0 or not m:
+            return None
+        secs.append(float(m.group(1)))
+    return sorted(secs)[1]
+
+
 def main():
     env = dict(os.environ, VINTERP_CUDA_EMULATE="1", VINTERP_DEVICE_TIER="on")
     print("| program | output | timed region: launches + copies and clears, waits, up, down | modelled (s) | whole "
           "run: launches + copies and clears, waits, up, down | modelled (s) | host steps on device data | the host's "
-          "own work in the timed region (s, this machine) |")
-    print("| --- | --- | --- | ---: | --- | ---: | ---: | ---: |")
+          "own work in the timed region (s, this machine) | ref's timed region (s, this machine) | ref ÷ the host's "
+          "own work |")
+    print("| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for name in PROGRAMS:
         vc = os.path.join(BENCH, name + ".vcode")
+        rt = ref_timed(vc)
         p = subprocess.run([INTERP, "--backend=cuda", "--tier=off", "-d", "stats", "-m", "1000000000", vc],
                            capture_output=True, text=True, env=env, cwd=BENCH)
         want = open(os.path.join(BENCH, name + ".expected")).read().splitlines()[:-1]
@@ -67,10 +86,11 @@ def main():
             if m:
                 fell = int(m.group(1))
         r, w = t.get("timed region", [0] * 4), t.get("whole run", [0] * 4)
-        print("| %s | %s | %d + %d, %d, %s, %s | %s | %d + %d, %d, %s, %s | %s | %d | %s |" %
+        bound = "%.1f" % (rt / float(host)) if rt and host and float(host) > 0 else "-"
+        print("| %s | %s | %d + %d, %d, %s, %s | %s | %d + %d, %d, %s, %s | %s | %d | %s | %s | %s |" %
               (name, "the classic's" if same else "DIFFERS (exit %d)" % p.returncode, r[0], dops[0], r[1], mb(r[2]),
                mb(r[3]), model[0] or "-", w[0], dops[1], w[1], mb(w[2]), mb(w[3]), model[1] or "-", fell,
-               "%.3f" % float(host) if host else "-"))
+               "%.3f" % float(host) if host else "-", "%.3f" % rt if rt else "-", bound))
         sys.stdout.flush()
 
 

@@ -413,8 +413,8 @@ do_big() {
         timeout 30 bin/test_kernels --bandwidth >"$out/bandwidth.txt" 2>&1
         bw=$(awk '/copy bandwidth/ { print $3 }' "$out/bandwidth.txt")
         say "- device copy bandwidth: ${bw:-?} GB/s"
-        # the device tier's chain kernels beside it (a dot product, a map)
-        grep '^vk_expr' "$out/bandwidth.txt" | while read -r l; do say "  $l"; done
+        # the device tier's chain kernels beside it (a dot product, a map), and what a launch and a wait cost
+        grep '^vk_expr\|^launch costs' "$out/bandwidth.txt" | while read -r l; do say "  $l"; done
     fi
     for p in dotp_100m:16 black_scholes_20m:48; do
         [ $(($(date +%s) - s0)) -lt 50 ] || { say "  (big: out of time before ${p%%:*})"; break; }
