@@ -635,6 +635,7 @@ static void run_program(Cli *cl, Run *r)
     interp_init(&it, r->run, &cl->opt);
     if (cl->bk == BK_CUDA && cuda_tier_current()) {
         it.dev_op = cuda_tier_op;
+        it.dev_ops = cuda_tier_ops();
         it.dev_settle = cuda_tier_settle;
         it.dev_ctx = cuda_tier_current();
     }

@@ -64,6 +64,18 @@ static int nargs_of(int op)
     return na[op] - 1;
 }
 
+const uint8_t *cuda_tier_ops(void)
+{
+    static uint8_t want[OP_COUNT];
+    static int made;
+    if (!made) {
+        for (int op = 0; op < OP_COUNT; op++)
+            want[op] = kind_of(op) != K_NONE || nargs_of(op) > 0 || op == OP_IF;
+        made = 1;
+    }
+    return want;
+}
+
 CudaTier *cuda_tier_new(CudaExec *c, int64_t min)
 {
     CudaTier *t = rt_xcalloc(1, sizeof *t);

@@ -412,7 +412,7 @@ int interp_run(Interp *it)
         }
         const Instr *ins = &code[pc];
         rt_set_where(p, ins);
-        int on_dev = it->dev_op && it->dev_op(it->dev_ctx, it, ins, 0);
+        int on_dev = it->dev_op && (!it->dev_ops || it->dev_ops[ins->op]) && it->dev_op(it->dev_ctx, it, ins, 0);
         if (!on_dev && (val_device_on || val_lazy_live))
             interp_host_operands(it, ins);
         if (tracing)
@@ -610,7 +610,7 @@ void interp_exec_tier(Interp *it, int start, int end)
     for (int pc = start; pc < end; pc++) {
         const Instr *ins = &p->code[pc];
         rt_set_where(p, ins);
-        if (it->dev_op(it->dev_ctx, it, ins, 0)) {
+        if ((!it->dev_ops || it->dev_ops[ins->op]) && it->dev_op(it->dev_ctx, it, ins, 0)) {
             argcheck(it, ins);
             it->dev_op(it->dev_ctx, it, ins, 1);
             continue;

@@ -70,6 +70,7 @@ typedef struct Interp {
     int32_t *rstack;    /* the call stack while interp_run runs */
     InterpSwitch *_Atomic pending;      /* see InterpSwitch */
     InterpDevFn dev_op;         /* NULL: no device tier */
+    const uint8_t *dev_ops;     /* with dev_op: per opcode, 1 when the hook wants to see it (NULL: all) */
     InterpSettleFn dev_settle;  /* with dev_op, or NULL */
     void *dev_ctx;
 } Interp;
