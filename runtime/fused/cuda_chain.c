@@ -1,6 +1,7 @@
 /* runtime/fused/cuda_chain.c — the device tier's deferred elementwise
  * instructions (see cuda_chain.h). */
 #include "runtime/fused/cuda_chain.h"
+#include "runtime/fused/chain_host.h"
 #include "kernels/vk_count.h"
 #include "kernels/vk_elem.h"
 #include "runtime/core/errors.h"
@@ -416,8 +417,7 @@ static void run_on_host(Chain *ch)
         val_host_storage(outs[k]);
         e.out[k].d = outs[k]->data;
     }
-    for (int64_t i = 0; i < ch->n; i++)
-        vk_expr_at(&e, i);
+    chain_host_eval(&e, ch->n);
     for (int k = 0; k < e.nl; k++)
         free(old[k]);
     stats.host_runs++;
