@@ -755,14 +755,22 @@ static void check_indices(Value *idx, Value *sd)
  * its index, each index checked first. */
 static int64_t *positions(Value *idx, Value *sd)
 {
-    check_indices(idx, sd);
+    val_for_host(idx);
+    val_for_host(sd);
     int64_t m = sd->len;
     const int32_t *ix = VI(idx);
     /* the offsets summed here, not cached on the descriptor (charged
-     * against -m while cached, where the reference holds none) */
+     * against -m while cached, where the reference holds none); each
+     * index checked in the same pass (the first bad one is the
+     * reference's message: it does not return) */
     const int32_t *l = VI(sd);
     int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos), at = 0;
     for (int64_t k = 0; k < m; k++) {
+        int32_t lim = l[k] > 0 ? l[k] : 0;
+        if ((uint32_t)ix[k] >= (uint32_t)lim) {
+            free(pos);
+            ops_bad_segment_index(k, ix[k], lim);
+        }
         pos[k] = at + ix[k];
         at += l[k];
     }
