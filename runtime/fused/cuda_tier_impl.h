@@ -1,7 +1,8 @@
 /* runtime/fused/cuda_tier_impl.h — the device tier's state, shared by
- * its two files: cuda_tier.c (placement, each instruction a primitive
- * call) and cuda_tier_checks.c (the checks it leaves pending on the
- * device and reads later). Not for other modules: they use cuda_tier.h. */
+ * its three files: cuda_tier.c (placement, each instruction a primitive
+ * call), cuda_tier_checks.c (the checks it leaves pending on the device
+ * and reads later) and cuda_tier_report.c (its -d stats lines). Not for
+ * other modules: they use cuda_tier.h. */
 #ifndef RUNTIME_CUDA_TIER_IMPL_H
 #define RUNTIME_CUDA_TIER_IMPL_H
 
