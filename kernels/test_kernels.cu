@@ -701,9 +701,33 @@ static void test_d2h_many()
     }
 }
 
+/* The milliseconds of RUN (a launch), the median of 9 after a warm-up,
+ * timed with events. */
+template <class F> static double median_ms(F run)
+{
+    cudaEvent_t t0, t1;
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+    std::vector<double> ms;
+    for (int r = 0; r < 10; r++) {
+        cudaEventRecord(t0, 0);
+        run();
+        cudaEventRecord(t1, 0);
+        cudaEventSynchronize(t1);
+        float m = 0;
+        cudaEventElapsedTime(&m, t0, t1);
+        if (r > 0)
+            ms.push_back((double)m);
+    }
+    std::sort(ms.begin(), ms.end());
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    return ms[ms.size() / 2];
+}
+
 /* The device's copy bandwidth, the yardstick of the bandwidth targets:
  * device-to-device copies of 1 GiB, bytes read plus written, the median of
- * 9 after a warm-up, timed with events. */
+ * 9 after a warm-up (median_ms). */
 static int bandwidth()
 {
     const size_t bytes = (size_t)1 << 30;
@@ -712,23 +736,9 @@ static int bandwidth()
         printf("bandwidth: %s\n", vk_last_error());
         return 1;
     }
-    cudaEvent_t t0, t1;
-    cudaEventCreate(&t0);
-    cudaEventCreate(&t1);
-    std::vector<double> gbs;
-    for (int r = 0; r < 10; r++) {
-        cudaEventRecord(t0, 0);
-        vk_memcpy_d2d(b, a, bytes);
-        cudaEventRecord(t1, 0);
-        cudaEventSynchronize(t1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, t0, t1);
-        if (r > 0)
-            gbs.push_back(2.0 * (double)bytes / (ms * 1e-3) / 1e9);
-    }
-    std::sort(gbs.begin(), gbs.end());
-    printf("device: %s\ncopy bandwidth: %.1f GB/s (device to device, bytes read + written, median of %zu)\n",
-           vk_device_name(), gbs[gbs.size() / 2], gbs.size());
+    double ms = median_ms([&] { vk_memcpy_d2d(b, a, bytes); });
+    printf("device: %s\ncopy bandwidth: %.1f GB/s (device to device, bytes read + written, median of 9)\n",
+           vk_device_name(), 2.0 * (double)bytes / (ms * 1e-3) / 1e9);
     vk_free(a);
     vk_free(b);
     return 0;
@@ -995,30 +1005,6 @@ static VkExprNode node(int op, int ty, int nargs, int a0, int a1 = 0, int a2 = 0
 }
 
 #ifndef VK_TEST_EMULATED
-/* The milliseconds of RUN (a launch), the median of 9 after a warm-up,
- * timed with events. */
-template <class F> static double median_ms(F run)
-{
-    cudaEvent_t t0, t1;
-    cudaEventCreate(&t0);
-    cudaEventCreate(&t1);
-    std::vector<double> ms;
-    for (int r = 0; r < 10; r++) {
-        cudaEventRecord(t0, 0);
-        run();
-        cudaEventRecord(t1, 0);
-        cudaEventSynchronize(t1);
-        float m = 0;
-        cudaEventElapsedTime(&m, t0, t1);
-        if (r > 0)
-            ms.push_back((double)m);
-    }
-    std::sort(ms.begin(), ms.end());
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
-    return ms[ms.size() / 2];
-}
-
 /* The device tier's chains beside the copy bandwidth (--bandwidth): a dot
  * product (vk_expr_reduce of x * y over 2^27 Floats each: 2 GiB read)
  * and an elementwise chain (z = x * y + x: 2 GiB read, 1 GiB written). */

@@ -738,43 +738,39 @@ static void run_pack(CudaTier *t, Interp *it)
     vs_push(it, nsd);
 }
 
-/* EXTRACT's and REPLACE's indices checked on the host, the reference's
- * message for the first bad one. */
-static void check_indices(Value *idx, Value *sd)
+/* EXTRACT's and REPLACE's indices IDX checked on the host against the
+ * descriptor SD's lengths, the reference's message for the first bad one
+ * (it does not return; POS, when given, freed first), and when POS is
+ * given, their positions into it in the same pass: segment k's offset
+ * plus its index (the offsets summed here, not cached on the descriptor:
+ * charged against -m while cached, where the reference holds none). */
+static void walk_indices(Value *idx, Value *sd, int64_t *pos)
 {
     val_for_host(idx);
     val_for_host(sd);
-    const int32_t *L = VI(sd), *ix = VI(idx);
+    const int32_t *l = VI(sd), *ix = VI(idx);
+    int64_t at = 0;
     for (int64_t k = 0; k < sd->len; k++) {
-        int32_t lim = L[k] > 0 ? L[k] : 0;
-        if ((uint32_t)ix[k] >= (uint32_t)lim)
-            ops_bad_segment_index(k, ix[k], lim);
-    }
-}
-
-/* EXTRACT's and REPLACE's positions on the host: segment k's offset plus
- * its index, each index checked first. */
-static int64_t *positions(Value *idx, Value *sd)
-{
-    val_for_host(idx);
-    val_for_host(sd);
-    int64_t m = sd->len;
-    const int32_t *ix = VI(idx);
-    /* the offsets summed here, not cached on the descriptor (charged
-     * against -m while cached, where the reference holds none); each
-     * index checked in the same pass (the first bad one is the
-     * reference's message: it does not return) */
-    const int32_t *l = VI(sd);
-    int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos), at = 0;
-    for (int64_t k = 0; k < m; k++) {
         int32_t lim = l[k] > 0 ? l[k] : 0;
         if ((uint32_t)ix[k] >= (uint32_t)lim) {
             free(pos);
             ops_bad_segment_index(k, ix[k], lim);
         }
-        pos[k] = at + ix[k];
-        at += l[k];
+        if (pos) {
+            pos[k] = at + ix[k];
+            at += l[k];
+        }
     }
+}
+
+static void check_indices(Value *idx, Value *sd) { walk_indices(idx, sd, NULL); }
+
+/* EXTRACT's and REPLACE's positions on the host, each index checked. */
+static int64_t *positions(Value *idx, Value *sd)
+{
+    int64_t m = sd->len;
+    int64_t *pos = rt_xmalloc((size_t)(m ? m : 1) * sizeof *pos);
+    walk_indices(idx, sd, pos);
     return pos;
 }
 
